@@ -1,0 +1,84 @@
+"""Settings: one object, built once at the edge (CLI, UI) and passed down.
+
+Precedence: explicit overrides (CLI flags) > environment (CODEQA_*, OPENAI_*, QDRANT_URL) > defaults.
+Nothing here is read at import time.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import UsageError
+
+
+@dataclass(frozen=True)
+class Settings:
+    # files
+    files_max_bytes: int = 1_000_000
+    # index location: None -> <repo>/.codeqa
+    index_dir: Path | None = None
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    qdrant_shards: int | None = None
+    qdrant_replicas: int | None = None
+    # chunking
+    chunk_max_chars: int = 1500  # non-whitespace characters
+    chunk_min_chars: int = 100
+    # embeddings: "local" (bundled MiniLM) or "openai:<model>"
+    embeddings: str = "local"
+    embedding_adapter: str = "default"  # "default" (bundled LoRA), "none", or a path
+    embedding_batch_size: int = 64
+    # retrieval / answering
+    top_k: int = 10
+    context_tokens: int = 6000
+    model: str | None = None  # CODEQA_MODEL
+    openai_base_url: str | None = None
+    openai_api_key: str | None = None
+    llm_timeout: float = 60.0
+    judge_model: str | None = None
+    # parallel parse workers; 0 -> automatic
+    parse_workers: int = 0
+
+    @classmethod
+    def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get("CODEQA_" + f.name.upper())
+            if raw not in (None, ""):
+                values[f.name] = _convert(f.name, f.type, raw)
+        for name, var in (("openai_base_url", "OPENAI_BASE_URL"), ("openai_api_key", "OPENAI_API_KEY"),
+                          ("qdrant_url", "QDRANT_URL"), ("qdrant_api_key", "QDRANT_API_KEY")):
+            if env.get(var) and name not in values:
+                values[name] = env[var]
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        if isinstance(values.get("index_dir"), str):
+            values["index_dir"] = Path(values["index_dir"])
+        return cls(**values)
+
+    def with_(self, **changes: Any) -> "Settings":
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.openai_base_url or self.openai_api_key)
+
+    def index_dir_for(self, repo: Path) -> Path:
+        return Path(self.index_dir) if self.index_dir else Path(repo) / ".codeqa"
+
+
+def _convert(name: str, typ: Any, raw: str) -> Any:
+    typ = str(typ)
+    try:
+        if typ.startswith("int"):
+            return int(raw)
+        if typ.startswith("float"):
+            return float(raw)
+        if "Path" in typ:
+            return Path(raw)
+    except ValueError:
+        raise UsageError(f"CODEQA_{name.upper()}={raw!r} is not a valid {typ.split(' ')[0]}; fix or unset it.")
+    return raw

@@ -1,0 +1,45 @@
+"""Errors raised by codeqa. The CLI and the UI turn them into one clear message.
+
+    CodeQAError                  base; `exit_code` is what the CLI exits with
+    ├── UsageError               bad input from the user (exit 2)
+    │   ├── RepoNotFoundError    the repository path is missing or not a directory
+    │   ├── IndexMissingError    a command that reads an index ran before `codeqa index`
+    │   └── IndexMismatchError   the index was built with another model/adapter/chunker: re-index with --full
+    ├── IndexLockedError         another `codeqa index` holds the index lock (exit 1)
+    ├── EmbeddingError           the embedding model could not be loaded or called (exit 1)
+    └── LLMError                 the chat endpoint failed or timed out (exit 1)
+"""
+
+from __future__ import annotations
+
+
+class CodeQAError(Exception):
+    exit_code = 1
+
+
+class UsageError(CodeQAError):
+    exit_code = 2
+
+
+class RepoNotFoundError(UsageError):
+    pass
+
+
+class IndexMissingError(UsageError):
+    pass
+
+
+class IndexMismatchError(UsageError):
+    pass
+
+
+class IndexLockedError(CodeQAError):
+    pass
+
+
+class EmbeddingError(CodeQAError):
+    pass
+
+
+class LLMError(CodeQAError):
+    pass

@@ -1,0 +1,108 @@
+"""The language registry: extension/shebang -> tree-sitter grammar -> queries/<language>/*.scm.
+
+This is the one place that touches the tree-sitter API version and finds query files. Adding a
+language = one row in LANGUAGES plus queries/<name>/definitions.scm and references.scm.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str  # our name; also the queries/ folder
+    grammar: str  # tree-sitter-language-pack name
+    extensions: tuple[str, ...]
+    shebangs: tuple[str, ...] = ()
+    # how the chunk header and the graph talk about this language's docstrings
+    docstring_in_body: bool = False
+
+
+LANGUAGES: tuple[Language, ...] = (
+    Language("python", "python", (".py", ".pyi", ".pyw"), ("python",), docstring_in_body=True),
+    Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",)),
+    Language("typescript", "typescript", (".ts", ".mts", ".cts")),
+    Language("tsx", "tsx", (".tsx",)),
+    Language("java", "java", (".java",)),
+    Language("go", "go", (".go",)),
+    Language("rust", "rust", (".rs",)),
+    Language("c", "c", (".c", ".h")),
+    Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++")),
+    Language("csharp", "csharp", (".cs",)),
+    Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",)),
+    Language("php", "php", (".php",), ("php",)),
+)
+MARKDOWN_EXTENSIONS = (".md", ".markdown")
+_BY_NAME = {lang.name: lang for lang in LANGUAGES}
+_BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}
+
+
+def language_by_name(name: str) -> Language:
+    return _BY_NAME[name]
+
+
+def detect_language(path: str, first_line: str = "") -> str | None:
+    """Registry name for a file, by extension then by shebang; None when we have no grammar."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix in _BY_EXT:
+        return _BY_EXT[suffix]
+    if first_line.startswith("#!"):
+        for lang in LANGUAGES:
+            if any(s in first_line for s in lang.shebangs):
+                return lang.name
+    return None
+
+
+def queries_dir() -> Path:
+    """queries/ from CODEQA_QUERIES_DIR, the installed package data, or the source checkout."""
+    override = os.environ.get("CODEQA_QUERIES_DIR")
+    if override:
+        return Path(override)
+    try:
+        import codeqa.queries as pkg  # installed: package data
+
+        return Path(pkg.__path__[0])
+    except ImportError:
+        return Path(__file__).resolve().parent.parent / "queries"
+
+
+@lru_cache(maxsize=None)
+def get_parser(name: str):
+    from tree_sitter_language_pack import get_parser as _get_parser
+
+    return _get_parser(language_by_name(name).grammar)
+
+
+@lru_cache(maxsize=None)
+def get_ts_language(name: str):
+    from tree_sitter_language_pack import get_language
+
+    return get_language(language_by_name(name).grammar)
+
+
+@lru_cache(maxsize=None)
+def get_query(name: str, kind: str):
+    """Compiled queries/<name>/<kind>.scm, or None when the file does not exist."""
+    from tree_sitter import Query
+
+    path = queries_dir() / name / f"{kind}.scm"
+    if not path.is_file():
+        return None
+    return Query(get_ts_language(name), path.read_text(encoding="utf-8"))
+
+
+def run_matches(query, node) -> Iterator[dict[str, list]]:
+    """Matches of `query` under `node` as {capture name: [nodes]} (tree-sitter 0.23-0.26 shim)."""
+    try:
+        from tree_sitter import QueryCursor  # 0.24+
+
+        matches = QueryCursor(query).matches(node)
+    except ImportError:  # 0.23
+        matches = query.matches(node)
+    for _pattern, captures in matches:
+        yield {name: (nodes if isinstance(nodes, list) else [nodes]) for name, nodes in captures.items()}

@@ -1,0 +1,135 @@
+"""Frozen dataclasses that cross pipeline stages. Lines are 1-based and inclusive everywhere."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file the walker accepted. `path` is relative to the repo root, posix style."""
+
+    path: str
+    abs_path: Path
+    language: str | None  # registry name, None when no grammar (chunked by line windows)
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    path: str
+    reason: str  # "secret", "binary", "too-large", "undecodable", "unreadable", "minified", "symlink-loop"
+
+
+@dataclass(frozen=True)
+class Symbol:
+    id: str  # path + "#" + qualified_name + "@" + start_line: unique and stable
+    name: str
+    qualified_name: str
+    kind: str  # class, struct, interface, enum, trait, function, method, module...
+    language: str
+    path: str
+    start_line: int
+    end_line: int
+    signature: str
+    docstring: str
+    parent_id: str | None
+
+
+@dataclass(frozen=True)
+class Reference:
+    name: str
+    path: str
+    line: int
+    column: int  # 0-based, as tree-sitter reports it
+    kind: str  # call, instantiation, type, import, inheritance, attribute
+    enclosing_symbol_id: str | None
+    target_ids: tuple[str, ...]
+    confidence: str  # exact | likely | name-only | unresolved
+    line_text: str
+    # qualifier the reference was written with: "self", "this", an import alias, a module...
+    receiver: str | None = None
+    # for imports: the module path the name was imported from ("pkg.mod", "./util")
+    module: str | None = None
+    # for imports bound to another local name ("from x import Y as Z" -> alias "Z")
+    alias: str | None = None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    language: str | None
+    kind: str  # symbol kind, "module", "window", "section"
+    symbol_ids: tuple[str, ...]
+    text: str
+    symbol_names: tuple[str, ...] = ()
+    header: str = ""  # what is embedded before the code (path, qualified name, signature, docstring)
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    """What the parse stage returns for one file."""
+
+    file: SourceFile
+    symbols: tuple[Symbol, ...]
+    references: tuple[Reference, ...]
+    error: str | None = None  # set when the parse had syntax errors or failed
+    partial: bool = False
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A retrieved chunk. `reasons` says why it is there (dense, keyword, symbol, ref-hop)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    kind: str
+    symbol: str | None
+    text: str
+    language: str | None = None
+    symbol_ids: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Citation:
+    path: str
+    start_line: int
+    end_line: int
+    verified: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A packed piece of context given to the model, labelled path:Lstart-Lend."""
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    reason: str = ""
+    score: float = 0.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.path}:L{self.start_line}-L{self.end_line}"
+
+
+@dataclass(frozen=True)
+class Answer:
+    answer: str
+    citations: tuple[Citation, ...]
+    snippets: tuple[Snippet, ...]
+    mode: str  # "llm" | "extractive"
+    route: str = "search"
+    references: tuple[Reference, ...] = ()
+    error: str | None = None
+    hits: tuple[Hit, ...] = field(default=())
