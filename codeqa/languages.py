@@ -19,23 +19,28 @@ class Language:
     grammar: str  # tree-sitter-language-pack name
     extensions: tuple[str, ...]
     shebangs: tuple[str, ...] = ()
-    # how the chunk header and the graph talk about this language's docstrings
     docstring_in_body: bool = False
+    # graph resolution facts
+    self_names: tuple[str, ...] = ("this",)  # receivers that mean "the enclosing class"
+    implicit_this: bool = False  # a bare `m()` inside a class may call the class's own member
+    explicit_imports: bool = False  # a name neither defined nor imported in a file cannot be ours
 
 
 LANGUAGES: tuple[Language, ...] = (
-    Language("python", "python", (".py", ".pyi", ".pyw"), ("python",), docstring_in_body=True),
-    Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",)),
-    Language("typescript", "typescript", (".ts", ".mts", ".cts")),
-    Language("tsx", "tsx", (".tsx",)),
-    Language("java", "java", (".java",)),
-    Language("go", "go", (".go",)),
-    Language("rust", "rust", (".rs",)),
-    Language("c", "c", (".c", ".h")),
-    Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++")),
-    Language("csharp", "csharp", (".cs",)),
-    Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",)),
-    Language("php", "php", (".php",), ("php",)),
+    Language("python", "python", (".py", ".pyi", ".pyw"), ("python",), docstring_in_body=True,
+             self_names=("self", "cls", "super()"), explicit_imports=True),
+    Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",),
+             self_names=("this", "super"), explicit_imports=True),
+    Language("typescript", "typescript", (".ts", ".mts", ".cts"), self_names=("this", "super"), explicit_imports=True),
+    Language("tsx", "tsx", (".tsx",), self_names=("this", "super"), explicit_imports=True),
+    Language("java", "java", (".java",), self_names=("this", "super"), implicit_this=True),
+    Language("go", "go", (".go",), self_names=()),
+    Language("rust", "rust", (".rs",), self_names=("self", "Self")),
+    Language("c", "c", (".c", ".h"), self_names=()),
+    Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++"), self_names=("this",), implicit_this=True),
+    Language("csharp", "csharp", (".cs",), self_names=("this", "base"), implicit_this=True),
+    Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",), self_names=("self", "super"), implicit_this=True),
+    Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent")),
 )
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}

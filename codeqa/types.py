@@ -55,6 +55,9 @@ class Reference:
     module: str | None = None
     # for imports bound to another local name ("from x import Y as Z" -> alias "Z")
     alias: str | None = None
+    # the variable this call/type was assigned or declared to (`x = Foo()`, `Foo x`, `x: Foo`):
+    # lets graph.py resolve a later `x.method()` to Foo.method
+    assigned: str | None = None
 
 
 @dataclass(frozen=True)
@@ -133,3 +136,23 @@ class Answer:
     references: tuple[Reference, ...] = ()
     error: str | None = None
     hits: tuple[Hit, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What retrieve() hands to answer(): the route taken and the evidence, packed for a prompt.
+
+    route: "usage" (graph: definitions + every reference site), "relationship" (graph paths
+    between two symbols) or "search" (hybrid search + one reference hop).
+    `snippets` are already merged, deduplicated, redacted and cut to the token budget, best first.
+    `references` is the complete list of reference sites for usage questions (may be longer than
+    what fits into snippets); `definitions` the symbols the question named.
+    """
+
+    query: str
+    route: str
+    hits: tuple[Hit, ...]
+    snippets: tuple[Snippet, ...]
+    definitions: tuple[Symbol, ...] = ()
+    references: tuple[Reference, ...] = ()
+    paths: tuple[tuple[str, ...], ...] = ()  # relationship route: symbol-id paths between A and B

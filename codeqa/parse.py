@@ -1,0 +1,279 @@
+"""Parse stage: run queries/<language>/definitions.scm and references.scm over a file.
+
+One generic function serves every language; what differs lives in the .scm files (see
+queries/README.md for the capture names). Output: `Symbol`s with stable ids and qualified names,
+and unresolved `Reference`s (graph.py resolves them).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from .languages import get_parser, get_query, language_by_name, run_matches
+from .types import ParsedFile, Reference, SourceFile, Symbol
+
+CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "module", "type"})
+# When two patterns capture the same name node, the first kind in this order wins.
+KIND_PRIORITY = ("import", "inheritance", "instantiation", "call", "type", "attribute")
+SIGNATURE_MAX_CHARS = 240
+LINE_TEXT_MAX_CHARS = 240
+_COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*)")
+_COMMENT_MARKERS = re.compile(r"^\s*(/\*\*?|\*/|\*|///?|//!|#+|--)\s?")
+
+
+@dataclass
+class _Def:
+    node: object
+    kind: str
+    name: str
+    name_node: object | None
+    doc_node: object | None = None
+    receiver: str | None = None
+    children: list["_Def"] = field(default_factory=list)
+    parent: "_Def | None" = None
+    symbol: Symbol | None = None
+
+
+def parse_source(file: SourceFile, text: str):
+    """(ParsedFile, tree) for a file whose language has a grammar; tree is None without one."""
+    if file.language is None:
+        return ParsedFile(file, (), ()), None
+    source = text.encode("utf-8")
+    try:
+        tree = get_parser(file.language).parse(source)
+    except Exception as exc:  # a grammar crash must not end the index run
+        return ParsedFile(file, (), (), error=f"parse failed: {exc}", partial=True), None
+    lines = text.splitlines()
+    defs = _collect_definitions(file.language, tree.root_node, source)
+    symbols = _build_symbols(file, defs, source, lines)
+    def_name_positions = {(d.name_node.start_point, d.name_node.end_point) for d in defs if d.name_node is not None}
+    references = _collect_references(file, tree.root_node, source, lines, defs, def_name_positions)
+    error = None
+    if tree.root_node.has_error:
+        error = f"syntax errors near line {_first_error_line(tree.root_node)}; parsed what was readable"
+    return ParsedFile(file, tuple(symbols), tuple(references), error=error, partial=error is not None), tree
+
+
+def parse_file(file: SourceFile, text: str | None = None) -> ParsedFile:
+    if text is None:
+        text = file.abs_path.read_text(encoding="utf-8")
+    return parse_source(file, text)[0]
+
+
+def _text(node, source: bytes) -> str:
+    return source[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+
+
+def _first_error_line(node) -> int:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "ERROR" or current.is_missing:
+            return current.start_point[0] + 1
+        stack.extend(reversed([c for c in current.children if c.has_error or c.is_missing or c.type == "ERROR"]))
+    return node.start_point[0] + 1
+
+
+def _collect_definitions(language: str, root, source: bytes) -> list[_Def]:
+    query = get_query(language, "definitions")
+    if query is None:
+        return []
+    by_node: dict[tuple[int, int], _Def] = {}
+    for captures in run_matches(query, root):
+        def_key = next((k for k in captures if k.startswith("definition.")), None)
+        if def_key is None:
+            continue
+        node = captures[def_key][0]
+        name_nodes = captures.get("name")
+        name = _text(name_nodes[0], source) if name_nodes else ""
+        if not name:
+            continue
+        key = (node.start_byte, node.end_byte)
+        existing = by_node.get(key)
+        if existing is None:
+            existing = by_node[key] = _Def(node, def_key.split(".", 1)[1], name, name_nodes[0])
+        if captures.get("doc") and existing.doc_node is None:
+            existing.doc_node = captures["doc"][0]
+        if captures.get("receiver") and existing.receiver is None:
+            existing.receiver = _strip_receiver(_text(captures["receiver"][0], source))
+    defs = sorted(by_node.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    stack: list[_Def] = []
+    for d in defs:  # nesting by byte containment
+        while stack and not (d.node.start_byte >= stack[-1].node.start_byte and d.node.end_byte <= stack[-1].node.end_byte):
+            stack.pop()
+        if stack:
+            d.parent = stack[-1]
+            stack[-1].children.append(d)
+        stack.append(d)
+    return defs
+
+
+def _strip_receiver(text: str) -> str:
+    """`*Server`, `s *Server`, `Foo<T>` -> the bare type name."""
+    text = text.strip("()&* \t")
+    text = text.split()[-1] if text.split() else text
+    return re.split(r"[<\[(]", text.lstrip("*&"))[0]
+
+
+def _build_symbols(file: SourceFile, defs: list[_Def], source: bytes, lines: list[str]) -> list[Symbol]:
+    symbols: list[Symbol] = []
+    by_type_name: dict[str, Symbol] = {}
+    for d in defs:
+        parent = d.parent
+        kind = d.kind
+        qualifier: str | None = None
+        parent_symbol: Symbol | None = None
+        if parent is not None:
+            qualifier = parent.symbol.qualified_name if parent.symbol else parent.name
+            parent_symbol = parent.symbol
+            if parent.kind == "impl":
+                parent_symbol = by_type_name.get(parent.name)
+            if kind == "function" and parent.kind in CLASS_LIKE:
+                kind = "method"
+        if d.receiver:  # Go `func (s *T) M()`, C++ `void T::m()`
+            qualifier = d.receiver
+            parent_symbol = by_type_name.get(d.receiver, parent_symbol)
+            if kind == "function":
+                kind = "method"
+        if d.kind == "impl":
+            continue  # a qualifying scope, not a symbol of its own
+        qualified = f"{qualifier}.{d.name}" if qualifier else d.name
+        start_line = d.node.start_point[0] + 1
+        end_line = max(start_line, d.node.end_point[0] + (0 if d.node.end_point[1] == 0 and d.node.end_point[0] > d.node.start_point[0] else 1))
+        symbol = Symbol(
+            id=f"{file.path}#{qualified}@{start_line}",
+            name=d.name,
+            qualified_name=qualified,
+            kind=kind,
+            language=file.language or "",
+            path=file.path,
+            start_line=start_line,
+            end_line=end_line,
+            signature=_signature(d.node, source),
+            docstring=_docstring(d, source),
+            parent_id=parent_symbol.id if parent_symbol else None,
+        )
+        d.symbol = symbol
+        if kind in CLASS_LIKE and d.name not in by_type_name:
+            by_type_name[d.name] = symbol
+        symbols.append(symbol)
+    return symbols
+
+
+def _signature(node, source: bytes) -> str:
+    body = node.child_by_field_name("body")
+    end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
+    text = source[node.start_byte:end].decode("utf-8", errors="replace")
+    if body is None:
+        text = text.split("\n", 1)[0]
+    # comments between the header and the body are not part of the signature
+    kept = [line for i, line in enumerate(text.splitlines()) if i == 0 or not _COMMENT_LINE.match(line)]
+    return " ".join(" ".join(kept).split()).rstrip(" {:")[:SIGNATURE_MAX_CHARS]
+
+
+def _docstring(d: _Def, source: bytes) -> str:
+    if d.doc_node is not None:
+        raw = _text(d.doc_node, source)
+        try:
+            value = ast.literal_eval(raw)
+            if isinstance(value, str):
+                return _clean_doc(value)
+        except (ValueError, SyntaxError):
+            pass
+        return _clean_doc(raw.strip("\"'"))
+    # doc comments directly above the definition (or above its decorator/export wrapper)
+    anchor = d.node
+    while anchor.parent is not None and anchor.parent.type in ("decorated_definition", "export_statement", "template_declaration"):
+        anchor = anchor.parent
+    comments = []
+    expected_row = anchor.start_point[0]
+    sibling = anchor.prev_sibling
+    while sibling is not None and "comment" in sibling.type and sibling.end_point[0] >= expected_row - 1:
+        comments.append(_text(sibling, source))
+        expected_row = sibling.start_point[0]
+        sibling = sibling.prev_sibling
+    if not comments:
+        return ""
+    lines = []
+    for comment in reversed(comments):
+        for line in comment.splitlines():
+            cleaned = _COMMENT_MARKERS.sub("", line).rstrip("*/ ").strip()
+            lines.append(cleaned)
+    return _clean_doc("\n".join(lines))
+
+
+def _clean_doc(text: str) -> str:
+    import inspect
+
+    return inspect.cleandoc(text).strip()[:2000]
+
+
+def _collect_references(file: SourceFile, root, source: bytes, lines: list[str], defs: list[_Def],
+                        def_name_positions: set) -> list[Reference]:
+    query = get_query(file.language, "references")
+    if query is None:
+        return []
+    found: dict[tuple[int, int], tuple[int, Reference]] = {}
+    for captures in run_matches(query, root):
+        ref_key = next((k for k in captures if k.startswith("name.reference.")), None)
+        if ref_key is None:
+            continue
+        kind = ref_key.rsplit(".", 1)[1]
+        node = captures[ref_key][0]
+        if (node.start_point, node.end_point) in def_name_positions:
+            continue
+        name = _unquote(_text(node, source))
+        if not name:
+            continue
+        line, column = node.start_point[0] + 1, node.start_point[1]
+        priority = KIND_PRIORITY.index(kind) if kind in KIND_PRIORITY else len(KIND_PRIORITY)
+        previous = found.get((line, column))
+        assigned = captures.get("assigned")
+        if previous is not None and (previous[0] < priority or (previous[0] == priority and not assigned)):
+            continue
+        receiver = captures.get("receiver")
+        module = captures.get("module")
+        alias = captures.get("alias")
+        enclosing = _innermost(defs, node.start_byte)
+        line_text = lines[line - 1].strip()[:LINE_TEXT_MAX_CHARS] if line - 1 < len(lines) else ""
+        found[(line, column)] = (priority, Reference(
+            name=name,
+            path=file.path,
+            line=line,
+            column=column,
+            kind=kind,
+            enclosing_symbol_id=enclosing.symbol.id if enclosing and enclosing.symbol else None,
+            target_ids=(),
+            confidence="unresolved",
+            line_text=line_text,
+            receiver=_text(receiver[0], source) if receiver else None,
+            module=_unquote(_text(module[0], source)) if module else None,
+            alias=_text(alias[0], source) if alias else None,
+            assigned=_text(assigned[0], source) if assigned else None,
+        ))
+    return [ref for _, ref in sorted(found.values(), key=lambda item: (item[1].line, item[1].column))]
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] in "\"'`<" and text[-1] in "\"'`>":
+        return text[1:-1]
+    return text
+
+
+def _innermost(defs: list[_Def], byte: int) -> _Def | None:
+    best = None
+    for d in defs:
+        if d.node.start_byte <= byte < d.node.end_byte and d.symbol is not None:
+            if best is None or d.node.start_byte >= best.node.start_byte:
+                best = d
+    return best
+
+
+def is_class_like(symbol: Symbol) -> bool:
+    return symbol.kind in CLASS_LIKE
+
+
+__all__ = ["parse_source", "parse_file", "is_class_like", "CLASS_LIKE", "language_by_name"]
