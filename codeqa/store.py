@@ -1,0 +1,325 @@
+"""Store stage: Qdrant collections of one repository's index.
+
+    <prefix>_chunks      dense (cosine) + sparse BM25 (IDF modifier) vectors; payload = chunk + text
+    <prefix>_symbols     vectorless; payload = Symbol fields
+    <prefix>_references  vectorless; payload = Reference fields (target_ids point at symbol ids)
+    <prefix>_files       vectorless; the manifest: path, sha256, language, chunk count; plus one
+                         meta point (model, adapter, vector size, chunker and codeqa versions)
+
+Local mode (`QdrantClient(path=<index-dir>/qdrant)`) is the default; a URL switches to a server or
+cluster with the same calls. The prefix is derived from the repository so several repositories can
+share one server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from .embed import code_tokens
+from .errors import CodeQAError, UsageError
+from .types import Chunk, Hit, Reference, Symbol
+
+META_POINT_ID = str(uuid.UUID(int=0))
+BM25_K1 = 1.2
+UPSERT_BATCH = 256
+
+
+def point_id(*parts: object) -> str:
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()
+    return str(uuid.UUID(bytes=digest[:16]))
+
+
+def token_id(token: str) -> int:
+    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=4).digest(), "little")
+
+
+def sparse_vector(text: str) -> tuple[list[int], list[float]]:
+    """BM25-style term weights (saturated tf); Qdrant's IDF modifier supplies the idf part."""
+    counts = Counter(token_id(t) for t in code_tokens(text))
+    indices = sorted(counts)
+    return indices, [counts[i] * (BM25_K1 + 1) / (counts[i] + BM25_K1) for i in indices]
+
+
+def collection_prefix(repo: Path) -> str:
+    repo = Path(repo).resolve()
+    slug = re.sub(r"[^a-zA-Z0-9]+", "_", repo.name).strip("_").lower()[:40] or "repo"
+    return f"codeqa_{slug}_{hashlib.sha1(str(repo).encode()).hexdigest()[:8]}"
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    path: str
+    sha256: str
+    language: str | None
+    chunks: int
+    symbols: int
+    status: str = "ok"  # ok | partial (parse errors) | window (no grammar)
+
+
+class QdrantStore:
+    """All reads and writes of an index. Create with `QdrantStore.open(...)`; close() when done."""
+
+    def __init__(self, client, prefix: str):
+        self.client = client
+        self.prefix = prefix
+        self.chunks = f"{prefix}_chunks"
+        self.symbols = f"{prefix}_symbols"
+        self.references = f"{prefix}_references"
+        self.files = f"{prefix}_files"
+
+    @classmethod
+    def open(cls, repo: Path, index_dir: Path, url: str | None = None, api_key: str | None = None,
+             create: bool = False) -> "QdrantStore":
+        from qdrant_client import QdrantClient
+
+        if url:
+            client = QdrantClient(url=url, api_key=api_key, timeout=60)
+        else:
+            qdrant_dir = Path(index_dir) / "qdrant"
+            if not create and not qdrant_dir.exists():
+                raise _missing_index(repo)
+            qdrant_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                client = QdrantClient(path=str(qdrant_dir))
+            except RuntimeError as exc:  # portalocker: another process has the folder open
+                raise CodeQAError(f"The index at {qdrant_dir} is in use by another codeqa process ({exc}); "
+                                  "wait for it to finish or use a Qdrant server (--qdrant-url).") from exc
+        return cls(client, collection_prefix(repo))
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        except Exception:
+            pass
+
+    # ---- schema -------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return self.client.collection_exists(self.files)
+
+    def ensure_collections(self, vector_size: int, shards: int | None = None, replicas: int | None = None) -> None:
+        from qdrant_client import models
+
+        extra: dict[str, Any] = {}
+        if shards:
+            extra["shard_number"] = shards
+        if replicas:
+            extra["replication_factor"] = replicas
+        if not self.client.collection_exists(self.chunks):
+            self.client.create_collection(
+                self.chunks,
+                vectors_config={"dense": models.VectorParams(size=vector_size, distance=models.Distance.COSINE)},
+                sparse_vectors_config={"sparse": models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                **extra,
+            )
+        for name in (self.symbols, self.references, self.files):
+            if not self.client.collection_exists(name):
+                self.client.create_collection(name, vectors_config={}, **extra)
+
+    def drop_all(self) -> None:
+        for name in (self.chunks, self.symbols, self.references, self.files):
+            if self.client.collection_exists(name):
+                self.client.delete_collection(name)
+
+    # ---- meta and manifest ----------------------------------------------------------------
+    def read_meta(self) -> dict[str, Any]:
+        if not self.exists():
+            return {}
+        found = self.client.retrieve(self.files, [META_POINT_ID], with_payload=True)
+        return dict(found[0].payload or {}) if found else {}
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        from qdrant_client import models
+
+        self.client.upsert(self.files, [models.PointStruct(id=META_POINT_ID, vector={}, payload={**meta, "type": "meta"})])
+
+    def manifest(self) -> dict[str, ManifestEntry]:
+        entries = {}
+        for record in self._scroll(self.files):
+            payload = record.payload or {}
+            if payload.get("type") == "file":
+                payload = {k: v for k, v in payload.items() if k != "type"}
+                entries[payload["path"]] = ManifestEntry(**payload)
+        return entries
+
+    def put_manifest(self, entry: ManifestEntry) -> None:
+        from qdrant_client import models
+
+        self.client.upsert(self.files, [models.PointStruct(id=point_id("file", entry.path), vector={},
+                                                           payload={**asdict(entry), "type": "file"})])
+
+    # ---- writes -----------------------------------------------------------------------------
+    def delete_file(self, path: str) -> None:
+        """Remove everything one file contributed; the manifest entry goes first so a crash re-does the file."""
+        from qdrant_client import models
+
+        self.client.delete(self.files, models.PointIdsList(points=[point_id("file", path)]))
+        flt = models.Filter(must=[models.FieldCondition(key="path", match=models.MatchValue(value=path))])
+        for name in (self.chunks, self.symbols):
+            self.client.delete(name, models.FilterSelector(filter=flt))
+
+    def upsert_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]], embedded_texts: Sequence[str]) -> None:
+        from qdrant_client import models
+
+        points = []
+        for chunk, vector, embedded in zip(chunks, vectors, embedded_texts):
+            indices, values = sparse_vector(embedded + "\n" + chunk.text)
+            points.append(models.PointStruct(
+                id=chunk.id,
+                vector={"dense": list(map(float, vector)), "sparse": models.SparseVector(indices=indices, values=values)},
+                payload={"path": chunk.path, "start_line": chunk.start_line, "end_line": chunk.end_line,
+                         "language": chunk.language, "kind": chunk.kind, "symbol_ids": list(chunk.symbol_ids),
+                         "symbol_names": list(chunk.symbol_names), "text": chunk.text, "header": chunk.header},
+            ))
+        for batch in _batches(points, UPSERT_BATCH):
+            self.client.upsert(self.chunks, batch)
+
+    def upsert_symbols(self, symbols: Sequence[Symbol]) -> None:
+        from qdrant_client import models
+
+        points = [models.PointStruct(id=point_id("symbol", s.id), vector={}, payload=asdict(s)) for s in symbols]
+        for batch in _batches(points, UPSERT_BATCH):
+            self.client.upsert(self.symbols, batch)
+
+    def replace_references(self, references: Sequence[Reference]) -> tuple[int, int]:
+        """Make the references collection equal `references`; writes only the difference."""
+        from qdrant_client import models
+
+        wanted = {reference_point_id(r): r for r in references}
+        existing = {str(rec.id) for rec in self._scroll(self.references, with_payload=False)}
+        stale = [pid for pid in existing if pid not in wanted]
+        new = [models.PointStruct(id=pid, vector={}, payload=_reference_payload(r))
+               for pid, r in wanted.items() if pid not in existing]
+        for batch in _batches(stale, 1000):
+            self.client.delete(self.references, models.PointIdsList(points=batch))
+        for batch in _batches(new, UPSERT_BATCH):
+            self.client.upsert(self.references, batch)
+        return len(new), len(stale)
+
+    # ---- reads ------------------------------------------------------------------------------
+    def count(self, collection: str) -> int:
+        if not self.client.collection_exists(collection):
+            return 0
+        return self.client.count(collection, exact=True).count
+
+    def all_symbols(self) -> list[Symbol]:
+        return [Symbol(**rec.payload) for rec in self._scroll(self.symbols)]
+
+    def symbols_named(self, name: str) -> list[Symbol]:
+        return [Symbol(**rec.payload) for rec in self._scroll(self.symbols, _match("name", name))]
+
+    def symbols_by_ids(self, ids: Iterable[str]) -> list[Symbol]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return []
+        found = self.client.retrieve(self.symbols, [point_id("symbol", i) for i in ids], with_payload=True)
+        return [Symbol(**rec.payload) for rec in found]
+
+    def references_to(self, symbol_ids: Sequence[str]) -> list[Reference]:
+        from qdrant_client import models
+
+        if not symbol_ids:
+            return []
+        flt = models.Filter(must=[models.FieldCondition(key="target_ids", match=models.MatchAny(any=list(symbol_ids)))])
+        refs = [_reference_from_payload(rec.payload) for rec in self._scroll(self.references, flt)]
+        return sorted(refs, key=lambda r: (r.path, r.line, r.column))
+
+    def references_from(self, symbol_ids: Sequence[str]) -> list[Reference]:
+        from qdrant_client import models
+
+        if not symbol_ids:
+            return []
+        flt = models.Filter(must=[models.FieldCondition(key="enclosing_symbol_id", match=models.MatchAny(any=list(symbol_ids)))])
+        return [_reference_from_payload(rec.payload) for rec in self._scroll(self.references, flt)]
+
+    def all_references(self) -> list[Reference]:
+        return [_reference_from_payload(rec.payload) for rec in self._scroll(self.references)]
+
+    def chunks_for_symbols(self, symbol_ids: Sequence[str], limit: int = 50) -> list[Hit]:
+        from qdrant_client import models
+
+        if not symbol_ids:
+            return []
+        flt = models.Filter(must=[models.FieldCondition(key="symbol_ids", match=models.MatchAny(any=list(symbol_ids)))])
+        records, _ = self.client.scroll(self.chunks, scroll_filter=flt, limit=limit, with_payload=True)
+        return [_hit(rec.payload, 0.0, ("symbol",)) for rec in records]
+
+    def chunks_in_file(self, path: str) -> list[Hit]:
+        return [_hit(rec.payload, 0.0, ()) for rec in self._scroll(self.chunks, _match("path", path))]
+
+    def hybrid_search(self, dense: Sequence[float], query_text: str, limit: int) -> list[Hit]:
+        """Dense + sparse prefetch fused with RRF inside Qdrant."""
+        from qdrant_client import models
+
+        indices, values = sparse_vector(query_text)
+        prefetch = [models.Prefetch(query=list(map(float, dense)), using="dense", limit=limit * 4)]
+        if indices:
+            prefetch.append(models.Prefetch(query=models.SparseVector(indices=indices, values=[1.0] * len(indices)),
+                                            using="sparse", limit=limit * 4))
+        result = self.client.query_points(self.chunks, prefetch=prefetch, query=models.FusionQuery(fusion=models.Fusion.RRF),
+                                          limit=limit, with_payload=True)
+        return [_hit(p.payload, p.score, ("hybrid",)) for p in result.points]
+
+    def dense_search(self, dense: Sequence[float], limit: int) -> list[Hit]:
+        result = self.client.query_points(self.chunks, query=list(map(float, dense)), using="dense", limit=limit, with_payload=True)
+        return [_hit(p.payload, p.score, ("dense",)) for p in result.points]
+
+    def _scroll(self, collection: str, flt=None, with_payload: bool = True) -> Iterator[Any]:
+        offset = None
+        while True:
+            records, offset = self.client.scroll(collection, scroll_filter=flt, limit=1000, offset=offset,
+                                                 with_payload=with_payload, with_vectors=False)
+            yield from records
+            if offset is None:
+                return
+
+
+def reference_point_id(r: Reference) -> str:
+    return point_id("ref", r.path, r.line, r.column, r.name, r.kind, ",".join(r.target_ids), r.confidence,
+                    r.enclosing_symbol_id, r.line_text)
+
+
+def _reference_payload(r: Reference) -> dict[str, Any]:
+    payload = asdict(r)
+    payload["target_ids"] = list(r.target_ids)
+    return payload
+
+
+def _reference_from_payload(payload: dict[str, Any]) -> Reference:
+    return Reference(**{**payload, "target_ids": tuple(payload.get("target_ids") or ())})
+
+
+def _hit(payload: dict[str, Any], score: float, reasons: tuple[str, ...]) -> Hit:
+    names = payload.get("symbol_names") or []
+    return Hit(path=payload["path"], start_line=payload["start_line"], end_line=payload["end_line"], score=float(score),
+               kind=payload.get("kind", ""), symbol=names[0] if names else None, text=payload.get("text", ""),
+               language=payload.get("language"), symbol_ids=tuple(payload.get("symbol_ids") or ()), reasons=reasons)
+
+
+def _match(key: str, value: Any):
+    from qdrant_client import models
+
+    return models.Filter(must=[models.FieldCondition(key=key, match=models.MatchValue(value=value))])
+
+
+def _batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _missing_index(repo: Path) -> UsageError:
+    from .errors import IndexMissingError
+
+    return IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
+
+
+def dir_size(path: Path) -> int:
+    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file()) if Path(path).exists() else 0
+
+
+__all__ = ["QdrantStore", "ManifestEntry", "point_id", "sparse_vector", "collection_prefix", "dir_size"]

@@ -1,0 +1,73 @@
+"""Shared fixtures: the real embedding model (loaded once per session), an indexed copy of the
+fixture repo, and a network guard — tests may reach localhost, nothing else."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURE_REPO = FIXTURES / "repo"
+_real_connect = socket.socket.connect
+
+
+def _guarded_connect(self, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0") and not host.startswith("/"):
+        raise RuntimeError(f"tests must not reach the network (tried {address!r})")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_network():
+    socket.socket.connect = _guarded_connect
+    yield
+    socket.socket.connect = _real_connect
+
+
+@pytest.fixture(autouse=True)
+def _clean_llm_env(monkeypatch):
+    """Tests decide themselves whether an LLM or Qdrant server is configured."""
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "CODEQA_MODEL", "QDRANT_URL", "CODEQA_INDEX_DIR", "CODEQA_EMBEDDINGS"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real bundled model (with the packaged adapter when present), loaded once."""
+    from codeqa.embed import SentenceTransformerEmbedder
+
+    model = SentenceTransformerEmbedder()
+    model.encode(["warm up"])
+    return model
+
+
+def copy_fixture_repo(dest: Path) -> Path:
+    shutil.copytree(FIXTURE_REPO, dest, symlinks=True)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def indexed_repo(tmp_path_factory, embedder):
+    """A copy of tests/fixtures/repo with a complete index (read-only for tests: copy it to modify)."""
+    from codeqa.config import Settings
+    from codeqa.index import index_repo
+
+    repo = copy_fixture_repo(tmp_path_factory.mktemp("indexed") / "repo")
+    settings = Settings.load(env={})
+    report = index_repo(repo, settings, embedder=embedder)
+    assert report.files_total > 5
+    return repo
+
+
+@pytest.fixture
+def settings():
+    from codeqa.config import Settings
+
+    return Settings.load(env={})
