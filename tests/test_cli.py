@@ -1,0 +1,105 @@
+"""Every command's --json shape and exit code, as the README documents them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from codeqa.cli import main
+from conftest import copy_fixture_repo
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_bad_input_exits_2_with_one_clear_sentence(capsys, tmp_path):
+    code, _, err = run(capsys, "index", str(tmp_path / "missing"))
+    assert code == 2 and "does not exist" in err
+    (tmp_path / "f.txt").write_text("x")
+    code, _, err = run(capsys, "index", str(tmp_path / "f.txt"))
+    assert code == 2 and "not a directory" in err
+    repo = copy_fixture_repo(tmp_path / "repo")
+    for argv in (("refs", "EncoderClass", "--repo", str(repo)), ("search", "encode", "--repo", str(repo)),
+                 ("export", "--repo", str(repo)), ("ask", "what?", "--repo", str(repo), "--no-llm")):
+        code, _, err = run(capsys, *argv)
+        assert code == 2, argv
+        assert f"codeqa index {repo}" in err and "Traceback" not in err
+    assert not (repo / ".codeqa" / "qdrant").exists()  # reading commands create nothing
+
+
+def test_help_explains_every_command(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for command in ("index", "search", "refs", "ask", "export", "eval", "ui"):
+        assert f"codeqa {command}" in out
+
+
+def test_index_json_summary(capsys, tmp_path):
+    repo = copy_fixture_repo(tmp_path / "repo")
+    code, out, _ = run(capsys, "index", str(repo), "--json")
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["files"] == 12 and summary["symbols"] > 15
+    assert {"path": ".env", "reason": "secret"} in summary["skipped"]
+    assert summary["graph_files_per_second"] > 0 and summary["chunks"] > 0
+
+
+def test_search_json_shape_and_exact_text(capsys, indexed_repo):
+    code, out, _ = run(capsys, "search", "split text into lowercase words", "--repo", str(indexed_repo), "--json", "--top-k", "5")
+    assert code == 0
+    results = json.loads(out)
+    assert 1 <= len(results) <= 5
+    for r in results:
+        assert set(r) == {"path", "start_line", "end_line", "score", "kind", "symbol", "text"}
+        lines = (indexed_repo / r["path"]).read_text().splitlines(keepends=True)
+        assert r["text"] == "".join(lines[r["start_line"] - 1:r["end_line"]])
+    assert any(r["path"] == "encoders/encoder.py" and r["symbol"] == "tokenize" for r in results[:3])
+
+
+def test_search_queries_file(capsys, indexed_repo, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"query": "greet a person by name"}\n\n{"query": "EncoderClass"}\n')
+    code, out, _ = run(capsys, "search", "--queries-file", str(queries), "--repo", str(indexed_repo), "--json", "--top-k", "3")
+    assert code == 0
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["query"] for line in lines] == ["greet a person by name", "EncoderClass"]
+    assert lines[1]["results"][0]["symbol"] == "EncoderClass"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    code, _, err = run(capsys, "search", "--queries-file", str(bad), "--repo", str(indexed_repo), "--json")
+    assert code == 2 and "bad.jsonl:1" in err
+
+
+def test_refs_json(capsys, indexed_repo):
+    code, out, _ = run(capsys, "refs", "EncoderClass", "--repo", str(indexed_repo), "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert [d["path"] for d in result["definitions"]] == ["encoders/encoder.py"]
+    sites = {(r["path"], r["line"], r["kind"]) for r in result["references"]}
+    assert ("app/main.py", 1, "import") in sites and ("app/main.py", 7, "instantiation") in sites
+    assert ("app/cli.py", 9, "instantiation") in sites and ("app/cli.py", 14, "instantiation") in sites
+    assert all({"path", "line", "column", "kind", "confidence", "text", "enclosing"} <= set(r) for r in result["references"])
+    code, out, _ = run(capsys, "refs", "format_name", "--repo", str(indexed_repo), "--json")
+    assert sorted(d["path"] for d in json.loads(out)["definitions"]) == ["app/formatting.py", "app/legacy.py"]
+    code, out, _ = run(capsys, "refs", "legacy.py:format_name", "--repo", str(indexed_repo), "--json")
+    result = json.loads(out)
+    assert [d["path"] for d in result["definitions"]] == ["app/legacy.py"]
+    assert [(r["path"], r["line"]) for r in result["references"]] == [("app/legacy.py", 7)]
+    code, out, _ = run(capsys, "refs", "EncoderClass.encode", "--repo", str(indexed_repo), "--json")
+    assert [d["qualified_name"] for d in json.loads(out)["definitions"]] == ["EncoderClass.encode"]
+
+
+def test_export_is_the_whole_graph(capsys, indexed_repo):
+    code, out, _ = run(capsys, "export", "--repo", str(indexed_repo))
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    symbols = {r["id"] for r in rows if r["type"] == "symbol"}
+    refs = [r for r in rows if r["type"] == "reference"]
+    assert "encoders/encoder.py#EncoderClass@15" in symbols and refs
+    assert all(t in symbols for r in refs for t in r["target_ids"])
