@@ -171,25 +171,27 @@ def _tile(pieces: list[_Piece], n_lines: int, lines: list[str], size_of) -> list
 
 
 def _coalesce(pieces: list[_Piece], min_chars: int, max_chars: int, size_of) -> list[_Piece]:
-    """Small code joins the piece before it; a small head (or leading code) joins the piece after it."""
+    """Join small pieces to a neighbour without blurring symbol chunks.
+
+    A symbol's chunk starts at its definition, so the model reads its code first: small module code
+    joins neighbouring module code, not a symbol; a small header of a split symbol leads the piece
+    after it; a trivial tail (a closing brace, `end`) trails the piece before it.
+    """
     out: list[_Piece] = []
-    pending: _Piece | None = None  # a small piece waiting to lead the next one
     for p in pieces:
-        if pending is not None:
-            p = _Piece(pending.start, p.end, size_of(pending.start, p.end), p.kind if p.kind != "code" else pending.kind)
-            pending = None
-        small = p.size < min_chars and p.kind != "def"
-        if small and p.kind == "code" and out and out[-1].size + p.size <= max_chars:
-            out[-1].end, out[-1].size = p.end, out[-1].size + p.size
-        elif small:
-            pending = p
-        else:
-            out.append(p)
-    if pending is not None:
-        if out:
-            out[-1].end, out[-1].size = pending.end, out[-1].size + pending.size
-        else:
-            out.append(pending)
+        prev = out[-1] if out else None
+        if prev is not None and prev.kind == "head" and prev.size < min_chars:
+            prev.end, prev.size, prev.kind = p.end, prev.size + p.size, p.kind if p.kind != "code" else "head"
+            continue
+        if prev is not None and p.kind == "code" and p.size < min_chars and (
+                (prev.kind == "code" and prev.size + p.size <= max_chars) or p.size < min_chars // 4):
+            prev.end, prev.size = p.end, prev.size + p.size
+            continue
+        if prev is not None and prev.kind == "code" and prev.size < min_chars and p.kind == "code" \
+                and prev.size + p.size <= max_chars:
+            prev.end, prev.size = p.end, prev.size + p.size
+            continue
+        out.append(p)
     return out
 
 

@@ -26,8 +26,9 @@ from .parse import CLASS_LIKE
 from .store import QdrantStore
 from .types import Hit, Reference, Retrieval, Snippet, Symbol
 
-SYMBOL_BOOST = 0.05  # above any RRF score: a chunk that defines a symbol the question names comes first
-HOP_FACTOR = 0.5
+SYMBOL_BOOST = 0.1  # on the cosine / RRF scale; more puts the symbols a description mentions above the one it describes
+HOP_BOOST = 0.02
+HOP_SOURCES = 3
 CHARS_PER_TOKEN = 3.5  # conservative for code; tiktoken's tables are not available offline
 USAGE_PATTERN = re.compile(
     r"\b(how|where)\b.*\b(used|use|called|invoked|instantiated|referenced|imported|constructed|created)\b"
@@ -153,43 +154,54 @@ class Retriever:
 
     # ---- search -------------------------------------------------------------------------------
     def search(self, query: str, top_k: int = 10) -> list[Hit]:
+        """Best chunks for a query, best first.
+
+        Natural-language queries rank by the dense vector alone; a query with code terms (identifiers,
+        paths, quoted strings) fuses dense with BM25 over those terms (RRF inside Qdrant). Measured on
+        the docstring benchmark (bench/retrieval.py, click): BM25 over the whole question in the fusion
+        costs 0.04-0.10 recall@10 (prose words match everything), BM25 over the code terms alone costs
+        nothing and is what finds an identifier or a message string. Then chunks defining a symbol the
+        query names move up, and so do candidates one reference hop from the top hits.
+        """
         vector = self.embedder.encode([query])[0]
         limit = max(top_k * 3, 30)
-        hits = self.store.hybrid_search(vector, query, limit)
-        named = self.symbols_in_question(query)
-        named_ids = {s.id for s in named if _norm(s.name) in _norm_tokens(query) or s.kind in CLASS_LIKE}
-        boosted: list[Hit] = []
-        for h in hits:
-            if named_ids.intersection(h.symbol_ids):
-                h = replace(h, score=h.score + SYMBOL_BOOST, reasons=h.reasons + ("symbol",))
-            boosted.append(h)
-        present = {(h.path, h.start_line) for h in boosted}
-        if named_ids:
-            for h in self.store.chunks_for_symbols(list(named_ids)[:20], limit=20):
-                if (h.path, h.start_line) not in present and _defines_any(h, named, named_ids):
-                    boosted.append(replace(h, score=SYMBOL_BOOST, reasons=("symbol",)))
-                    present.add((h.path, h.start_line))
-        boosted.sort(key=lambda h: -h.score)
-        hops = self._reference_hop(boosted[:3], present)
-        merged = _merge_same_symbol(self._extend_to_definitions(boosted + hops))
+        terms = code_terms(query)
+        hits = self.store.hybrid_search(vector, " ".join(terms), limit) if terms else self.store.dense_search(vector, limit)
+        hits = self._boost_named_symbols(hits, terms)
+        hits = self._boost_reference_hop(hits)
+        merged = _merge_same_symbol(self._extend_to_definitions(hits))
         merged.sort(key=lambda h: -h.score)
         return merged[:top_k]
 
-    def _reference_hop(self, top: Sequence[Hit], present: set) -> list[Hit]:
-        """Chunks of the symbols the top hits call or instantiate (one hop in the graph)."""
-        source_ids = [sid for h in top for sid in h.symbol_ids]
-        if not source_ids:
-            return []
-        refs = [r for r in self.store.references_from(source_ids) if r.kind in ("call", "instantiation", "inheritance")
-                and r.confidence in ("exact", "likely")]
-        target_ids = list(dict.fromkeys(t for r in refs for t in r.target_ids))[:6]
-        floor = min(h.score for h in top) * HOP_FACTOR
+    def _boost_named_symbols(self, hits: list[Hit], names: Sequence[str]) -> list[Hit]:
+        """A chunk that defines a symbol the query names goes to the top (fetched if search missed it)."""
+        named = {s.id: s for name in names for s in self.find_symbols(name)} if names else {}
+        if not named:
+            return hits
         out = []
-        for h in self.store.chunks_for_symbols(target_ids, limit=12):
-            if (h.path, h.start_line) not in present and set(h.symbol_ids) & set(target_ids):
-                out.append(replace(h, score=floor, reasons=("ref-hop",)))
+        for h in hits:
+            if _defines_any(h, named.values(), set(named)):
+                h = replace(h, score=h.score + SYMBOL_BOOST, reasons=h.reasons + ("symbol",))
+            out.append(h)
+        present = {(h.path, h.start_line) for h in out}
+        for h in self.store.chunks_for_symbols(list(named)[:20], limit=40):
+            if (h.path, h.start_line) not in present and _defines_any(h, named.values(), set(named)):
+                out.append(replace(h, score=SYMBOL_BOOST, reasons=("symbol",)))
                 present.add((h.path, h.start_line))
-        return out[:4]
+        return sorted(out, key=lambda h: -h.score)
+
+    def _boost_reference_hop(self, hits: list[Hit]) -> list[Hit]:
+        """Candidates that the top hits call, instantiate or inherit from gain HOP_BOOST."""
+        source_ids = [sid for h in hits[:HOP_SOURCES] for sid in h.symbol_ids[:1]]
+        if not source_ids:
+            return hits
+        targets = {t for r in self.store.references_from(source_ids)
+                   if r.kind in ("call", "instantiation", "inheritance") and r.confidence in ("exact", "likely")
+                   for t in r.target_ids}
+        out = [replace(h, score=h.score + HOP_BOOST, reasons=h.reasons + ("ref-hop",))
+               if i >= HOP_SOURCES and h.symbol_ids[:1] and h.symbol_ids[0] in targets else h
+               for i, h in enumerate(hits)]
+        return sorted(out, key=lambda h: -h.score)
 
     def _extend_to_definitions(self, hits: Iterable[Hit]) -> list[Hit]:
         """A piece cut from inside a long function starts at the function's first line, so the result shows the def."""
@@ -383,6 +395,16 @@ def _norm(name: str) -> str:
 
 def _norm_tokens(text: str) -> set[str]:
     return {_norm(t) for t in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
+
+
+_CODE_TERM = re.compile(r"`[^`]+`|\"[^\"]{3,}\"|'[^']{3,}'|[\w./-]+\.[A-Za-z]{1,5}\b|[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+"
+                        r"|\b[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*\b|\b[A-Za-z0-9]+_[A-Za-z0-9_]+\b|\b\w+\(\)")
+
+
+def code_terms(query: str) -> list[str]:
+    """Tokens of a query that are code, not prose: `quoted`, "a string", snake_case, camelCase, a.b, f(), file.ext."""
+    terms = [t.strip("`'\"()") for t in _CODE_TERM.findall(query)]
+    return [t for t in terms if len(re.sub(r"\W", "", t)) >= 3]  # not "e.g." or "i.e."
 
 
 def _looks_like_identifier(token: str) -> bool:

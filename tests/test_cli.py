@@ -45,7 +45,7 @@ def test_index_json_summary(capsys, tmp_path):
     code, out, _ = run(capsys, "index", str(repo), "--json")
     assert code == 0
     summary = json.loads(out)
-    assert summary["files"] == 12 and summary["symbols"] > 15
+    assert summary["files"] == 13 and summary["symbols"] > 15
     assert {"path": ".env", "reason": "secret"} in summary["skipped"]
     assert summary["graph_files_per_second"] > 0 and summary["chunks"] > 0
 

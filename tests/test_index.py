@@ -41,7 +41,7 @@ def repo(tmp_path):
 def test_report_of_a_full_index(repo, settings, embedder):
     report = index_repo(repo, settings, embedder=embedder)
     d = report.to_dict()
-    assert d["files_by_language"]["python"] == 7 and d["files_by_language"]["typescript"] == 2
+    assert d["files_by_language"]["python"] == 8 and d["files_by_language"]["typescript"] == 2
     assert d["files_by_language"]["java"] == 2 and d["files_by_language"]["text"] == 1
     assert d["skipped_by_reason"]["secret"] == 1 and d["skipped_by_reason"]["binary"] == 2
     assert [p["path"] for p in d["partial"]] == ["broken.py"]
