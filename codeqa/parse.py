@@ -21,6 +21,12 @@ SIGNATURE_MAX_CHARS = 240
 LINE_TEXT_MAX_CHARS = 240
 _COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*)")
 _COMMENT_MARKERS = re.compile(r"^\s*(/\*\*?|\*/|\*|///?|//!|#+|--)\s?")
+# Doc comments sit above these wrappers rather than above the definition inside them.
+_DOC_WRAPPERS = ("decorated_definition", "export_statement", "template_declaration", "type_declaration")
+# ... and above these only for the first definition in them (Ruby: `module M  # doc  class C`).
+_DOC_FIRST_CHILD_WRAPPERS = ("body_statement",)
+# Siblings between a doc comment and its definition (Rust `#[derive(..)]`).
+_DOC_TRANSPARENT = ("attribute_item",)
 
 
 @dataclass
@@ -111,10 +117,11 @@ def _collect_definitions(language: str, root, source: bytes) -> list[_Def]:
 
 
 def _strip_receiver(text: str) -> str:
-    """`*Server`, `s *Server`, `Foo<T>` -> the bare type name."""
+    """`*Server`, `s *Server`, `Foo<T>`, `ns::Foo` -> the bare type name."""
     text = text.strip("()&* \t")
     text = text.split()[-1] if text.split() else text
-    return re.split(r"[<\[(]", text.lstrip("*&"))[0]
+    text = re.split(r"[<\[(]", text.lstrip("*&"))[0]
+    return re.split(r"::|\.", text)[-1]
 
 
 def _build_symbols(file: SourceFile, defs: list[_Def], source: bytes, lines: list[str]) -> list[Symbol]:
@@ -183,17 +190,14 @@ def _docstring(d: _Def, source: bytes) -> str:
         except (ValueError, SyntaxError):
             pass
         return _clean_doc(raw.strip("\"'"))
-    # doc comments directly above the definition (or above its decorator/export wrapper)
+    # doc comments directly above the definition, else above its decorator/export wrapper
     anchor = d.node
-    while anchor.parent is not None and anchor.parent.type in ("decorated_definition", "export_statement", "template_declaration"):
+    comments = _comments_above(anchor, source)
+    while not comments and anchor.parent is not None and (
+            anchor.parent.type in _DOC_WRAPPERS
+            or (anchor.parent.type in _DOC_FIRST_CHILD_WRAPPERS and anchor.prev_named_sibling is None)):
         anchor = anchor.parent
-    comments = []
-    expected_row = anchor.start_point[0]
-    sibling = anchor.prev_sibling
-    while sibling is not None and "comment" in sibling.type and sibling.end_point[0] >= expected_row - 1:
-        comments.append(_text(sibling, source))
-        expected_row = sibling.start_point[0]
-        sibling = sibling.prev_sibling
+        comments = _comments_above(anchor, source)
     if not comments:
         return ""
     lines = []
@@ -202,6 +206,21 @@ def _docstring(d: _Def, source: bytes) -> str:
             cleaned = _COMMENT_MARKERS.sub("", line).rstrip("*/ ").strip()
             lines.append(cleaned)
     return _clean_doc("\n".join(lines))
+
+
+def _comments_above(anchor, source: bytes) -> list[str]:
+    """Comments ending on the line above `anchor` (and those stacked above them), nearest first."""
+    comments = []
+    expected_row = anchor.start_point[0]
+    sibling = anchor.prev_sibling
+    while sibling is not None and sibling.type in _DOC_TRANSPARENT:
+        expected_row = sibling.start_point[0]
+        sibling = sibling.prev_sibling
+    while sibling is not None and "comment" in sibling.type and sibling.end_point[0] >= expected_row - 1:
+        comments.append(_text(sibling, source))
+        expected_row = sibling.start_point[0]
+        sibling = sibling.prev_sibling
+    return comments
 
 
 def _clean_doc(text: str) -> str:
@@ -231,9 +250,11 @@ def _collect_references(file: SourceFile, root, source: bytes, lines: list[str],
         priority = KIND_PRIORITY.index(kind) if kind in KIND_PRIORITY else len(KIND_PRIORITY)
         previous = found.get((line, column))
         assigned = captures.get("assigned")
-        if previous is not None and (previous[0] < priority or (previous[0] == priority and not assigned)):
-            continue
         receiver = captures.get("receiver")
+        # the same name captured twice: the stronger kind wins, then the capture that knows more
+        if previous is not None and (previous[0] < priority or (
+                previous[0] == priority and not assigned and (previous[1].receiver is not None or not receiver))):
+            continue
         module = captures.get("module")
         alias = captures.get("alias")
         enclosing = _innermost(defs, node.start_byte)
