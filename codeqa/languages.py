@@ -24,23 +24,39 @@ class Language:
     self_names: tuple[str, ...] = ("this",)  # receivers that mean "the enclosing class"
     implicit_this: bool = False  # a bare `m()` inside a class may call the class's own member
     explicit_imports: bool = False  # a name neither defined nor imported in a file cannot be ours
+    # an import that names no symbol (`#include "x.h"`, `using Ns;`, `require_relative "x"`) makes every
+    # top-level name of those files visible, instead of binding the module to a name
+    bare_import_is_star: bool = False
+    # `import X from "./m"` / `const X = require("./m")` bind m's default export, found by X's name
+    default_import_by_name: bool = False
+    # a module re-exports what it imports (`export { A } from "./a"`, `export * from "./a"`, barrels)
+    reexports: bool = False
+    # an import path names a package folder, not a file (Go: "example.com/app/server" -> server/*.go)
+    import_is_folder: bool = False
+    # where a plain import path is looked up before the rest of the project: "file" = next to the
+    # importing file (C `#include "x.h"`, Ruby `require_relative`), "module" = in the importing
+    # module's folder (Rust `mod x;`, `use x::y`)
+    imports_relative_to: str | None = None
 
 
+_JS = dict(self_names=("this", "super"), explicit_imports=True, default_import_by_name=True, reexports=True)
 LANGUAGES: tuple[Language, ...] = (
     Language("python", "python", (".py", ".pyi", ".pyw"), ("python",), docstring_in_body=True,
              self_names=("self", "cls", "super()"), explicit_imports=True),
-    Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",),
-             self_names=("this", "super"), explicit_imports=True),
-    Language("typescript", "typescript", (".ts", ".mts", ".cts"), self_names=("this", "super"), explicit_imports=True),
-    Language("tsx", "tsx", (".tsx",), self_names=("this", "super"), explicit_imports=True),
+    Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",), **_JS),
+    Language("typescript", "typescript", (".ts", ".mts", ".cts"), **_JS),
+    Language("tsx", "tsx", (".tsx",), **_JS),
     Language("java", "java", (".java",), self_names=("this", "super"), implicit_this=True),
-    Language("go", "go", (".go",), self_names=()),
-    Language("rust", "rust", (".rs",), self_names=("self", "Self")),
-    Language("c", "c", (".c", ".h"), self_names=()),
-    Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++"), self_names=("this",), implicit_this=True),
-    Language("csharp", "csharp", (".cs",), self_names=("this", "base"), implicit_this=True),
-    Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",), self_names=("self", "super"), implicit_this=True),
-    Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent")),
+    Language("go", "go", (".go",), self_names=(), import_is_folder=True),
+    Language("rust", "rust", (".rs",), self_names=("self", "Self"), imports_relative_to="module"),
+    Language("c", "c", (".c", ".h"), self_names=(), bare_import_is_star=True, imports_relative_to="file"),
+    Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++"), self_names=("this",),
+             implicit_this=True, bare_import_is_star=True, imports_relative_to="file"),
+    Language("csharp", "csharp", (".cs",), self_names=("this", "base"), implicit_this=True, bare_import_is_star=True),
+    Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",), self_names=("self", "super"), implicit_this=True,
+             bare_import_is_star=True, imports_relative_to="file"),
+    Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent"),
+             bare_import_is_star=True, imports_relative_to="file"),
 )
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
