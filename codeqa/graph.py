@@ -46,6 +46,7 @@ class _FileScope:
     modules: dict[str, tuple[str, ...]] = field(default_factory=dict)  # local name -> file paths
     star_files: list[str] = field(default_factory=list)
     variables: dict[tuple[str | None, str], tuple[str, ...]] = field(default_factory=dict)  # (scope, var) -> class ids
+    foreign: set[tuple[str | None, str]] = field(default_factory=set)  # (scope, var) declared with a type not ours
 
 
 @dataclass
@@ -248,12 +249,17 @@ def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = 
     resolved: list[Reference] = []
     for pf in parsed:
         scope = scopes.get(pf.file.path)
+        lang = _language(pf.file.language or "")
         for ref in pf.references:  # `x = Foo()` / `x: Foo`: remember x's class in its scope
             if ref.assigned and ref.kind in ("call", "instantiation", "type"):
                 targets, _ = _resolve(ref, pf, scope, index, bases)
                 classes = tuple(t for t in targets if index.by_id[t].kind in CLASS_LIKE)
+                if not classes and targets and lang is not None and lang.static_types:
+                    classes = tuple(c for t in targets for c in _returned_classes(index.by_id[t], index, scopes))
                 if classes:
                     scope.variables[(ref.enclosing_symbol_id, ref.assigned)] = classes
+                elif not targets and ref.kind == "type" and lang is not None and lang.static_types:
+                    scope.foreign.add((ref.enclosing_symbol_id, ref.assigned))
         for ref in pf.references:
             targets, confidence = _resolve(ref, pf, scope, index, bases)
             if not targets:
@@ -435,11 +441,13 @@ def _resolve_member(ref: Reference, pf: ParsedFile, scope: _FileScope, index: Gr
             if found:
                 return found, "exact"
         return [], ""
-    typed = _variable_classes(ref, receiver, scope, index, self_names, lang)
+    typed, variable = _variable_classes(ref, receiver, scope, index, self_names, lang)
     if typed:
         found = [t for cls_id in typed for t in _member(cls_id, ref.name, index, bases)]
         if found:
             return found, "likely"
+    if variable in scope.foreign:
+        return [], ""  # declared with a library type: `items.add()` on a List is not ours
     head = re.split(r"[.(\[]|::|->", receiver, maxsplit=1)[0]
     if head in scope.modules and head == receiver:
         found = [s.id for f in scope.modules[head] for s in index.top_level.get(f, {}).get(ref.name, ())]
@@ -470,23 +478,57 @@ def _resolve_member(ref: Reference, pf: ParsedFile, scope: _FileScope, index: Gr
 
 
 def _variable_classes(ref: Reference, receiver: str, scope: _FileScope, index: GraphIndex,
-                      self_names: tuple[str, ...], lang: Language | None) -> tuple[str, ...]:
-    """Classes a receiver variable was assigned or declared with: a local (`x = Foo()`, `Foo x`), a
-    field through `this.x` / `$this->x`, or (where members are in scope without `this`) a bare field."""
-    typed = scope.variables.get((ref.enclosing_symbol_id, receiver))
-    if typed:
-        return typed
+                      self_names: tuple[str, ...], lang: Language | None) -> tuple[tuple[str, ...], tuple]:
+    """Classes a receiver variable was assigned or declared with, and the (scope, name) key it was
+    found under: a local (`x = Foo()`, `Foo x`), a field through `this.x` / `$this->x`, or (where
+    members are in scope without `this`) a bare field."""
+    key = (ref.enclosing_symbol_id, receiver)
+    if key in scope.variables or key in scope.foreign:
+        return scope.variables.get(key, ()), key
     for self_name in self_names:
         for separator in (".", "->"):
             prefix = self_name + separator
             if receiver.startswith(prefix) and re.fullmatch(r"\$?\w+", receiver[len(prefix):]):
-                field_name = receiver[len(prefix):].lstrip("$")
                 cls = _enclosing_class(ref.enclosing_symbol_id, index)
-                return scope.variables.get((cls.id, field_name), ()) if cls is not None else ()
+                if cls is None:
+                    return (), key
+                key = (cls.id, receiver[len(prefix):].lstrip("$"))
+                return scope.variables.get(key, ()), key
     if lang is not None and lang.implicit_this:
         cls = _enclosing_class(ref.enclosing_symbol_id, index)
         if cls is not None:
-            return scope.variables.get((cls.id, receiver), ())
+            key = (cls.id, receiver)
+            return scope.variables.get(key, ()), key
+    return (), key
+
+
+def _returned_classes(function: Symbol, index: GraphIndex, scopes: _Scopes) -> tuple[str, ...]:
+    """Our classes a function's signature says it returns: `func New() *Server`, `fn new() -> Self`,
+    `f(): Foo`, `public Item add(...)`, `Vec2 vec_add(...)`. The first type name of ours wins."""
+    signature = function.signature
+    at = re.search(rf"\b{re.escape(function.name)}\b", signature)
+    if at is None or function.path not in scopes.files:
+        return ()
+    before = re.sub(r"[\w<>]*::\s*$", "", signature[:at.start()].rstrip())  # `double Circle::area()`
+    after, depth, opened = "", 0, False
+    for i, char in enumerate(signature[at.end():]):
+        depth += char == "("
+        opened = opened or char == "("
+        depth -= char == ")"
+        if opened and depth == 0:
+            after = signature[at.end() + i + 1:]
+            break
+    words = re.findall(r"[A-Za-z_]\w*", after) + re.findall(r"[A-Za-z_]\w*", before)[-1:]
+    pf = scopes.files[function.path]
+    for word in words:
+        if word == "Self":
+            owner = _enclosing_class(function.parent_id, index) or index._owner(function)
+            return (owner.id,) if owner is not None else ()
+        probe = Reference(word, function.path, function.start_line, 0, "type", function.id, (), "unresolved", "")
+        targets, _ = _resolve_plain(probe, pf, scopes.get(function.path), index)
+        classes = tuple(t for t in targets if index.by_id[t].kind in CLASS_LIKE)
+        if classes:
+            return classes
     return ()
 
 

@@ -37,22 +37,27 @@ class Language:
     # importing file (C `#include "x.h"`, Ruby `require_relative`), "module" = in the importing
     # module's folder (Rust `mod x;`, `use x::y`)
     imports_relative_to: str | None = None
+    # a declared type is the variable's type: `List<Item> items; items.add(x)` is not our `add`
+    static_types: bool = False
 
 
 _JS = dict(self_names=("this", "super"), explicit_imports=True, default_import_by_name=True, reexports=True)
+_TS = dict(_JS, static_types=True)
 LANGUAGES: tuple[Language, ...] = (
     Language("python", "python", (".py", ".pyi", ".pyw"), ("python",), docstring_in_body=True,
              self_names=("self", "cls", "super()"), explicit_imports=True),
     Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",), **_JS),
-    Language("typescript", "typescript", (".ts", ".mts", ".cts"), **_JS),
-    Language("tsx", "tsx", (".tsx",), **_JS),
-    Language("java", "java", (".java",), self_names=("this", "super"), implicit_this=True),
-    Language("go", "go", (".go",), self_names=(), import_is_folder=True),
-    Language("rust", "rust", (".rs",), self_names=("self", "Self"), imports_relative_to="module"),
-    Language("c", "c", (".c", ".h"), self_names=(), bare_import_is_star=True, imports_relative_to="file"),
+    Language("typescript", "typescript", (".ts", ".mts", ".cts"), **_TS),
+    Language("tsx", "tsx", (".tsx",), **_TS),
+    Language("java", "java", (".java",), self_names=("this", "super"), implicit_this=True, static_types=True),
+    Language("go", "go", (".go",), self_names=(), import_is_folder=True, static_types=True),
+    Language("rust", "rust", (".rs",), self_names=("self", "Self"), imports_relative_to="module", static_types=True),
+    Language("c", "c", (".c", ".h"), self_names=(), bare_import_is_star=True, imports_relative_to="file",
+             static_types=True),
     Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++"), self_names=("this",),
-             implicit_this=True, bare_import_is_star=True, imports_relative_to="file"),
-    Language("csharp", "csharp", (".cs",), self_names=("this", "base"), implicit_this=True, bare_import_is_star=True),
+             implicit_this=True, bare_import_is_star=True, imports_relative_to="file", static_types=True),
+    Language("csharp", "csharp", (".cs",), self_names=("this", "base"), implicit_this=True, bare_import_is_star=True,
+             static_types=True),
     Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",), self_names=("self", "super"), implicit_this=True,
              bare_import_is_star=True, imports_relative_to="file"),
     Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent"),
