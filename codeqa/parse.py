@@ -137,15 +137,18 @@ def _build_symbols(file: SourceFile, defs: list[_Def], source: bytes, lines: lis
             parent_symbol = parent.symbol
             if parent.kind == "impl":
                 parent_symbol = by_type_name.get(parent.name)
-            if kind == "function" and parent.kind in CLASS_LIKE:
-                kind = "method"
+            if kind == "function" and parent.kind in CLASS_LIKE and parent.kind != "module":
+                kind = "method"  # a function in a namespace or Rust `mod` stays a function
         if d.receiver:  # Go `func (s *T) M()`, C++ `void T::m()`
             qualifier = d.receiver
             parent_symbol = by_type_name.get(d.receiver, parent_symbol)
             if kind == "function":
                 kind = "method"
         if d.kind == "impl":
-            continue  # a qualifying scope, not a symbol of its own
+            # a qualifying scope, not a symbol of its own; references inside it (`impl Trait for X`)
+            # belong to X when X is defined in this file
+            d.symbol = by_type_name.get(d.name)
+            continue
         qualified = f"{qualifier}.{d.name}" if qualifier else d.name
         start_line = d.node.start_point[0] + 1
         end_line = max(start_line, d.node.end_point[0] + (0 if d.node.end_point[1] == 0 and d.node.end_point[0] > d.node.start_point[0] else 1))
