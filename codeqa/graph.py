@@ -313,6 +313,8 @@ def _file_scope(pf: ParsedFile, index: GraphIndex, scopes: _Scopes) -> _FileScop
         if ref.kind != "import":
             continue
         module = ref.module or ref.name
+        if lang is not None and lang.imports_relative_to == "module" and module.startswith("super"):
+            module = _skip_inline_modules(module, ref, index)
         name = ref.name
         local = ref.alias or _last_component(name)
         if name == "*":
@@ -346,6 +348,20 @@ def _file_scope(pf: ParsedFile, index: GraphIndex, scopes: _Scopes) -> _FileScop
             if module == name and "." in name and not ref.alias:  # `import a.b` binds `a`; keep full name too
                 scope.modules[name] = tuple(module_files)
     return scope
+
+
+def _skip_inline_modules(module: str, ref: Reference, index: GraphIndex) -> str:
+    """Inside `mod tests { use super::*; }` the first `super` is the file's own module."""
+    depth, symbol_id = 0, ref.enclosing_symbol_id
+    while symbol_id is not None and symbol_id in index.by_id:
+        symbol = index.by_id[symbol_id]
+        depth += symbol.kind == "module" and symbol.path == ref.path
+        symbol_id = symbol.parent_id
+    parts = module.split("::")
+    skipped = 0
+    while skipped < depth and skipped < len(parts) and parts[skipped] == "super":
+        skipped += 1
+    return "::".join(["self"] + parts[skipped:]) if skipped else module
 
 
 def _last_component(name: str) -> str:
@@ -456,6 +472,16 @@ def _resolve_member(ref: Reference, pf: ParsedFile, scope: _FileScope, index: Gr
         found = [s.id for f in scope.modules[receiver] for s in index.top_level.get(f, {}).get(ref.name, ())]
         if found:
             return found, "exact" if len(found) == 1 else "likely"
+    if "::" in receiver or "\\" in receiver:  # `crate::geo::Point::origin()`, PHP `\App\User::find()`
+        found = [s.id for f in index.files_for_module(receiver, pf.file.path)
+                 for s in index.top_level.get(f, {}).get(ref.name, ())]
+        if found:
+            return found, "exact" if len(found) == 1 else "likely"
+        owner_ids, confidence = _resolve_plain(replace(ref, name=_last_component(receiver), receiver=None),
+                                               pf, scope, index, bases)
+        found = [t for o in owner_ids if index.by_id[o].kind in CLASS_LIKE for t in _member(o, ref.name, index, bases)]
+        if found:
+            return found, "likely"
     if head == receiver and receiver[:1].isalpha():
         owner_ids, confidence = _resolve_plain(replace(ref, name=receiver, receiver=None), pf, scope, index, bases)
         owners = [index.by_id[o] for o in owner_ids if index.by_id[o].kind in CLASS_LIKE]
