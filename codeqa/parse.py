@@ -25,6 +25,8 @@ _COMMENT_MARKERS = re.compile(r"^\s*(/\*\*?|\*/|\*|///?|//!|#+|--)\s?")
 _DOC_WRAPPERS = ("decorated_definition", "export_statement", "template_declaration", "type_declaration")
 # ... and above these only for the first definition in them (Ruby: `module M  # doc  class C`).
 _DOC_FIRST_CHILD_WRAPPERS = ("body_statement",)
+# C# `/// <summary>...</summary>`: the words are the doc, the wrapping tags are not.
+_XML_DOC_TAGS = re.compile(r"</?(summary|remarks|returns|value)>")
 # Siblings between a doc comment and its definition (Rust `#[derive(..)]`).
 _DOC_TRANSPARENT = ("attribute_item",)
 
@@ -208,7 +210,7 @@ def _docstring(d: _Def, source: bytes) -> str:
         for line in comment.splitlines():
             cleaned = _COMMENT_MARKERS.sub("", line).rstrip("*/ ").strip()
             lines.append(cleaned)
-    return _clean_doc("\n".join(lines))
+    return _clean_doc(_XML_DOC_TAGS.sub("", "\n".join(lines)))
 
 
 def _comments_above(anchor, source: bytes) -> list[str]:
