@@ -30,7 +30,7 @@ from .languages import Language, language_by_name
 from .parse import CLASS_LIKE
 from .types import ParsedFile, Reference, Symbol
 
-_MODULE_SEPARATORS = re.compile(r"::|/|\\\\|\.")
+_MODULE_SEPARATORS = re.compile(r"::|/|\\|\.")  # PHP namespaces use one backslash
 _STRIP_MODULE_PREFIXES = ("crate.", "self.", "super.", "@.", "~.")
 _INDEX_NAMES = ("__init__", "index", "mod", "lib", "main")
 _SOURCE_EXT = re.compile(r"\.(py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|java|go|rs|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php)$")
@@ -518,7 +518,10 @@ def _variable_classes(ref: Reference, receiver: str, scope: _FileScope, index: G
                 cls = _enclosing_class(ref.enclosing_symbol_id, index)
                 if cls is None:
                     return (), key
-                key = (cls.id, receiver[len(prefix):].lstrip("$"))
+                field_name = receiver[len(prefix):].lstrip("$")
+                key = (cls.id, field_name)
+                if key not in scope.variables and key not in scope.foreign:
+                    key = (cls.id, "$" + field_name)  # PHP declares `private Repo $repo`, reads `$this->repo`
                 return scope.variables.get(key, ()), key
     if lang is not None and lang.implicit_this:
         cls = _enclosing_class(ref.enclosing_symbol_id, index)

@@ -61,7 +61,7 @@ LANGUAGES: tuple[Language, ...] = (
     Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",), self_names=("self", "super"), implicit_this=True,
              bare_import_is_star=True, imports_relative_to="file"),
     Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent"),
-             bare_import_is_star=True, imports_relative_to="file"),
+             bare_import_is_star=True, imports_relative_to="file", static_types=True),
 )
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
