@@ -498,7 +498,8 @@ def _resolve_member(ref: Reference, pf: ParsedFile, scope: _FileScope, index: Gr
     if ref.kind in ("call", "instantiation"):
         # an object of unknown type: a method name defined once in the whole project
         candidates = [s for s in index.by_name.get(ref.name, ()) if s.kind == "method"]
-        if len(candidates) == 1 and not ref.name.startswith("__"):
+        generic = lang is not None and ref.name in lang.generic_methods
+        if len(candidates) == 1 and not ref.name.startswith("__") and not generic:
             return [candidates[0].id], "name-only"
     return [], ""
 

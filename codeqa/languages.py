@@ -39,9 +39,30 @@ class Language:
     imports_relative_to: str | None = None
     # a declared type is the variable's type: `List<Item> items; items.add(x)` is not our `add`
     static_types: bool = False
+    # methods every builtin collection/object has: `x.each`, `x.map()`, `x.toString()` on a receiver
+    # of unknown type are never guessed to be ours by their name alone
+    generic_methods: frozenset[str] = frozenset()
 
 
-_JS = dict(self_names=("this", "super"), explicit_imports=True, default_import_by_name=True, reexports=True)
+_JS_METHODS = frozenset({
+    "toString", "valueOf", "toJSON", "then", "catch", "finally", "map", "filter", "forEach", "reduce",
+    "find", "some", "every", "includes", "indexOf", "join", "slice", "splice", "concat", "push", "pop",
+    "shift", "unshift", "keys", "values", "entries", "get", "set", "has", "add", "delete", "clear",
+    "split", "replace", "trim", "call", "apply", "bind", "on", "off", "emit"})
+_RUBY_METHODS = frozenset({
+    "each", "each_with_index", "map", "select", "reject", "find", "reduce", "sum", "count", "first", "last",
+    "to_s", "to_str", "to_a", "to_h", "to_json", "inspect", "call", "hash", "eql?", "==", "<=>", "size",
+    "length", "[]", "[]=", "<<", "include?", "empty?", "key?", "fetch", "merge", "push", "delete", "dup"})
+_JVM_METHODS = frozenset({
+    "toString", "equals", "hashCode", "compareTo", "iterator", "get", "set", "add", "put", "remove",
+    "size", "isEmpty", "contains", "close", "run", "apply", "accept", "stream", "ToString", "Equals",
+    "GetHashCode", "Add", "Remove", "Contains", "Dispose", "GetEnumerator"})
+_PHP_METHODS = frozenset({
+    "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
+
+
+_JS = dict(self_names=("this", "super"), explicit_imports=True, default_import_by_name=True, reexports=True,
+           generic_methods=_JS_METHODS)
 _TS = dict(_JS, static_types=True)
 LANGUAGES: tuple[Language, ...] = (
     Language("python", "python", (".py", ".pyi", ".pyw"), ("python",), docstring_in_body=True,
@@ -49,7 +70,8 @@ LANGUAGES: tuple[Language, ...] = (
     Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",), **_JS),
     Language("typescript", "typescript", (".ts", ".mts", ".cts"), **_TS),
     Language("tsx", "tsx", (".tsx",), **_TS),
-    Language("java", "java", (".java",), self_names=("this", "super"), implicit_this=True, static_types=True),
+    Language("java", "java", (".java",), self_names=("this", "super"), implicit_this=True, static_types=True,
+             generic_methods=_JVM_METHODS),
     Language("go", "go", (".go",), self_names=(), import_is_folder=True, static_types=True),
     Language("rust", "rust", (".rs",), self_names=("self", "Self"), imports_relative_to="module", static_types=True),
     Language("c", "c", (".c", ".h"), self_names=(), bare_import_is_star=True, imports_relative_to="file",
@@ -57,11 +79,11 @@ LANGUAGES: tuple[Language, ...] = (
     Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++"), self_names=("this",),
              implicit_this=True, bare_import_is_star=True, imports_relative_to="file", static_types=True),
     Language("csharp", "csharp", (".cs",), self_names=("this", "base"), implicit_this=True, bare_import_is_star=True,
-             static_types=True),
+             static_types=True, generic_methods=_JVM_METHODS),
     Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",), self_names=("self", "super"), implicit_this=True,
-             bare_import_is_star=True, imports_relative_to="file"),
+             bare_import_is_star=True, imports_relative_to="file", generic_methods=_RUBY_METHODS),
     Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent"),
-             bare_import_is_star=True, imports_relative_to="file", static_types=True),
+             bare_import_is_star=True, imports_relative_to="file", static_types=True, generic_methods=_PHP_METHODS),
 )
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
