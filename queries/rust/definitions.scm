@@ -37,3 +37,9 @@
   type: [(type_identifier) @name
          (generic_type type: (type_identifier) @name)
          (scoped_type_identifier name: (type_identifier) @name)]) @definition.impl
+
+; impl Trait for &'a mut Type<..>
+(impl_item
+  type: (reference_type
+    type: [(type_identifier) @name
+           (generic_type type: (type_identifier) @name)])) @definition.impl
