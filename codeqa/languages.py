@@ -57,6 +57,17 @@ _JVM_METHODS = frozenset({
     "toString", "equals", "hashCode", "compareTo", "iterator", "get", "set", "add", "put", "remove",
     "size", "isEmpty", "contains", "close", "run", "apply", "accept", "stream", "ToString", "Equals",
     "GetHashCode", "Add", "Remove", "Contains", "Dispose", "GetEnumerator"})
+_RUST_METHODS = frozenset({
+    "iter", "iter_mut", "into_iter", "len", "is_empty", "get", "get_mut", "insert", "remove", "push", "pop",
+    "contains", "clone", "to_string", "to_owned", "as_ref", "as_str", "unwrap", "expect", "map", "and_then",
+    "collect", "next", "fmt", "eq", "cmp", "partial_cmp", "hash", "from", "into", "try_from", "try_into",
+    "default", "write", "read", "extend", "keys", "values", "drop", "deref"})
+_GO_METHODS = frozenset({
+    "String", "Error", "Close", "Read", "Write", "Len", "Less", "Swap", "Lock", "Unlock", "Wait", "Done",
+    "Add", "Get", "Set", "Del"})
+_CPP_METHODS = frozenset({
+    "size", "empty", "begin", "end", "push_back", "emplace_back", "get", "reset", "find", "insert", "erase",
+    "clear", "c_str", "data", "at", "front", "back", "count", "swap", "release"})
 _PHP_METHODS = frozenset({
     "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
 
@@ -72,12 +83,14 @@ LANGUAGES: tuple[Language, ...] = (
     Language("tsx", "tsx", (".tsx",), **_TS),
     Language("java", "java", (".java",), self_names=("this", "super"), implicit_this=True, static_types=True,
              generic_methods=_JVM_METHODS),
-    Language("go", "go", (".go",), self_names=(), import_is_folder=True, static_types=True),
-    Language("rust", "rust", (".rs",), self_names=("self", "Self"), imports_relative_to="module", static_types=True),
+    Language("go", "go", (".go",), self_names=(), import_is_folder=True, static_types=True, generic_methods=_GO_METHODS),
+    Language("rust", "rust", (".rs",), self_names=("self", "Self"), imports_relative_to="module", static_types=True,
+             reexports=True, generic_methods=_RUST_METHODS),
     Language("c", "c", (".c", ".h"), self_names=(), bare_import_is_star=True, imports_relative_to="file",
              static_types=True),
     Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++"), self_names=("this",),
-             implicit_this=True, bare_import_is_star=True, imports_relative_to="file", static_types=True),
+             implicit_this=True, bare_import_is_star=True, imports_relative_to="file", static_types=True,
+             generic_methods=_CPP_METHODS),
     Language("csharp", "csharp", (".cs",), self_names=("this", "base"), implicit_this=True, bare_import_is_star=True,
              static_types=True, generic_methods=_JVM_METHODS),
     Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",), self_names=("self", "super"), implicit_this=True,
