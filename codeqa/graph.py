@@ -340,7 +340,7 @@ def _file_scope(pf: ParsedFile, index: GraphIndex, scopes: _Scopes) -> _FileScop
                 targets = [m.id for f in files for c in index.top_level.get(f, {}).get(owner, ())
                            if c.kind in CLASS_LIKE for m in index.members.get(c.id, {}).get(name, ())]
         if targets:
-            scope.names[local] = (tuple(dict.fromkeys(targets)), "exact" if len(set(targets)) == 1 else "likely")
+            scope.names[local] = (tuple(dict.fromkeys(targets)), _confidence(targets, index, lang))
             continue
         module_files = sub_files or (files if module == name or not ref.module else [])
         if module_files:
@@ -348,6 +348,17 @@ def _file_scope(pf: ParsedFile, index: GraphIndex, scopes: _Scopes) -> _FileScop
             if module == name and "." in name and not ref.alias:  # `import a.b` binds `a`; keep full name too
                 scope.modules[name] = tuple(module_files)
     return scope
+
+
+def _confidence(targets: Sequence[str], index: GraphIndex, lang: Language | None) -> str:
+    """exact for one definition; in languages with overloads, one name defined several times in one
+    file (`f(int)`, `f(String)`, TS overload signatures) still counts as one definition."""
+    if len(set(targets)) == 1:
+        return "exact"
+    if lang is not None and lang.static_types:
+        if len({(index.by_id[t].path, index.by_id[t].qualified_name) for t in targets}) == 1:
+            return "exact"
+    return "likely"
 
 
 def _skip_inline_modules(module: str, ref: Reference, index: GraphIndex) -> str:
@@ -404,7 +415,7 @@ def _resolve_plain(ref: Reference, pf: ParsedFile, scope: _FileScope, index: Gra
         return list(ids), confidence
     local = index.top_level.get(path, {}).get(name)
     if local:
-        return [s.id for s in local], "exact" if len(local) == 1 else "likely"
+        return [s.id for s in local], _confidence([s.id for s in local], index, lang)
     for star in scope.star_files:
         found = index.top_level.get(star, {}).get(name)
         if found:
@@ -417,6 +428,8 @@ def _resolve_plain(ref: Reference, pf: ParsedFile, scope: _FileScope, index: Gra
         candidates = [s for s in index.by_name.get(name, ()) if s.parent_id is None and s.qualified_name == s.name]
         if len(candidates) == 1 and ref.kind != "attribute":
             return [candidates[0].id], "name-only"
+        if len(candidates) > 1 and ref.kind != "attribute" and all(c.kind in CLASS_LIKE for c in candidates):
+            return [c.id for c in candidates], "name-only"  # a partial class / reopened module: still one name
     return [], ""
 
 
@@ -467,16 +480,16 @@ def _resolve_member(ref: Reference, pf: ParsedFile, scope: _FileScope, index: Gr
     head = re.split(r"[.(\[]|::|->", receiver, maxsplit=1)[0]
     if head in scope.modules and head == receiver:
         found = [s.id for f in scope.modules[head] for s in index.top_level.get(f, {}).get(ref.name, ())]
-        return found, "exact" if len(found) == 1 else ("likely" if found else "")
+        return found, _confidence(found, index, lang) if found else ""
     if receiver in scope.modules:
         found = [s.id for f in scope.modules[receiver] for s in index.top_level.get(f, {}).get(ref.name, ())]
         if found:
-            return found, "exact" if len(found) == 1 else "likely"
+            return found, _confidence(found, index, lang)
     if "::" in receiver or "\\" in receiver:  # `crate::geo::Point::origin()`, PHP `\App\User::find()`
         found = [s.id for f in index.files_for_module(receiver, pf.file.path)
                  for s in index.top_level.get(f, {}).get(ref.name, ())]
         if found:
-            return found, "exact" if len(found) == 1 else "likely"
+            return found, _confidence(found, index, lang)
         owner_ids, confidence = _resolve_plain(replace(ref, name=_last_component(receiver), receiver=None),
                                                pf, scope, index, bases)
         found = [t for o in owner_ids if index.by_id[o].kind in CLASS_LIKE for t in _member(o, ref.name, index, bases)]
@@ -574,7 +587,10 @@ def _enclosing_class(symbol_id: str | None, index: GraphIndex) -> Symbol | None:
 
 
 def _member(class_id: str, name: str, index: GraphIndex, bases: dict[str, list[str]], depth: int = 0) -> list[str]:
-    found = [s.id for s in index.members.get(class_id, {}).get(name, ())]
+    """Members called `name` of a class or its bases; a constructor named like its class is never
+    what `Name` means inside that class (`class B : A` is the class A, not A's constructor)."""
+    owner = index.by_id.get(class_id)
+    found = [s.id for s in index.members.get(class_id, {}).get(name, ()) if owner is None or name != owner.name]
     if found or depth > 5:
         return found
     for base in bases.get(class_id, ()):

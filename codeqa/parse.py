@@ -25,6 +25,8 @@ _COMMENT_MARKERS = re.compile(r"^\s*(/\*\*?|\*/|\*|///?|//!|#+|--)\s?")
 _DOC_WRAPPERS = ("decorated_definition", "export_statement", "template_declaration", "type_declaration")
 # ... and above these only for the first definition in them (Ruby: `module M  # doc  class C`).
 _DOC_FIRST_CHILD_WRAPPERS = ("body_statement",)
+# `[DllImport("x")]`, `@Override`, `#[inline]` before a definition inside its node: not the signature
+_LEADING_ATTRIBUTES = re.compile(r"^(?:(?:#?\[[^\]]*\]|@\w+(?:\([^)]*\))?)\s*)+")
 # C# `/// <summary>...</summary>`: the words are the doc, the wrapping tags are not.
 _XML_DOC_TAGS = re.compile(r"</?(summary|remarks|returns|value)>")
 # Siblings between a doc comment and its definition (Rust `#[derive(..)]`).
@@ -182,7 +184,8 @@ def _signature(node, source: bytes) -> str:
         text = text.split("\n", 1)[0]
     # comments between the header and the body are not part of the signature
     kept = [line for i, line in enumerate(text.splitlines()) if i == 0 or not _COMMENT_LINE.match(line)]
-    return " ".join(" ".join(kept).split()).rstrip(" {:")[:SIGNATURE_MAX_CHARS]
+    signature = " ".join(" ".join(kept).split())
+    return _LEADING_ATTRIBUTES.sub("", signature).rstrip(" {:")[:SIGNATURE_MAX_CHARS]
 
 
 def _docstring(d: _Def, source: bytes) -> str:
