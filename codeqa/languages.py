@@ -27,6 +27,8 @@ class Language:
     # an import that names no symbol (`#include "x.h"`, `using Ns;`, `require_relative "x"`) makes every
     # top-level name of those files visible, instead of binding the module to a name
     bare_import_is_star: bool = False
+    # ... and what those files include is visible too (C/C++ includes, Ruby/PHP requires; not C# using)
+    imports_are_transitive: bool = False
     # `import X from "./m"` / `const X = require("./m")` bind m's default export, found by X's name
     default_import_by_name: bool = False
     # a module re-exports what it imports (`export { A } from "./a"`, `export * from "./a"`, barrels)
@@ -42,6 +44,9 @@ class Language:
     # methods every builtin collection/object has: `x.each`, `x.map()`, `x.toString()` on a receiver
     # of unknown type are never guessed to be ours by their name alone
     generic_methods: frozenset[str] = frozenset()
+    # a file that does not parse cleanly is parsed again with this language's grammar and queries,
+    # and the one with fewer syntax errors wins (C++ headers named .h)
+    retry_as: str | None = None
 
 
 _JS_METHODS = frozenset({
@@ -86,17 +91,20 @@ LANGUAGES: tuple[Language, ...] = (
     Language("go", "go", (".go",), self_names=(), import_is_folder=True, static_types=True, generic_methods=_GO_METHODS),
     Language("rust", "rust", (".rs",), self_names=("self", "Self"), imports_relative_to="module", static_types=True,
              reexports=True, generic_methods=_RUST_METHODS),
-    Language("c", "c", (".c", ".h"), self_names=(), bare_import_is_star=True, imports_relative_to="file",
-             static_types=True),
+    Language("c", "c", (".c", ".h"), self_names=(), bare_import_is_star=True, imports_are_transitive=True,
+             imports_relative_to="file",
+             static_types=True, retry_as="cpp"),
     Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++"), self_names=("this",),
-             implicit_this=True, bare_import_is_star=True, imports_relative_to="file", static_types=True,
-             generic_methods=_CPP_METHODS),
+             implicit_this=True, bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file",
+             static_types=True, generic_methods=_CPP_METHODS),
     Language("csharp", "csharp", (".cs",), self_names=("this", "base"), implicit_this=True, bare_import_is_star=True,
              static_types=True, generic_methods=_JVM_METHODS),
     Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",), self_names=("self", "super"), implicit_this=True,
-             bare_import_is_star=True, imports_relative_to="file", generic_methods=_RUBY_METHODS),
+             bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file",
+             generic_methods=_RUBY_METHODS),
     Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent"),
-             bare_import_is_star=True, imports_relative_to="file", static_types=True, generic_methods=_PHP_METHODS),
+             bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file", static_types=True,
+             generic_methods=_PHP_METHODS),
 )
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}

@@ -51,15 +51,21 @@ def parse_source(file: SourceFile, text: str):
     if file.language is None:
         return ParsedFile(file, (), ()), None
     source = text.encode("utf-8")
+    language = file.language
     try:
-        tree = get_parser(file.language).parse(source)
+        tree = get_parser(language).parse(source)
+        retry_as = language_by_name(language).retry_as
+        if tree.root_node.has_error and retry_as:  # a C++ header behind a .h extension
+            other = get_parser(retry_as).parse(source)
+            if _error_count(other.root_node) < _error_count(tree.root_node):
+                tree, language = other, retry_as
     except Exception as exc:  # a grammar crash must not end the index run
         return ParsedFile(file, (), (), error=f"parse failed: {exc}", partial=True), None
     lines = text.splitlines()
-    defs = _collect_definitions(file.language, tree.root_node, source)
-    symbols = _build_symbols(file, defs, source, lines)
+    defs = _collect_definitions(language, tree.root_node, source)
+    symbols = _build_symbols(file, language, defs, source, lines)
     def_name_positions = {(d.name_node.start_point, d.name_node.end_point) for d in defs if d.name_node is not None}
-    references = _collect_references(file, tree.root_node, source, lines, defs, def_name_positions)
+    references = _collect_references(file, language, tree.root_node, source, lines, defs, def_name_positions)
     error = None
     if tree.root_node.has_error:
         error = f"syntax errors near line {_first_error_line(tree.root_node)}; parsed what was readable"
@@ -74,6 +80,16 @@ def parse_file(file: SourceFile, text: str | None = None) -> ParsedFile:
 
 def _text(node, source: bytes) -> str:
     return source[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+
+
+def _error_count(root) -> int:
+    """ERROR and missing nodes in a tree, visiting only the subtrees that contain one."""
+    count, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        count += node.type == "ERROR" or node.is_missing
+        stack.extend(child for child in node.children if child.has_error or child.is_missing)
+    return count
 
 
 def _first_error_line(node) -> int:
@@ -128,7 +144,7 @@ def _strip_receiver(text: str) -> str:
     return re.split(r"::|\.", text)[-1]
 
 
-def _build_symbols(file: SourceFile, defs: list[_Def], source: bytes, lines: list[str]) -> list[Symbol]:
+def _build_symbols(file: SourceFile, language: str, defs: list[_Def], source: bytes, lines: list[str]) -> list[Symbol]:
     symbols: list[Symbol] = []
     by_type_name: dict[str, Symbol] = {}
     for d in defs:
@@ -161,7 +177,7 @@ def _build_symbols(file: SourceFile, defs: list[_Def], source: bytes, lines: lis
             name=d.name,
             qualified_name=qualified,
             kind=kind,
-            language=file.language or "",
+            language=language,
             path=file.path,
             start_line=start_line,
             end_line=end_line,
@@ -237,9 +253,9 @@ def _clean_doc(text: str) -> str:
     return inspect.cleandoc(text).strip()[:2000]
 
 
-def _collect_references(file: SourceFile, root, source: bytes, lines: list[str], defs: list[_Def],
+def _collect_references(file: SourceFile, language: str, root, source: bytes, lines: list[str], defs: list[_Def],
                         def_name_positions: set) -> list[Reference]:
-    query = get_query(file.language, "references")
+    query = get_query(language, "references")
     if query is None:
         return []
     found: dict[tuple[int, int], tuple[int, Reference]] = {}

@@ -251,3 +251,16 @@ def test_fixture_repo_typescript_and_java_pairs_resolve():
     greeter = by_site[("java/com/example/App.java", 7, "Greeter")]
     assert greeter.target_ids == ("java/com/example/Greeter.java#Greeter@4",) and greeter.confidence == "likely"
     assert by_site[("java/com/example/App.java", 8, "greet")].target_ids == ("java/com/example/Greeter.java#Greeter.greet@12",)
+
+
+def test_a_cpp_header_named_dot_h_is_parsed_as_cpp(tmp_path):
+    header = tmp_path / "widget.h"
+    header.write_text("#pragma once\nnamespace ui {\n/// A widget.\nclass Widget : public Base {\n public:\n"
+                      "  int width() const { return w_; }\n private:\n  int w_;\n};\n}  // namespace ui\n")
+    file = walk_repository(tmp_path).files[0]
+    assert file.language == "c"  # by extension
+    parsed, _ = parse_source(file, header.read_text())
+    assert parsed.error is None
+    assert [(s.qualified_name, s.kind, s.language) for s in parsed.symbols] == [
+        ("Widget", "class", "cpp"), ("Widget.width", "method", "cpp")]
+    assert parsed.symbols[0].docstring == "A widget."
