@@ -245,6 +245,11 @@ def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = 
     scopes = _Scopes({pf.file.path: pf for pf in parsed}, index)
     for pf in parsed:
         scopes.get(pf.file.path)
+    direct = {path: list(scope.star_files) for path, scope in scopes.built.items()}
+    for pf in parsed:
+        lang = _language(pf.file.language or "")
+        if lang is not None and lang.imports_are_transitive:
+            scopes.built[pf.file.path].star_files = scopes.included(pf.file.path, direct)
     bases = _class_bases(parsed, index, scopes)
     resolved: list[Reference] = []
     for pf in parsed:
@@ -286,6 +291,17 @@ class _Scopes:
             self.built[path] = _file_scope(self.files[path], self.index, self)
             self.building.discard(path)
         return self.built[path]
+
+    def included(self, path: str, direct: dict[str, list[str]]) -> list[str]:
+        """Files a file includes: directly first, then what those include (breadth first)."""
+        seen = dict.fromkeys(direct.get(path, ()))
+        queue = list(seen)
+        while queue:
+            for other in direct.get(queue.pop(0), ()):
+                if other not in seen and other != path:
+                    seen[other] = None
+                    queue.append(other)
+        return list(seen)
 
     def exported(self, files: Iterable[str], name: str, depth: int = 0) -> list[str]:
         """Ids `name` has when imported from `files`: defined there, or imported/re-exported by them."""
