@@ -33,7 +33,7 @@ from .types import ParsedFile, Reference, Symbol
 _MODULE_SEPARATORS = re.compile(r"::|/|\\|\.")  # PHP namespaces use one backslash
 _STRIP_MODULE_PREFIXES = ("crate.", "self.", "super.", "@.", "~.")
 _INDEX_NAMES = ("__init__", "index", "mod", "lib", "main")
-_SOURCE_EXT = re.compile(r"\.(py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|java|go|rs|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php)$")
+_SOURCE_EXT = re.compile(r"\.(d\.ts|d\.mts|d\.cts|py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|java|go|rs|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php)$")
 _RUST_PATH_HEADS = ("crate", "self", "super")
 _MAX_REEXPORT_DEPTH = 4
 
