@@ -24,23 +24,87 @@ class Language:
     self_names: tuple[str, ...] = ("this",)  # receivers that mean "the enclosing class"
     implicit_this: bool = False  # a bare `m()` inside a class may call the class's own member
     explicit_imports: bool = False  # a name neither defined nor imported in a file cannot be ours
+    # an import that names no symbol (`#include "x.h"`, `using Ns;`, `require_relative "x"`) makes every
+    # top-level name of those files visible, instead of binding the module to a name
+    bare_import_is_star: bool = False
+    # ... and what those files include is visible too (C/C++ includes, Ruby/PHP requires; not C# using)
+    imports_are_transitive: bool = False
+    # `import X from "./m"` / `const X = require("./m")` bind m's default export, found by X's name
+    default_import_by_name: bool = False
+    # a module re-exports what it imports (`export { A } from "./a"`, `export * from "./a"`, barrels)
+    reexports: bool = False
+    # an import path names a package folder, not a file (Go: "example.com/app/server" -> server/*.go)
+    import_is_folder: bool = False
+    # where a plain import path is looked up before the rest of the project: "file" = next to the
+    # importing file (C `#include "x.h"`, Ruby `require_relative`), "module" = in the importing
+    # module's folder (Rust `mod x;`, `use x::y`)
+    imports_relative_to: str | None = None
+    # a declared type is the variable's type: `List<Item> items; items.add(x)` is not our `add`
+    static_types: bool = False
+    # methods every builtin collection/object has: `x.each`, `x.map()`, `x.toString()` on a receiver
+    # of unknown type are never guessed to be ours by their name alone
+    generic_methods: frozenset[str] = frozenset()
+    # a file that does not parse cleanly is parsed again with this language's grammar and queries,
+    # and the one with fewer syntax errors wins (C++ headers named .h)
+    retry_as: str | None = None
 
 
+_JS_METHODS = frozenset({
+    "toString", "valueOf", "toJSON", "then", "catch", "finally", "map", "filter", "forEach", "reduce",
+    "find", "some", "every", "includes", "indexOf", "join", "slice", "splice", "concat", "push", "pop",
+    "shift", "unshift", "keys", "values", "entries", "get", "set", "has", "add", "delete", "clear",
+    "split", "replace", "trim", "call", "apply", "bind", "on", "off", "emit"})
+_RUBY_METHODS = frozenset({
+    "each", "each_with_index", "map", "select", "reject", "find", "reduce", "sum", "count", "first", "last",
+    "to_s", "to_str", "to_a", "to_h", "to_json", "inspect", "call", "hash", "eql?", "==", "<=>", "size",
+    "length", "[]", "[]=", "<<", "include?", "empty?", "key?", "fetch", "merge", "push", "delete", "dup"})
+_JVM_METHODS = frozenset({
+    "toString", "equals", "hashCode", "compareTo", "iterator", "get", "set", "add", "put", "remove",
+    "size", "isEmpty", "contains", "close", "run", "apply", "accept", "stream", "ToString", "Equals",
+    "GetHashCode", "Add", "Remove", "Contains", "Dispose", "GetEnumerator"})
+_RUST_METHODS = frozenset({
+    "iter", "iter_mut", "into_iter", "len", "is_empty", "get", "get_mut", "insert", "remove", "push", "pop",
+    "contains", "clone", "to_string", "to_owned", "as_ref", "as_str", "unwrap", "expect", "map", "and_then",
+    "collect", "next", "fmt", "eq", "cmp", "partial_cmp", "hash", "from", "into", "try_from", "try_into",
+    "default", "write", "read", "extend", "keys", "values", "drop", "deref"})
+_GO_METHODS = frozenset({
+    "String", "Error", "Close", "Read", "Write", "Len", "Less", "Swap", "Lock", "Unlock", "Wait", "Done",
+    "Add", "Get", "Set", "Del"})
+_CPP_METHODS = frozenset({
+    "size", "empty", "begin", "end", "push_back", "emplace_back", "get", "reset", "find", "insert", "erase",
+    "clear", "c_str", "data", "at", "front", "back", "count", "swap", "release"})
+_PHP_METHODS = frozenset({
+    "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
+
+
+_JS = dict(self_names=("this", "super"), explicit_imports=True, default_import_by_name=True, reexports=True,
+           generic_methods=_JS_METHODS)
+_TS = dict(_JS, static_types=True)
 LANGUAGES: tuple[Language, ...] = (
     Language("python", "python", (".py", ".pyi", ".pyw"), ("python",), docstring_in_body=True,
              self_names=("self", "cls", "super()"), explicit_imports=True),
-    Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",),
-             self_names=("this", "super"), explicit_imports=True),
-    Language("typescript", "typescript", (".ts", ".mts", ".cts"), self_names=("this", "super"), explicit_imports=True),
-    Language("tsx", "tsx", (".tsx",), self_names=("this", "super"), explicit_imports=True),
-    Language("java", "java", (".java",), self_names=("this", "super"), implicit_this=True),
-    Language("go", "go", (".go",), self_names=()),
-    Language("rust", "rust", (".rs",), self_names=("self", "Self")),
-    Language("c", "c", (".c", ".h"), self_names=()),
-    Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++"), self_names=("this",), implicit_this=True),
-    Language("csharp", "csharp", (".cs",), self_names=("this", "base"), implicit_this=True),
-    Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",), self_names=("self", "super"), implicit_this=True),
-    Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent")),
+    Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",), **_JS),
+    Language("typescript", "typescript", (".ts", ".mts", ".cts"), **_TS),
+    Language("tsx", "tsx", (".tsx",), **_TS),
+    Language("java", "java", (".java",), self_names=("this", "super"), implicit_this=True, static_types=True,
+             generic_methods=_JVM_METHODS),
+    Language("go", "go", (".go",), self_names=(), import_is_folder=True, static_types=True, generic_methods=_GO_METHODS),
+    Language("rust", "rust", (".rs",), self_names=("self", "Self"), imports_relative_to="module", static_types=True,
+             reexports=True, generic_methods=_RUST_METHODS),
+    Language("c", "c", (".c", ".h"), self_names=(), bare_import_is_star=True, imports_are_transitive=True,
+             imports_relative_to="file",
+             static_types=True, retry_as="cpp"),
+    Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++"), self_names=("this",),
+             implicit_this=True, bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file",
+             static_types=True, generic_methods=_CPP_METHODS),
+    Language("csharp", "csharp", (".cs",), self_names=("this", "base"), implicit_this=True, bare_import_is_star=True,
+             static_types=True, generic_methods=_JVM_METHODS),
+    Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",), self_names=("self", "super"), implicit_this=True,
+             bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file",
+             generic_methods=_RUBY_METHODS),
+    Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent"),
+             bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file", static_types=True,
+             generic_methods=_PHP_METHODS),
 )
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}

@@ -21,6 +21,16 @@ SIGNATURE_MAX_CHARS = 240
 LINE_TEXT_MAX_CHARS = 240
 _COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*)")
 _COMMENT_MARKERS = re.compile(r"^\s*(/\*\*?|\*/|\*|///?|//!|#+|--)\s?")
+# Doc comments sit above these wrappers rather than above the definition inside them.
+_DOC_WRAPPERS = ("decorated_definition", "export_statement", "template_declaration", "type_declaration")
+# ... and above these only for the first definition in them (Ruby: `module M  # doc  class C`).
+_DOC_FIRST_CHILD_WRAPPERS = ("body_statement",)
+# `[DllImport("x")]`, `@Override`, `#[inline]` before a definition inside its node: not the signature
+_LEADING_ATTRIBUTES = re.compile(r"^(?:(?:#?\[[^\]]*\]|@\w+(?:\([^)]*\))?)\s*)+")
+# C# `/// <summary>...</summary>`: the words are the doc, the wrapping tags are not.
+_XML_DOC_TAGS = re.compile(r"</?(summary|remarks|returns|value)>")
+# Siblings between a doc comment and its definition (Rust `#[derive(..)]`).
+_DOC_TRANSPARENT = ("attribute_item",)
 
 
 @dataclass
@@ -41,15 +51,21 @@ def parse_source(file: SourceFile, text: str):
     if file.language is None:
         return ParsedFile(file, (), ()), None
     source = text.encode("utf-8")
+    language = file.language
     try:
-        tree = get_parser(file.language).parse(source)
+        tree = get_parser(language).parse(source)
+        retry_as = language_by_name(language).retry_as
+        if tree.root_node.has_error and retry_as:  # a C++ header behind a .h extension
+            other = get_parser(retry_as).parse(source)
+            if _error_count(other.root_node) < _error_count(tree.root_node):
+                tree, language = other, retry_as
     except Exception as exc:  # a grammar crash must not end the index run
         return ParsedFile(file, (), (), error=f"parse failed: {exc}", partial=True), None
     lines = text.splitlines()
-    defs = _collect_definitions(file.language, tree.root_node, source)
-    symbols = _build_symbols(file, defs, source, lines)
+    defs = _collect_definitions(language, tree.root_node, source)
+    symbols = _build_symbols(file, language, defs, source, lines)
     def_name_positions = {(d.name_node.start_point, d.name_node.end_point) for d in defs if d.name_node is not None}
-    references = _collect_references(file, tree.root_node, source, lines, defs, def_name_positions)
+    references = _collect_references(file, language, tree.root_node, source, lines, defs, def_name_positions)
     error = None
     if tree.root_node.has_error:
         error = f"syntax errors near line {_first_error_line(tree.root_node)}; parsed what was readable"
@@ -64,6 +80,16 @@ def parse_file(file: SourceFile, text: str | None = None) -> ParsedFile:
 
 def _text(node, source: bytes) -> str:
     return source[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+
+
+def _error_count(root) -> int:
+    """ERROR and missing nodes in a tree, visiting only the subtrees that contain one."""
+    count, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        count += node.type == "ERROR" or node.is_missing
+        stack.extend(child for child in node.children if child.has_error or child.is_missing)
+    return count
 
 
 def _first_error_line(node) -> int:
@@ -111,13 +137,14 @@ def _collect_definitions(language: str, root, source: bytes) -> list[_Def]:
 
 
 def _strip_receiver(text: str) -> str:
-    """`*Server`, `s *Server`, `Foo<T>` -> the bare type name."""
+    """`*Server`, `s *Server`, `Foo<T>`, `ns::Foo` -> the bare type name."""
     text = text.strip("()&* \t")
     text = text.split()[-1] if text.split() else text
-    return re.split(r"[<\[(]", text.lstrip("*&"))[0]
+    text = re.split(r"[<\[(]", text.lstrip("*&"))[0]
+    return re.split(r"::|\.", text)[-1]
 
 
-def _build_symbols(file: SourceFile, defs: list[_Def], source: bytes, lines: list[str]) -> list[Symbol]:
+def _build_symbols(file: SourceFile, language: str, defs: list[_Def], source: bytes, lines: list[str]) -> list[Symbol]:
     symbols: list[Symbol] = []
     by_type_name: dict[str, Symbol] = {}
     for d in defs:
@@ -130,15 +157,18 @@ def _build_symbols(file: SourceFile, defs: list[_Def], source: bytes, lines: lis
             parent_symbol = parent.symbol
             if parent.kind == "impl":
                 parent_symbol = by_type_name.get(parent.name)
-            if kind == "function" and parent.kind in CLASS_LIKE:
-                kind = "method"
+            if kind == "function" and parent.kind in CLASS_LIKE and parent.kind != "module":
+                kind = "method"  # a function in a namespace or Rust `mod` stays a function
         if d.receiver:  # Go `func (s *T) M()`, C++ `void T::m()`
             qualifier = d.receiver
             parent_symbol = by_type_name.get(d.receiver, parent_symbol)
             if kind == "function":
                 kind = "method"
         if d.kind == "impl":
-            continue  # a qualifying scope, not a symbol of its own
+            # a qualifying scope, not a symbol of its own; references inside it (`impl Trait for X`)
+            # belong to X when X is defined in this file
+            d.symbol = by_type_name.get(d.name)
+            continue
         qualified = f"{qualifier}.{d.name}" if qualifier else d.name
         start_line = d.node.start_point[0] + 1
         end_line = max(start_line, d.node.end_point[0] + (0 if d.node.end_point[1] == 0 and d.node.end_point[0] > d.node.start_point[0] else 1))
@@ -147,7 +177,7 @@ def _build_symbols(file: SourceFile, defs: list[_Def], source: bytes, lines: lis
             name=d.name,
             qualified_name=qualified,
             kind=kind,
-            language=file.language or "",
+            language=language,
             path=file.path,
             start_line=start_line,
             end_line=end_line,
@@ -170,7 +200,8 @@ def _signature(node, source: bytes) -> str:
         text = text.split("\n", 1)[0]
     # comments between the header and the body are not part of the signature
     kept = [line for i, line in enumerate(text.splitlines()) if i == 0 or not _COMMENT_LINE.match(line)]
-    return " ".join(" ".join(kept).split()).rstrip(" {:")[:SIGNATURE_MAX_CHARS]
+    signature = " ".join(" ".join(kept).split())
+    return _LEADING_ATTRIBUTES.sub("", signature).rstrip(" {:")[:SIGNATURE_MAX_CHARS]
 
 
 def _docstring(d: _Def, source: bytes) -> str:
@@ -183,17 +214,14 @@ def _docstring(d: _Def, source: bytes) -> str:
         except (ValueError, SyntaxError):
             pass
         return _clean_doc(raw.strip("\"'"))
-    # doc comments directly above the definition (or above its decorator/export wrapper)
+    # doc comments directly above the definition, else above its decorator/export wrapper
     anchor = d.node
-    while anchor.parent is not None and anchor.parent.type in ("decorated_definition", "export_statement", "template_declaration"):
+    comments = _comments_above(anchor, source)
+    while not comments and anchor.parent is not None and (
+            anchor.parent.type in _DOC_WRAPPERS
+            or (anchor.parent.type in _DOC_FIRST_CHILD_WRAPPERS and anchor.prev_named_sibling is None)):
         anchor = anchor.parent
-    comments = []
-    expected_row = anchor.start_point[0]
-    sibling = anchor.prev_sibling
-    while sibling is not None and "comment" in sibling.type and sibling.end_point[0] >= expected_row - 1:
-        comments.append(_text(sibling, source))
-        expected_row = sibling.start_point[0]
-        sibling = sibling.prev_sibling
+        comments = _comments_above(anchor, source)
     if not comments:
         return ""
     lines = []
@@ -201,7 +229,22 @@ def _docstring(d: _Def, source: bytes) -> str:
         for line in comment.splitlines():
             cleaned = _COMMENT_MARKERS.sub("", line).rstrip("*/ ").strip()
             lines.append(cleaned)
-    return _clean_doc("\n".join(lines))
+    return _clean_doc(_XML_DOC_TAGS.sub("", "\n".join(lines)))
+
+
+def _comments_above(anchor, source: bytes) -> list[str]:
+    """Comments ending on the line above `anchor` (and those stacked above them), nearest first."""
+    comments = []
+    expected_row = anchor.start_point[0]
+    sibling = anchor.prev_sibling
+    while sibling is not None and sibling.type in _DOC_TRANSPARENT:
+        expected_row = sibling.start_point[0]
+        sibling = sibling.prev_sibling
+    while sibling is not None and "comment" in sibling.type and sibling.end_point[0] >= expected_row - 1:
+        comments.append(_text(sibling, source))
+        expected_row = sibling.start_point[0]
+        sibling = sibling.prev_sibling
+    return comments
 
 
 def _clean_doc(text: str) -> str:
@@ -210,9 +253,9 @@ def _clean_doc(text: str) -> str:
     return inspect.cleandoc(text).strip()[:2000]
 
 
-def _collect_references(file: SourceFile, root, source: bytes, lines: list[str], defs: list[_Def],
+def _collect_references(file: SourceFile, language: str, root, source: bytes, lines: list[str], defs: list[_Def],
                         def_name_positions: set) -> list[Reference]:
-    query = get_query(file.language, "references")
+    query = get_query(language, "references")
     if query is None:
         return []
     found: dict[tuple[int, int], tuple[int, Reference]] = {}
@@ -231,9 +274,11 @@ def _collect_references(file: SourceFile, root, source: bytes, lines: list[str],
         priority = KIND_PRIORITY.index(kind) if kind in KIND_PRIORITY else len(KIND_PRIORITY)
         previous = found.get((line, column))
         assigned = captures.get("assigned")
-        if previous is not None and (previous[0] < priority or (previous[0] == priority and not assigned)):
-            continue
         receiver = captures.get("receiver")
+        # the same name captured twice: the stronger kind wins, then the capture that knows more
+        if previous is not None and (previous[0] < priority or (
+                previous[0] == priority and not assigned and (previous[1].receiver is not None or not receiver))):
+            continue
         module = captures.get("module")
         alias = captures.get("alias")
         enclosing = _innermost(defs, node.start_byte)
