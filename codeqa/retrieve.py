@@ -26,7 +26,7 @@ from .parse import CLASS_LIKE
 from .store import QdrantStore
 from .types import Hit, Reference, Retrieval, Snippet, Symbol
 
-SYMBOL_BOOST = 0.1  # on the cosine / RRF scale; more puts the symbols a description mentions above the one it describes
+SYMBOL_BOOST = 1.0  # times the code share of the query: above any cosine / RRF score for a bare identifier
 HOP_BOOST = 0.02
 HOP_SOURCES = 3
 CHARS_PER_TOKEN = 3.5  # conservative for code; tiktoken's tables are not available offline
@@ -167,26 +167,31 @@ class Retriever:
         limit = max(top_k * 3, 30)
         terms = code_terms(query)
         hits = self.store.hybrid_search(vector, " ".join(terms), limit) if terms else self.store.dense_search(vector, limit)
-        hits = self._boost_named_symbols(hits, terms)
+        hits = self._boost_named_symbols(hits, terms, _code_share(query, terms))
         hits = self._boost_reference_hop(hits)
         merged = _merge_same_symbol(self._extend_to_definitions(hits))
         merged.sort(key=lambda h: -h.score)
         return merged[:top_k]
 
-    def _boost_named_symbols(self, hits: list[Hit], names: Sequence[str]) -> list[Hit]:
-        """A chunk that defines a symbol the query names goes to the top (fetched if search missed it)."""
+    def _boost_named_symbols(self, hits: list[Hit], names: Sequence[str], share: float) -> list[Hit]:
+        """Chunks defining a symbol the query names move up (fetched if search missed them).
+
+        The lift grows with the share of the query that is code: a bare `EncoderClass` puts its
+        definition first; a sentence that mentions :class:`Command` in passing barely moves Command.
+        """
+        boost = SYMBOL_BOOST * max(share, 0.05)
         named = {s.id: s for name in names for s in self.find_symbols(name)} if names else {}
         if not named:
             return hits
         out = []
         for h in hits:
             if _defines_any(h, named.values(), set(named)):
-                h = replace(h, score=h.score + SYMBOL_BOOST, reasons=h.reasons + ("symbol",))
+                h = replace(h, score=h.score + boost, reasons=h.reasons + ("symbol",))
             out.append(h)
         present = {(h.path, h.start_line) for h in out}
         for h in self.store.chunks_for_symbols(list(named)[:20], limit=40):
             if (h.path, h.start_line) not in present and _defines_any(h, named.values(), set(named)):
-                out.append(replace(h, score=SYMBOL_BOOST, reasons=("symbol",)))
+                out.append(replace(h, score=boost, reasons=("symbol",)))
                 present.add((h.path, h.start_line))
         return sorted(out, key=lambda h: -h.score)
 
@@ -405,6 +410,11 @@ def code_terms(query: str) -> list[str]:
     """Tokens of a query that are code, not prose: `quoted`, "a string", snake_case, camelCase, a.b, f(), file.ext."""
     terms = [t.strip("`'\"()") for t in _CODE_TERM.findall(query)]
     return [t for t in terms if len(re.sub(r"\W", "", t)) >= 3]  # not "e.g." or "i.e."
+
+
+def _code_share(query: str, terms: Sequence[str]) -> float:
+    words = len(re.findall(r"\w+", query)) or 1
+    return min(1.0, sum(len(re.findall(r"\w+", t)) for t in terms) / words)
 
 
 def _looks_like_identifier(token: str) -> bool:
