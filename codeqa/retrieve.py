@@ -36,11 +36,15 @@ LINE_PREFIX_TOKENS = 2  # the prompt prefixes every line with its number
 MIN_PARTIAL_TOKENS = 120  # a snippet that does not fit is cut to the remaining budget only when this much is left
 MERGE_GAP_LINES = 2  # spans of one file this close are merged into one snippet
 USAGE_SITES_SHOWN = 8  # reference sites shown with context; the others are listed one line each
+# the named symbol is the object ("how is X used", "who calls X"), not the subject ("how does X use Y")
+_PARTICIPLE = r"(used|called|invoked|instantiated|referenced|imported|constructed|created|implemented|subclassed|extended|overridden)"
 USAGE_PATTERN = re.compile(
-    r"\b(how|where)\b.*\b(used|use|called|invoked|instantiated|referenced|imported|constructed|created)\b"
-    r"|\bwho (calls|uses|imports)\b|\b(callers|usages?|uses|references?|call sites?) (of|to)\b"
-    r"|\bwhat (implements|extends|subclasses|inherits|calls|uses)\b|\bwhich \w+ (call|use|implement)s?\b"
-    r"|\b(implementations|subclasses) of\b", re.IGNORECASE)
+    r"\b(how|where)\s+(is|are|was|were)\b.*\b" + _PARTICIPLE + r"\b"
+    r"|\bwhere\b.*\b" + _PARTICIPLE + r"\b|\bwhere\s+(do|does|did|can)\s+(i|we|you|they|people)\s+(use|call)\b"
+    r"|\bhow\s+(do|can|should|would|to)\s+(i|we|you|one)?\s*(use|call)\b|\bhow to (use|call)\b"
+    r"|\bwho\s+(calls|uses|imports|instantiates|creates)\b|\b(callers|usages?|uses|references?|call sites?|instances) (of|to)\b"
+    r"|\bwhat\s+(implements|extends|subclasses|inherits|calls|uses|imports|instantiates)\b"
+    r"|\bwhich\s+\w+\s+(call|use|implement|import|extend|inherit)s?\b|\b(implementations|subclasses) of\b", re.IGNORECASE)
 RELATION_PATTERN = re.compile(r"\b(connection|relationship|relation|related|relate|interact|link|between)\b", re.IGNORECASE)
 _IDENT = re.compile(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)")
 _FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8})(?![\w/])")
