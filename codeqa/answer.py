@@ -464,21 +464,25 @@ def _label(path: str, start: int, end: int) -> str:
 
 
 def _first_sentence(doc: str) -> str:
-    text = " ".join(doc.split("\n\n", 1)[0].split())
+    """The docstring's first sentence, with reST roles (:term:`x <y>`) reduced to their text."""
+    text = " ".join(doc.strip().split("\n\n", 1)[0].split())
+    text = re.sub(r":[\w:.-]+:`([^`<]*?)\s*(?:<[^>]*>)?`", r"\1", text)
     m = re.match(r"(.+?[.!?])(\s|$)", text)
-    return _one_line(m.group(1) if m else text, 160) if text else ""
+    return _one_line(m.group(1) if m else text, 140) if text else ""
 
 
 def _describe_symbol(sym: Symbol) -> str:
     sig = " ".join(sym.signature.split()) if sym.signature else sym.qualified_name
     doc = _first_sentence(sym.docstring)
-    return f"{sym.kind} `{sym.qualified_name}` — `{_one_line(sig, 120)}`" + (f": {doc}" if doc else "")
+    return f"{sym.kind} `{sym.qualified_name}` — `{_one_line(sig, 90)}`" + (f": {doc}" if doc else "")
 
 
 def _trim(snippet: Snippet, start: int, end: int) -> tuple[int, int]:
-    """start..end without trailing blank lines (so the citation covers only what is shown)."""
+    """start..end without leading and trailing blank lines (so the citation covers only what is shown)."""
     lines = snippet.text.splitlines()
-    while end > start and not lines[end - snippet.start_line].strip():
+    while start < end and start - snippet.start_line < len(lines) and not lines[start - snippet.start_line].strip():
+        start += 1
+    while end > start and end - snippet.start_line < len(lines) and not lines[end - snippet.start_line].strip():
         end -= 1
     return start, end
 
@@ -594,9 +598,29 @@ def _explain_span(retriever: Retriever, path: str, start: int, end: int) -> str:
     if enclosing:
         inner = max(enclosing, key=lambda s: s.start_line)
         return f"part of {_describe_symbol(inner)}"
-    if path.endswith((".md", ".rst", ".txt")):
-        return "documentation"
+    if path.endswith((".md", ".rst", ".txt", ".adoc")):
+        heading = _heading_above(retriever.file_lines(path) or [], start, end)
+        return f"documentation, section “{heading}”" if heading else "documentation"
     return "module-level code"
+
+
+def _heading_above(lines: Sequence[str], start: int, end: int) -> str:
+    """The heading that names the span: one in its first lines, else the nearest above it
+    (markdown `# Title` or a reStructuredText underlined title)."""
+    def heading(number: int) -> str:
+        line = lines[number - 1].strip()
+        if line.startswith("#") and line.lstrip("#").startswith(" "):
+            return _one_line(line.lstrip("#").strip(), 80)
+        underline = lines[number].strip() if number < len(lines) else ""
+        if line and len(underline) >= len(line) >= 3 and len(set(underline)) == 1 and underline[0] in "=-~^*+#":
+            return _one_line(line, 80)
+        return ""
+
+    for number in [*range(start, min(start + 3, end, len(lines)) + 1), *range(min(start - 1, len(lines)), 0, -1)]:
+        found = heading(number)
+        if found:
+            return found
+    return ""
 
 
 # ---- answering ----------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ HOP_FACTOR = 0.5
 CHARS_PER_TOKEN = 3.5  # fallback estimate when the bundled tokenizer is missing (BPE models average ~3.5-4 on code)
 SNIPPET_OVERHEAD_TOKENS = 10  # the "[n] path:Lstart-Lend (why)" label and code fence around a snippet in the prompt
 LINE_PREFIX_TOKENS = 2  # the prompt prefixes every line with its number
+MAX_SNIPPET_SHARE = 0.35  # one long function must not crowd out the rest of the evidence
 MIN_PARTIAL_TOKENS = 120  # a snippet that does not fit is cut to the remaining budget only when this much is left
 MERGE_GAP_LINES = 2  # spans of one file this close are merged into one snippet
 USAGE_SITES_SHOWN = 8  # reference sites shown with context; the others are listed one line each
@@ -535,50 +536,86 @@ class Retriever:
         """Hits -> labelled snippets for a prompt, best first, within `budget_tokens` (default settings.context_tokens).
 
         Spans of one file that overlap or lie within MERGE_GAP_LINES are merged (a merged snippet
-        keeps its best rank, score and all reasons); the signature lines of enclosing classes and
-        functions are added; text is read from the file and redacted; costs are `snippet_tokens`.
-        A snippet that does not fit is cut to the remaining budget when at least MIN_PARTIAL_TOKENS
-        are left, otherwise skipped (a smaller one further down may still fit).
+        keeps its best rank, score and all reasons); the signature lines of the classes and functions
+        that enclose a hit come with it (only when the hit itself is packed); text is read from the
+        file and redacted; costs are `snippet_tokens`. One snippet takes at most MAX_SNIPPET_SHARE
+        of the budget; a snippet that does not fit is cut to what is left when at least
+        MIN_PARTIAL_TOKENS are, otherwise skipped (a smaller one further down may still fit).
+        The first snippet always gets at least one line.
         """
         budget = budget_tokens or self.settings.context_tokens
-        spans: list[list] = []  # [path, start, end, score, reasons, rank]
+        cap = max(MIN_PARTIAL_TOKENS, int(budget * MAX_SNIPPET_SHARE))
+        spans: list[_Span] = []
         for rank, h in enumerate(hits):
-            reasons = list(h.reasons) or [h.kind]
-            spans.append([h.path, h.start_line, h.end_line, h.score, reasons, rank])
+            spans.append(_Span(h.path, h.start_line, h.end_line, h.score, list(h.reasons) or [h.kind], {rank}, False))
             for start, end in self._header_spans(h.path, h.start_line):
-                spans.append([h.path, start, end, h.score, ["header"], rank])
-        merged: list[list] = []
-        for span in sorted(spans, key=lambda s: (s[0], s[1], s[2])):
-            last = merged[-1] if merged else None
-            if last and last[0] == span[0] and span[1] <= last[2] + 1 + MERGE_GAP_LINES:
-                last[2] = max(last[2], span[2])
-                last[3] = max(last[3], span[3])
-                last[5] = min(last[5], span[5])
-                last[4] += [r for r in span[4] if r not in last[4]]
-            else:
-                merged.append([span[0], span[1], span[2], span[3], list(span[4]), span[5]])
-        merged.sort(key=lambda s: (s[5], s[0], s[1]))
-        snippets: list[Snippet] = []
+                spans.append(_Span(h.path, start, end, h.score, ["header"], {rank}, True))
+        merged = _merge_spans(spans)
+        headers = [s for s in merged if s.header_only]
+        packed: list[tuple[int, Snippet]] = []
         used = 0
-        for path, start, end, score, reasons, _ in merged:
-            lines = self.redacted_lines(path)
-            if lines is None or start > len(lines):
+        for body in sorted((s for s in merged if not s.header_only), key=lambda s: (min(s.ranks), s.path, s.start)):
+            piece = self._span_text(body)
+            if piece is None:
                 continue
-            end = min(end, len(lines))
-            text = "".join(lines[start - 1:end])
-            if not text.strip():
-                continue
+            lines, text, end = piece
+            own = [(h, self._span_text(h)) for h in headers if not h.packed and h.ranks & body.ranks]
+            own = [(h, t) for h, t in own if t is not None]
+            header_cost = sum(snippet_tokens(t[1]) for _, t in own)
             cost = snippet_tokens(text)
-            room = budget - used
-            if cost > room:
-                if room < MIN_PARTIAL_TOKENS and snippets:
+            limit = min(budget - used - header_cost, cap)
+            if cost > limit:
+                if limit < MIN_PARTIAL_TOKENS and packed:
                     continue
-                text, end, cost = _cut_to_budget(lines, start, end, room)
+                text, end, cost = _cut_to_budget(lines, body.start, end, max(limit, 1))
                 if text is None:
                     continue
-            snippets.append(Snippet(path, start, end, text, ",".join(reasons), score))
-            used += cost
-        return snippets
+            packed.append((min(body.ranks), Snippet(body.path, body.start, end, text, ",".join(body.reasons), body.score)))
+            for h, (_, header_text, header_end) in own:
+                h.packed = True
+                packed.append((min(h.ranks), Snippet(h.path, h.start, header_end, header_text, "header", h.score)))
+            used += cost + header_cost
+        packed.sort(key=lambda item: (item[0], item[1].path, item[1].start_line))
+        return [snippet for _, snippet in packed]
+
+    def _span_text(self, span: "_Span") -> tuple[list[str], str, int] | None:
+        """(the file's redacted lines, the span's text, its end clipped to the file) or None when empty/unreadable."""
+        lines = self.redacted_lines(span.path)
+        if lines is None or span.start > len(lines):
+            return None
+        end = min(span.end, len(lines))
+        text = "".join(lines[span.start - 1:end])
+        return (lines, text, end) if text.strip() else None
+
+
+@dataclass
+class _Span:
+    """A line span on its way into a snippet; `ranks` are the hits it came from."""
+
+    path: str
+    start: int
+    end: int
+    score: float
+    reasons: list[str]
+    ranks: set[int]
+    header_only: bool
+    packed: bool = False
+
+
+def _merge_spans(spans: Sequence[_Span]) -> list[_Span]:
+    merged: list[_Span] = []
+    for span in sorted(spans, key=lambda s: (s.path, s.start, s.end)):
+        last = merged[-1] if merged else None
+        if last and last.path == span.path and span.start <= last.end + 1 + MERGE_GAP_LINES:
+            last.end = max(last.end, span.end)
+            last.score = max(last.score, span.score)
+            last.ranks |= span.ranks
+            last.reasons += [r for r in span.reasons if r not in last.reasons]
+            last.header_only = last.header_only and span.header_only
+        else:
+            merged.append(_Span(span.path, span.start, span.end, span.score, list(span.reasons), set(span.ranks),
+                                span.header_only))
+    return merged
 
 
 def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
