@@ -466,7 +466,7 @@ def _label(path: str, start: int, end: int) -> str:
 def _first_sentence(doc: str) -> str:
     """The docstring's first sentence, with reST roles (:term:`x <y>`) reduced to their text."""
     text = " ".join(doc.strip().split("\n\n", 1)[0].split())
-    text = re.sub(r":[\w:.-]+:`([^`<]*?)\s*(?:<[^>]*>)?`", r"\1", text)
+    text = re.sub(r":[\w:.-]+:`[~.]?([^`<]*?)\s*(?:<[^>]*>)?`", r"\1", text)
     m = re.match(r"(.+?[.!?])(\s|$)", text)
     return _one_line(m.group(1) if m else text, 140) if text else ""
 

@@ -279,6 +279,9 @@ class Retriever:
                 symbols = self.find_symbols(token)
             else:
                 symbols = list(dict.fromkeys(self._by_norm.get(_norm(token), ())))
+            if strength >= 3:  # written as an identifier: its exact spelling wins over case-insensitive matches
+                exact = [s for s in symbols if token in (s.name, s.qualified_name) or s.qualified_name.endswith("." + token)]
+                symbols = exact or symbols
             if symbols:
                 matches.append(NameMatch(token, strength, start, end, tuple(symbols)))
         spans = [(m.start, m.end, m.strength) for m in matches] + [(s, e, 5) for _, s, e in files]
@@ -291,7 +294,9 @@ class Retriever:
             in_files = [s for s in symbols if any(s.path == path for path, _, _ in files)]
             if in_files:
                 symbols = tuple(in_files)
-            symbols = tuple(sorted(symbols, key=lambda s: (s.kind not in CLASS_LIKE, s.path, s.start_line)))
+            # implementations before type stubs (.pyi, .d.ts): the graph's references point at both
+            symbols = tuple(sorted(symbols, key=lambda s: (s.kind not in CLASS_LIKE, s.path.endswith((".pyi", ".d.ts")),
+                                                           s.path, s.start_line)))
             key = tuple(s.id for s in symbols)
             if key not in kept or kept[key].strength < m.strength:
                 kept[key] = replace(m, symbols=symbols)
