@@ -446,7 +446,7 @@ class Retriever:
             return None
         return Hit(sym.path, sym.start_line, end, 1.0, sym.kind, sym.qualified_name, text, sym.language, (sym.id,), ("definition",))
 
-    def _usage_sites(self, references: Sequence[Reference], limit: int = USAGE_SITES_SHOWN,
+    def _usage_sites(self, references: Sequence[Reference], limit: int | None = None,
                      prefer: Sequence[str] = ()) -> list[Hit]:
         """The most informative reference sites, shown with context.
 
@@ -454,6 +454,7 @@ class Retriever:
         per enclosing function, first one per file so the sites spread over files. A site inside a
         short function shows the whole function; otherwise three lines either side.
         """
+        limit = USAGE_SITES_SHOWN if limit is None else limit
         order = {"instantiation": 0, "call": 1, "inheritance": 2, "type": 3, "attribute": 4, "import": 5}
         ranked = sorted(references, key=lambda r: (r.kind not in prefer, order.get(r.kind, 9), r.confidence != "exact",
                                                    r.path, r.line))

@@ -116,6 +116,16 @@ def test_usage_answer_lists_every_reference_the_graph_has(retriever, indexed_rep
     assert ("encoders/encoder.py", 15) in verified  # the definition
 
 
+def test_sites_beyond_those_shown_in_full_are_still_listed_and_cited(retriever, monkeypatch):
+    monkeypatch.setattr("codeqa.retrieve.USAGE_SITES_SHOWN", 1)
+    result = retriever.retrieve(USAGE_Q)
+    assert sum(h.reasons == ("instantiation site",) for h in result.hits) == 1
+    answer = Answerer(retriever, retriever.settings).answer(USAGE_Q)
+    verified = {(c.path, c.start_line) for c in answer.citations if c.verified}
+    assert all((r.path, r.line) in verified for r in result.references) and len(result.references) == 5
+    assert all(c.verified for c in answer.citations)
+
+
 def test_names_in_questions(retriever):
     def names(question):
         return [(m.text, [s.qualified_name for s in m.symbols]) for m in retriever.match_question(question)]
@@ -160,6 +170,63 @@ def test_pack_merges_keeps_headers_and_respects_the_budget(retriever, indexed_re
     assert tokenizer and count_tokens(body.text) == len(tokenizer.encode(body.text, add_special_tokens=False).ids)
 
 
+# ---- the ChatModel contract, one test class for every implementation ------------------------------
+
+MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say something."}]
+
+
+class ChatModelContract:
+    """What every ChatModel must do (see the protocol's docstring). Subclasses provide `chat_for`:
+    reply text -> (chat model answering with it, function counting the requests sent); None -> a
+    chat model whose endpoint fails."""
+
+    @pytest.fixture
+    def chat_for(self):
+        raise NotImplementedError
+
+    def test_stream_pieces_join_to_the_reply_and_nothing_is_sent_before_iteration(self, chat_for):
+        chat, sent = chat_for("one two  three\nfour")
+        stream = chat.stream(MESSAGES)
+        assert sent() == 0
+        pieces = list(stream)
+        assert len(pieces) > 1 and all(isinstance(p, str) and p for p in pieces)
+        assert "".join(pieces) == "one two  three\nfour" and sent() == 1
+
+    def test_complete_returns_the_whole_reply(self, chat_for):
+        chat, sent = chat_for("the whole reply")
+        assert chat.complete(MESSAGES) == "the whole reply" and sent() == 1
+
+    def test_failures_are_one_llm_error_sentence(self, chat_for):
+        chat, _ = chat_for(None)
+        for call in (lambda: list(chat.stream(MESSAGES)), lambda: chat.complete(MESSAGES)):
+            with pytest.raises(LLMError) as info:
+                call()
+            assert str(info.value).strip() and "\n" not in str(info.value)
+
+    def test_model_is_named(self, chat_for):
+        chat, _ = chat_for("x")
+        assert isinstance(chat.model, str) and chat.model
+
+
+class TestFakeChat(ChatModelContract):
+    @pytest.fixture
+    def chat_for(self):
+        def make(reply):
+            chat = FakeChat([reply or ""], error=None if reply else LLMError("The fake chat endpoint failed."))
+            return chat, lambda: len(chat.requests)
+        return make
+
+
+class TestOpenAIChat(ChatModelContract):
+    @pytest.fixture
+    def chat_for(self, llm_stub):
+        def make(reply):
+            llm_stub.reply(reply) if reply is not None else llm_stub.reply(status=500, error="broken")
+            return OpenAIChat("stub-model", llm_stub.base_url, "k", timeout=2, max_retries=0), \
+                lambda: len(llm_stub.chat_requests)
+        return make
+
+
 # ---- the LLM path against the stub ----------------------------------------------------------------
 
 def test_llm_answer_streams_and_verifies_citations(retriever, llm_stub, llm_settings):
@@ -187,7 +254,7 @@ def test_llm_answer_streams_and_verifies_citations(retriever, llm_stub, llm_sett
         assert snippet.label in user["content"]
 
 
-def test_plain_completion_and_model_listing(llm_stub):
+def test_plain_completion_is_not_streamed(llm_stub):
     llm_stub.reply("plain reply")
     chat = OpenAIChat("stub-model", llm_stub.base_url, "k", timeout=5)
     assert chat.complete([{"role": "user", "content": "hi"}]) == "plain reply"
@@ -289,7 +356,7 @@ def test_extractive_needs_no_network_and_every_citation_is_real(retriever, index
     assert llm_stub.requests == []
 
 
-def test_fake_chat_follows_the_chat_model_contract(retriever):
+def test_answerer_with_a_fake_chat(retriever):
     chat = FakeChat(["First `encoders/encoder.py:L33-L35`.", lambda messages: f"{len(messages)} messages"])
     answerer = Answerer(retriever, retriever.settings, chat=chat)
     first = answerer.answer("How does tokenize work?")
