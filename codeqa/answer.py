@@ -714,7 +714,8 @@ class Answerer:
         started = time.perf_counter()
         query = question
         if conversation is not None and len(conversation):
-            names = [m.text for m in self.retriever.match_question(question)]
+            # a plain word that happens to be a symbol name ("validate") does not make a new subject
+            names = [m.text for m in self.retriever.match_question(question) if m.strength >= 2]
             query = conversation.rewrite(question, names)
         retrieval = self.retriever.retrieve(query, top_k=top_k)
         if query != question:
