@@ -385,7 +385,8 @@ class Retriever:
             if lines is None:
                 return None
             redacted = redact("".join(lines)).splitlines(keepends=True)
-            self._redacted_lines[path] = redacted if len(redacted) == len(lines) else lines
+            # line numbers must stay those of the file; should a pass ever change the count, redact line by line
+            self._redacted_lines[path] = redacted if len(redacted) == len(lines) else [redact(line) for line in lines]
         return self._redacted_lines[path]
 
     @property
