@@ -1,31 +1,29 @@
-"""Answer stage: prompt, chat model, streaming, citation check, extractive answers.
+"""Answer stage: conversation, prompt, streaming, citation check; the API the CLI and the UI drive.
 
     question --(Conversation: follow-up rewrite)--> Retriever.retrieve --> snippets
       --> prompt (system rules + history + graph facts + numbered snippets `path:Lstart-Lend`)
-      --> ChatModel.stream --> text pieces --> citations parsed and verified --> Answer
+      --> ChatModel.stream (chat.py) --> text pieces --> citations parsed and verified --> Answer
 
 Without an LLM (none configured, or `no_llm`) the answer is built from retrieval alone and says
-so. A citation is `verified` only when its file is in the index, its lines exist, and they lie
-inside the snippets the model was given; others are reported as unverified, never as valid.
-Secrets never reach the model: snippets are redacted in packing, the question and history here.
+so (extractive.py). A citation is `verified` only when its file is in the index, its lines exist,
+and they lie inside the snippets the model was given; others are reported as unverified, never as
+valid. Secrets never reach the model: snippets are redacted in packing, the question and history here.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Protocol, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
+from .chat import DEFAULT_MODEL, ChatModel, FakeChat, Message, OpenAIChat
 from .config import Settings
 from .errors import LLMError
+from .extractive import EXTRACTIVE_NOTE, describe_path, extractive_answer, span_label
 from .retrieve import Retriever, count_tokens, group_references, redact
-from .types import Answer, Citation, Hit, Reference, Retrieval, Snippet, Symbol
-
-DEFAULT_MODEL = "gpt-4o-mini"
-EXTRACTIVE_NOTE = "Produced without an LLM (extractive answer from retrieval alone)."
-Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
+from .types import Answer, Citation, Retrieval, Snippet
 
 SYSTEM_PROMPT = """You answer questions about a code repository using only the evidence in the user's \
 message: numbered code snippets, each labelled path:Lstart-Lend with every line numbered, and facts \
@@ -39,160 +37,6 @@ and what would be needed; do not fill the gap from general knowledge.
 - For "where/how is X used" questions, give the complete list of reference sites from the graph facts, \
 grouped by file, with the count.
 - Be concise: short paragraphs or lists; quote code only when it helps."""
-
-
-# ---- chat models ------------------------------------------------------------------------------
-
-class ChatModel(Protocol):
-    """A chat endpoint that streams its reply.
-
-    Contract:
-    - `model` names the model (recorded in answers, shown in messages).
-    - `stream(messages)` takes OpenAI-style messages (`{"role": "system"|"user"|"assistant",
-      "content": str}`) and returns an iterator of non-empty text pieces; joined in order they are
-      the whole reply. Nothing is sent before iteration starts.
-    - `complete(messages)` returns the whole reply as one string (a plain, non-streamed request).
-    - Every failure (unreachable endpoint, timeout, HTTP error, malformed reply) raises `LLMError`
-      whose message is one sentence naming the endpoint (OPENAI_BASE_URL) and the model; no other
-      exception escapes. A failure may come after some pieces were yielded.
-    - Never prints; never reads the environment (settings come in through the constructor).
-    """
-
-    model: str
-
-    def stream(self, messages: Sequence[Message]) -> Iterator[str]: ...
-
-    def complete(self, messages: Sequence[Message]) -> str: ...
-
-
-class OpenAIChat:
-    """Any OpenAI-compatible chat endpoint via the `openai` client: OpenAI, vLLM, Ollama, llama.cpp server.
-
-    `timeout` bounds connecting and each wait for data (a stream that keeps sending is not cut);
-    `max_retries` retries connection errors, 408/429/5xx once by default.
-    """
-
-    def __init__(self, model: str = DEFAULT_MODEL, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 60.0, max_retries: int = 1, temperature: float | None = 0.0):
-        self.model = model
-        self.base_url = base_url
-        self.timeout = timeout
-        self.temperature = temperature
-        self._api_key = api_key
-        self._max_retries = max_retries
-        self._client = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "OpenAIChat":
-        return cls(settings.model or DEFAULT_MODEL, settings.openai_base_url, settings.openai_api_key, settings.llm_timeout)
-
-    @property
-    def endpoint(self) -> str:
-        return self.base_url or "https://api.openai.com/v1"
-
-    def _openai(self):
-        if self._client is None:
-            try:
-                from openai import OpenAI
-            except ImportError as exc:
-                raise LLMError(f"The openai package is not installed ({exc}); run `pip install openai`.") from exc
-            # local servers (Ollama, llama.cpp, vLLM) need no key, but the client insists on one
-            self._client = OpenAI(base_url=self.base_url, api_key=self._api_key or "not-needed",
-                                  timeout=self.timeout, max_retries=self._max_retries)
-        return self._client
-
-    def _request(self, messages: Sequence[Message], stream: bool):
-        extra = {} if self.temperature is None else {"temperature": self.temperature}
-        return self._openai().chat.completions.create(model=self.model, messages=list(messages), stream=stream, **extra)
-
-    def stream(self, messages: Sequence[Message]) -> Iterator[str]:
-        import httpx
-        import openai
-
-        try:
-            for chunk in self._request(messages, stream=True):
-                if not chunk.choices:
-                    continue
-                piece = getattr(chunk.choices[0].delta, "content", None)
-                if piece:
-                    yield piece
-        except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:  # ValueError: a malformed SSE line
-            raise LLMError(self.explain(exc)) from exc
-
-    def complete(self, messages: Sequence[Message]) -> str:
-        import httpx
-        import openai
-
-        try:
-            response = self._request(messages, stream=False)
-            return (response.choices[0].message.content or "") if response.choices else ""
-        except (openai.OpenAIError, httpx.HTTPError, ValueError, AttributeError) as exc:
-            raise LLMError(self.explain(exc)) from exc
-
-    def explain(self, exc: BaseException) -> str:
-        """One sentence saying what went wrong and which setting to check."""
-        import httpx
-        import openai
-
-        where, model = self.endpoint, self.model
-        if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
-            return (f"The chat endpoint {where} did not answer within {self.timeout:g}s (model {model!r}); "
-                    "check OPENAI_BASE_URL or raise CODEQA_LLM_TIMEOUT.")
-        if isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):
-            return f"Could not reach the chat endpoint {where}; check OPENAI_BASE_URL and that the server is running."
-        if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-            return f"The chat endpoint {where} rejected the API key (HTTP {exc.status_code}); check OPENAI_API_KEY."
-        if isinstance(exc, openai.NotFoundError):
-            return (f"The chat endpoint {where} answered 404 for model {model!r}; check CODEQA_MODEL (or --model) "
-                    "and that OPENAI_BASE_URL ends with /v1.")
-        if isinstance(exc, openai.APIStatusError):
-            return f"The chat endpoint {where} answered HTTP {exc.status_code} for model {model!r}: {_one_line(_error_message(exc))}."
-        return f"The chat endpoint {where} failed for model {model!r} (check OPENAI_BASE_URL): {_one_line(str(exc))}."
-
-
-class FakeChat:
-    """A scripted ChatModel for tests, benchmarks and demos: no network, instant.
-
-    `replies` are used in order (the last repeats); a reply may be a function of the messages.
-    `error` makes every call raise it. Every call's messages are kept in `requests`.
-    """
-
-    def __init__(self, replies: Sequence[str | Callable[[Sequence[Message]], str]] = ("No answer.",),
-                 model: str = "fake", error: LLMError | None = None):
-        self.model = model
-        self.replies = list(replies)
-        self.error = error
-        self.requests: list[list[Message]] = []
-
-    def _reply(self, messages: Sequence[Message]) -> str:
-        self.requests.append([dict(m) for m in messages])
-        if self.error is not None:
-            raise self.error
-        reply = self.replies[min(len(self.requests) - 1, len(self.replies) - 1)]
-        return reply(messages) if callable(reply) else reply
-
-    def stream(self, messages: Sequence[Message]) -> Iterator[str]:
-        text = self._reply(messages)
-        yield from (piece for piece in re.findall(r"\S+\s*|\s+", text) if piece)
-
-    def complete(self, messages: Sequence[Message]) -> str:
-        return self._reply(messages)
-
-
-def _error_message(exc) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-        if isinstance(inner, str):
-            return inner
-    return getattr(exc, "message", None) or str(exc)
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split()).rstrip(".")
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 # ---- conversation -------------------------------------------------------------------------------
@@ -332,28 +176,6 @@ def graph_facts(retrieval: Retrieval) -> str:
     return "\n".join(lines)
 
 
-def describe_path(path: Sequence[str], edges: Sequence[tuple[str, str, Reference | None]],
-                  cite: Callable[[Reference], str] | None = None) -> str:
-    """`a —[call at p:L3]→ b ←[instantiation at q:L7]— c —[contains]— c.m`: an arrow points from the
-    code that refers to the symbol it refers to. `cite` renders a reference's place (default `path:Lline`)."""
-    steps = {(a, b): r for a, b, r in edges}
-    out = _symbol_name(path[0])
-    for a, b in zip(path, path[1:]):
-        ref = steps.get((a, b))
-        if ref is None:
-            how = "contains" if _symbol_name(b).startswith(_symbol_name(a) + ".") else "member of"
-            out += f" —[{how}]— {_symbol_name(b)}"
-            continue
-        place = f"{ref.kind} at " + (cite(ref) if cite else f"{ref.path}:L{ref.line}")
-        out += f" ←[{place}]— {_symbol_name(b)}" if a in ref.target_ids else f" —[{place}]→ {_symbol_name(b)}"
-    return out
-
-
-def _symbol_name(symbol_id: str) -> str:
-    """The qualified name inside a symbol id (`path#Qualified.name@line`)."""
-    return symbol_id.split("#", 1)[-1].rsplit("@", 1)[0]
-
-
 # ---- citations ----------------------------------------------------------------------------------
 
 _CITATION = re.compile(
@@ -431,197 +253,6 @@ def _check(path: str, start: int, end: int, indexed: set[str], covered: dict[str
 
 
 # ---- extractive answers -------------------------------------------------------------------------
-
-def extractive_answer(retrieval: Retrieval, retriever: Retriever, max_items: int = 5, max_code_lines: int = 30) -> str:
-    """An answer from retrieval alone; every citation in it lies inside `retrieval.snippets`."""
-    cover = _Coverage(retrieval.snippets)
-    if retrieval.route == "usage":
-        body = _extract_usage(retrieval, retriever, cover)
-    elif retrieval.route == "relationship":
-        body = _extract_relationship(retrieval, retriever, cover, max_items, max_code_lines)
-    else:
-        body = _extract_search(retrieval, retriever, cover, max_items, max_code_lines)
-    return f"{EXTRACTIVE_NOTE}\n\n{body.strip()}\n"
-
-
-class _Coverage:
-    """Which lines of which files the snippets hold."""
-
-    def __init__(self, snippets: Sequence[Snippet]):
-        self.snippets = snippets
-
-    def snippet_at(self, path: str, line: int) -> Snippet | None:
-        return next((s for s in self.snippets if s.path == path and s.start_line <= line <= s.end_line), None)
-
-    def clip(self, path: str, start: int, end: int) -> tuple[int, int] | None:
-        """start..end cut to the snippet that holds `start`, or None when `start` is not covered."""
-        s = self.snippet_at(path, start)
-        return (start, min(end, s.end_line)) if s else None
-
-
-def _label(path: str, start: int, end: int) -> str:
-    return f"{path}:L{start}" if start == end else f"{path}:L{start}-L{end}"
-
-
-def _first_sentence(doc: str) -> str:
-    """The docstring's first sentence, with reST roles (:term:`x <y>`) reduced to their text."""
-    text = " ".join(doc.strip().split("\n\n", 1)[0].split())
-    text = re.sub(r":[\w:.-]+:`[~.]?([^`<]*?)\s*(?:<[^>]*>)?`", r"\1", text)
-    m = re.match(r"(.+?[.!?])(\s|$)", text)
-    return _one_line(m.group(1) if m else text, 140) if text else ""
-
-
-def _describe_symbol(sym: Symbol) -> str:
-    sig = " ".join(sym.signature.split()) if sym.signature else sym.qualified_name
-    doc = _first_sentence(sym.docstring)
-    return f"{sym.kind} `{sym.qualified_name}` — `{_one_line(sig, 90)}`" + (f": {doc}" if doc else "")
-
-
-def _trim(snippet: Snippet, start: int, end: int) -> tuple[int, int]:
-    """start..end without leading and trailing blank lines (so the citation covers only what is shown)."""
-    lines = snippet.text.splitlines()
-    while start < end and start - snippet.start_line < len(lines) and not lines[start - snippet.start_line].strip():
-        start += 1
-    while end > start and end - snippet.start_line < len(lines) and not lines[end - snippet.start_line].strip():
-        end -= 1
-    return start, end
-
-
-def _code_block(snippet: Snippet, start: int, end: int) -> str:
-    lines = snippet.text.splitlines()[start - snippet.start_line:end - snippet.start_line + 1]
-    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", "\n".join(lines))), default=0) + 1)
-    return f"{fence}\n" + "\n".join(lines) + f"\n{fence}"
-
-
-def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage) -> str:
-    out: list[str] = []
-    by_id = {s.id: s for s in retriever.symbols}
-    for sym in retrieval.definitions:
-        span = cover.clip(sym.path, sym.start_line, sym.end_line)
-        where = _label(sym.path, *span) if span else f"{sym.path} line {sym.start_line}"
-        out.append(f"Definition: {_describe_symbol(sym)} ({where})")
-    refs = retrieval.references
-    names = ", ".join(f"`{n}`" for n in dict.fromkeys(s.qualified_name for s in retrieval.definitions))
-    if not refs:
-        out.append(f"\nNo reference to {names} was found in the index: it may be unused, or used only in ways the "
-                   "reference graph does not resolve (dynamic calls, strings, other languages).")
-        return "\n".join(out)
-    groups = group_references(refs)
-    out.append(f"\n{len(refs)} reference{'s' if len(refs) != 1 else ''} to {names} in {len(groups)} "
-               f"file{'s' if len(groups) != 1 else ''}:")
-    uncited = 0
-    for path, file_refs in groups:
-        out.append(f"\n{path} ({len(file_refs)})")
-        for r in file_refs:
-            enclosing = by_id.get(r.enclosing_symbol_id) if r.enclosing_symbol_id else None
-            where = f" in `{enclosing.qualified_name}`" if enclosing else ""
-            code = _one_line(r.line_text.strip(), 100)
-            if cover.snippet_at(r.path, r.line):
-                out.append(f"- {_label(r.path, r.line, r.line)} {r.kind}{where}: `{code}`")
-            else:
-                uncited += 1
-                out.append(f"- line {r.line} {r.kind}{where}: `{code}`")
-    if uncited:
-        out.append(f"\n({uncited} site(s) did not fit into the context budget; they are listed without citations.)")
-    sites = [h for h in retrieval.hits if any(reason.endswith(" site") for reason in h.reasons)]
-    shown = [h for h in sites if h.kind != "import"][:4] or sites[:2]
-    if shown:
-        out.append("\nMost informative sites:")
-        for h in shown:
-            span = cover.clip(h.path, h.start_line, h.end_line)
-            snippet = cover.snippet_at(h.path, h.start_line)
-            if span and snippet:
-                span = _trim(snippet, *span)
-                out.append(f"\n{_label(h.path, *span)} ({h.kind} of `{h.symbol}`)\n{_code_block(snippet, *span)}")
-    return "\n".join(out)
-
-
-def _extract_relationship(retrieval: Retrieval, retriever: Retriever, cover: _Coverage, max_items: int,
-                          max_code_lines: int) -> str:
-    out: list[str] = []
-    for sym in retrieval.definitions:
-        span = cover.clip(sym.path, sym.start_line, sym.end_line)
-        out.append(f"- {_describe_symbol(sym)}" + (f" ({_label(sym.path, *span)})" if span else ""))
-    if not retrieval.paths:
-        out.append("\nNo path of at most 4 hops connects them in the reference graph. The closest code by search:")
-        out.append(_extract_search(retrieval, retriever, cover, max_items, max_code_lines))
-        return "\n".join(out)
-    out.append("\nConnections in the reference graph:")
-
-    def cite(ref: Reference) -> str:
-        return _label(ref.path, ref.line, ref.line) if cover.snippet_at(ref.path, ref.line) else f"{ref.path} line {ref.line}"
-
-    for path in retrieval.paths:
-        out.append(f"- {describe_path(path, retrieval.edges, cite)}")
-    return "\n".join(out)
-
-
-def _extract_search(retrieval: Retrieval, retriever: Retriever, cover: _Coverage, max_items: int,
-                    max_code_lines: int) -> str:
-    if not retrieval.snippets:
-        return "Nothing in the index matches this question."
-    out = ["The most relevant code, best first:"]
-    seen: set[tuple[str, int]] = set()
-    for h in _best_hits(retrieval, cover):
-        span = cover.clip(h.path, h.start_line, h.end_line)
-        snippet = cover.snippet_at(h.path, h.start_line)
-        if not span or not snippet or (h.path, span[0]) in seen:
-            continue
-        seen.add((h.path, span[0]))
-        start, end = _trim(snippet, span[0], min(span[1], span[0] + max_code_lines - 1))
-        out.append(f"\n{len(seen)}. {_label(h.path, start, end)} — {_explain_span(retriever, h.path, start, end)}")
-        out.append(_code_block(snippet, start, end))
-        if len(seen) >= max_items:
-            break
-    return "\n".join(out)
-
-
-def _best_hits(retrieval: Retrieval, cover: _Coverage) -> list[Hit]:
-    """Hits in rank order; when there are none (graph routes), the snippets themselves."""
-    hits = [h for h in retrieval.hits if h.reasons != ("reference",)]
-    if hits:
-        return hits
-    return [Hit(s.path, s.start_line, s.end_line, s.score, "", None, s.text) for s in retrieval.snippets]
-
-
-def _explain_span(retriever: Retriever, path: str, start: int, end: int) -> str:
-    """One line from the symbols the span defines (name, signature, docstring) or the one that encloses it."""
-    symbols = retriever.symbols_in_file(path)
-    defined = sorted((s for s in symbols if start <= s.start_line <= end), key=lambda s: (s.start_line, -s.end_line))
-    top = [s for s in defined if not any(o is not s and o.start_line <= s.start_line and s.end_line <= o.end_line
-                                         and o in defined for o in defined)]
-    if top:
-        first = _describe_symbol(top[0])
-        more = [s.name for s in defined if s is not top[0]][:4]
-        return first + (f" (also {', '.join(f'`{n}`' for n in more)})" if more else "")
-    enclosing = [s for s in symbols if s.start_line < start <= s.end_line]
-    if enclosing:
-        inner = max(enclosing, key=lambda s: s.start_line)
-        return f"part of {_describe_symbol(inner)}"
-    if path.endswith((".md", ".rst", ".txt", ".adoc")):
-        heading = _heading_above(retriever.file_lines(path) or [], start, end)
-        return f"documentation, section “{heading}”" if heading else "documentation"
-    return "module-level code"
-
-
-def _heading_above(lines: Sequence[str], start: int, end: int) -> str:
-    """The heading that names the span: one in its first lines, else the nearest above it
-    (markdown `# Title` or a reStructuredText underlined title)."""
-    def heading(number: int) -> str:
-        line = lines[number - 1].strip()
-        if line.startswith("#") and line.lstrip("#").startswith(" "):
-            return _one_line(line.lstrip("#").strip(), 80)
-        underline = lines[number].strip() if number < len(lines) else ""
-        if line and len(underline) >= len(line) >= 3 and len(set(underline)) == 1 and underline[0] in "=-~^*+#":
-            return _one_line(line, 80)
-        return ""
-
-    for number in [*range(start, min(start + 3, end, len(lines)) + 1), *range(min(start - 1, len(lines)), 0, -1)]:
-        found = heading(number)
-        if found:
-            return found
-    return ""
-
 
 # ---- answering ----------------------------------------------------------------------------------
 
@@ -719,7 +350,7 @@ class Answerer:
             query = conversation.rewrite(question, names)
         retrieval = self.retriever.retrieve(query, top_k=top_k)
         if query != question:
-            retrieval = _with_query(retrieval, query)
+            retrieval = replace(retrieval, query=query)
         chat = None if no_llm else self.chat
         return AnswerStream(self, question, query, retrieval, chat, conversation, started)
 
@@ -749,12 +380,6 @@ class Answerer:
     def _line_count(self, path: str) -> int | None:
         lines = self.retriever.file_lines(path)
         return None if lines is None else len(lines)
-
-
-def _with_query(retrieval: Retrieval, query: str) -> Retrieval:
-    from dataclasses import replace
-
-    return replace(retrieval, query=query)
 
 
 def ask(repo: Path | str, question: str, settings: Settings | None = None, *, no_llm: bool = False,
@@ -819,9 +444,9 @@ def _print_citations(console, answer: Answer) -> None:
         console.print("\n[bold]Citations[/]")
         for c in answer.citations:
             if c.verified:
-                console.print(f" [green]✓[/] {escape(_label(c.path, c.start_line, c.end_line))}")
+                console.print(f" [green]✓[/] {escape(span_label(c.path, c.start_line, c.end_line))}")
             else:
-                console.print(f" [red]✗[/] {escape(_label(c.path, c.start_line, c.end_line))} "
+                console.print(f" [red]✗[/] {escape(span_label(c.path, c.start_line, c.end_line))} "
                               f"[red](unverified: {escape(c.reason)})[/]")
     elif answer.mode == "llm":
         console.print("\n[yellow]The answer cites no code.[/]")
@@ -833,6 +458,7 @@ def _print_citations(console, answer: Answer) -> None:
         console.print("\n[dim]Extractive answer: produced without an LLM.[/]")
 
 
-__all__ = ["ChatModel", "OpenAIChat", "FakeChat", "Conversation", "Turn", "Answerer", "AnswerStream", "ask", "ask_cli",
-           "build_messages", "format_snippet", "graph_facts", "parse_citations", "verify_citations", "CitedSpan",
-           "extractive_answer", "answer_to_json", "SYSTEM_PROMPT", "DEFAULT_MODEL"]
+# ChatModel, OpenAIChat, FakeChat and extractive_answer are re-exported: the UI needs one import
+__all__ = ["Answerer", "AnswerStream", "Conversation", "Turn", "ask", "ask_cli", "answer_to_json", "build_messages",
+           "format_snippet", "graph_facts", "parse_citations", "verify_citations", "CitedSpan", "SYSTEM_PROMPT",
+           "ChatModel", "OpenAIChat", "FakeChat", "DEFAULT_MODEL", "extractive_answer", "EXTRACTIVE_NOTE"]
