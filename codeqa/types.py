@@ -103,6 +103,9 @@ class Hit:
 
 @dataclass(frozen=True)
 class Citation:
+    """A `path:Lstart-Lend` found in an answer. `verified`: the file is indexed, the lines exist and lie
+    inside the snippets the answer was built from. `reason` says why not (or notes a completed path)."""
+
     path: str
     start_line: int
     end_line: int
@@ -128,6 +131,10 @@ class Snippet:
 
 @dataclass(frozen=True)
 class Answer:
+    """A finished answer. `snippets` are exactly what the model saw (or what an extractive answer was
+    built from); `references` the complete reference list of a usage question; `error` is set when the
+    LLM failed (the answer then falls back to extractive, or is cut off where the stream broke)."""
+
     answer: str
     citations: tuple[Citation, ...]
     snippets: tuple[Snippet, ...]
@@ -136,6 +143,10 @@ class Answer:
     references: tuple[Reference, ...] = ()
     error: str | None = None
     hits: tuple[Hit, ...] = field(default=())
+    question: str = ""
+    query: str = ""  # what retrieval used: the question, or its history-aware rewrite
+    model: str | None = None  # the chat model, when mode is "llm"
+    definitions: tuple[Symbol, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -156,3 +167,6 @@ class Retrieval:
     definitions: tuple[Symbol, ...] = ()
     references: tuple[Reference, ...] = ()
     paths: tuple[tuple[str, ...], ...] = ()  # relationship route: symbol-id paths between A and B
+    # relationship route: each step of those paths, (from id, to id, the reference that links them
+    # or None when one symbol is a member of the other)
+    edges: tuple[tuple[str, str, Reference | None], ...] = ()

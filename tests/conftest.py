@@ -71,3 +71,23 @@ def settings():
     from codeqa.config import Settings
 
     return Settings.load(env={})
+
+
+@pytest.fixture
+def llm_stub(monkeypatch):
+    """A started local OpenAI-compatible server (tests/llm_stub.py); proxies bypassed for it."""
+    from llm_stub import LLMStub
+
+    for var in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(var, "127.0.0.1,localhost")
+    with LLMStub() as stub:
+        yield stub
+
+
+@pytest.fixture
+def llm_settings(llm_stub):
+    """Settings that point the chat model at the stub (short timeout, so slow replies fail fast)."""
+    from codeqa.config import Settings
+
+    return Settings.load(env={}, openai_base_url=llm_stub.base_url, openai_api_key="test-key", model="stub-model",
+                         llm_timeout=5.0)

@@ -1,0 +1,464 @@
+"""Answer stage: conversation, prompt, streaming, citation check; the API the CLI and the UI drive.
+
+    question --(Conversation: follow-up rewrite)--> Retriever.retrieve --> snippets
+      --> prompt (system rules + history + graph facts + numbered snippets `path:Lstart-Lend`)
+      --> ChatModel.stream (chat.py) --> text pieces --> citations parsed and verified --> Answer
+
+Without an LLM (none configured, or `no_llm`) the answer is built from retrieval alone and says
+so (extractive.py). A citation is `verified` only when its file is in the index, its lines exist,
+and they lie inside the snippets the model was given; others are reported as unverified, never as
+valid. Secrets never reach the model: snippets are redacted in packing, the question and history here.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
+
+from .chat import DEFAULT_MODEL, ChatModel, FakeChat, Message, OpenAIChat
+from .config import Settings
+from .errors import LLMError
+from .extractive import EXTRACTIVE_NOTE, describe_path, extractive_answer, span_label
+from .retrieve import Retriever, count_tokens, group_references, redact
+from .types import Answer, Citation, Retrieval, Snippet
+
+SYSTEM_PROMPT = """You answer questions about a code repository using only the evidence in the user's \
+message: numbered code snippets, each labelled path:Lstart-Lend with every line numbered, and facts \
+from the repository's reference graph.
+Rules:
+- Cite every claim as path:Lstart-Lend (or path:Lline), with the path exactly as in a snippet label \
+and lines inside that snippet, e.g. `src/app/main.py:L12-L18`. Cite the narrowest lines that show it.
+- Use nothing you were not shown: no guesses about code outside the snippets, no invented files or lines.
+- If the snippets do not contain the evidence, say plainly that it is missing from the retrieved code \
+and what would be needed; do not fill the gap from general knowledge.
+- For "where/how is X used" questions, give the complete list of reference sites from the graph facts, \
+grouped by file, with the count.
+- Be concise: short paragraphs or lists; quote code only when it helps."""
+
+
+# ---- conversation -------------------------------------------------------------------------------
+
+_CONJUNCTION = re.compile(r"^\s*(?:and|also|but|so|then|ok(?:ay)?|now)\b[\s,]*", re.IGNORECASE)
+_WHAT_ABOUT = re.compile(r"^\s*(?:(?:and\s+)?(?:what|how)\s+about|and)\s+", re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(it|its|this|that|they|them|these|those|this one|that one|the same)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Turn:
+    question: str  # as the user asked it
+    query: str  # what retrieval used (the rewrite of a follow-up)
+    answer: str
+    subjects: tuple[str, ...] = ()  # qualified names the turn was about, for "it" in the next question
+
+
+class Conversation:
+    """The turns of one chat (the UI keeps one per session).
+
+    Follow-ups are rewritten for retrieval ("and where is it called?" after a question about
+    `EncoderClass` -> "where is EncoderClass called?") and the history goes into the prompt,
+    bounded to the last `max_turns` turns and `max_history_tokens` tokens (oldest dropped first,
+    long answers cut).
+    """
+
+    def __init__(self, max_turns: int = 4, max_history_tokens: int = 1500):
+        self.turns: list[Turn] = []
+        self.max_turns = max_turns
+        self.max_history_tokens = max_history_tokens
+
+    def __len__(self) -> int:
+        return len(self.turns)
+
+    def add(self, turn: Turn) -> None:
+        self.turns.append(turn)
+
+    def clear(self) -> None:
+        self.turns.clear()
+
+    def rewrite(self, question: str, names: Sequence[str] = ()) -> str:
+        """The retrieval query for `question`, given the names it mentions itself.
+
+        A follow-up without names of its own gets the previous turn's subject in place of its
+        pronoun ("where is it called?"); a bare "and X?" / "what about X?" repeats the previous
+        question about X instead. Anything else is returned unchanged.
+        """
+        if not self.turns:
+            return question
+        last = self.turns[-1]
+        subject = last.subjects[0] if last.subjects else None
+        words = re.findall(r"\w+", question)
+        if names:
+            bare = _WHAT_ABOUT.sub("", question).strip(" ?.!")
+            if _WHAT_ABOUT.match(question) and len(words) <= 5 and subject and subject in last.query:
+                return last.query.replace(subject, bare)
+            return question
+        if subject is None:
+            return question
+        follow_up = bool(_CONJUNCTION.match(question)) or len(words) <= 10
+        if not follow_up:
+            return question
+        stripped = _CONJUNCTION.sub("", question)
+        if _PRONOUN.search(stripped):
+            return _PRONOUN.sub(lambda m: f"{subject}'s" if m.group(1).lower() == "its" else subject, stripped, count=1)
+        if _CONJUNCTION.match(question):
+            return f"{stripped.rstrip(' ?')} ({subject})?"
+        return question
+
+    def messages(self) -> list[Message]:
+        """History as alternating user/assistant messages, newest kept, within the bounds; redacted."""
+        picked: list[Message] = []
+        used = 0
+        for turn in reversed(self.turns[-self.max_turns:]):
+            answer = _cut_tokens(turn.answer, max(self.max_history_tokens // 2, 100))
+            pair = [{"role": "user", "content": redact(turn.question)}, {"role": "assistant", "content": redact(answer)}]
+            cost = count_tokens(turn.question) + count_tokens(answer) + 8
+            if picked and used + cost > self.max_history_tokens:
+                break
+            picked = pair + picked
+            used += cost
+        return picked
+
+
+def _cut_tokens(text: str, limit: int) -> str:
+    if count_tokens(text) <= limit:
+        return text
+    cut = text[: int(limit * 3)]
+    return cut.rsplit("\n", 1)[0] + "\n[…]"
+
+
+# ---- prompt -------------------------------------------------------------------------------------
+
+def build_messages(question: str, retrieval: Retrieval, conversation: Conversation | None = None,
+                   repo_name: str = "") -> list[Message]:
+    """System rules, the bounded history, then one user message: question, graph facts, numbered snippets."""
+    parts = [f"Repository: {repo_name}" if repo_name else "", f"Question: {redact(question)}"]
+    if retrieval.query and retrieval.query != question:
+        parts.append(f"(Follow-up, read as: {redact(retrieval.query)})")
+    facts = graph_facts(retrieval)
+    if facts:
+        parts.append("Graph facts (from the index):\n" + redact(facts))
+    if retrieval.snippets:
+        parts.append("Snippets:\n\n" + "\n\n".join(format_snippet(i, s) for i, s in enumerate(retrieval.snippets, 1)))
+    else:
+        parts.append("Snippets: none were found for this question.")
+    user = "\n\n".join(p for p in parts if p)
+    history = conversation.messages() if conversation else []
+    return [{"role": "system", "content": SYSTEM_PROMPT}, *history, {"role": "user", "content": user}]
+
+
+def format_snippet(number: int, snippet: Snippet) -> str:
+    """`[n] path:Lstart-Lend (why)` and the code with every line numbered, fenced."""
+    lines = snippet.text.splitlines() or [""]
+    width = len(str(snippet.start_line + len(lines) - 1))
+    body = "\n".join(f"{snippet.start_line + i:>{width}} | {line}" for i, line in enumerate(lines))
+    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", snippet.text)), default=0) + 1)
+    why = f" ({snippet.reason})" if snippet.reason else ""
+    return f"[{number}] {snippet.label}{why}\n{fence}\n{body}\n{fence}"
+
+
+def graph_facts(retrieval: Retrieval) -> str:
+    """Usage: definitions and the complete reference list, grouped by file. Relationship: the paths."""
+    lines: list[str] = []
+    if retrieval.route == "usage":
+        for sym in retrieval.definitions:
+            lines.append(f"{sym.qualified_name} ({sym.kind}) is defined at {sym.path}:L{sym.start_line}-L{sym.end_line}.")
+        groups = group_references(retrieval.references)
+        lines.append(f"{len(retrieval.references)} reference site(s) in {len(groups)} file(s):")
+        for path, refs in groups:
+            lines.append(f"- {path} ({len(refs)}): " + "; ".join(f"L{r.line} {r.kind}" for r in refs))
+    elif retrieval.route == "relationship":
+        if not retrieval.paths:
+            lines.append("No path of at most 4 hops connects them in the reference graph.")
+        for path in retrieval.paths:
+            lines.append("Path: " + describe_path(path, retrieval.edges))
+    return "\n".join(lines)
+
+
+# ---- citations ----------------------------------------------------------------------------------
+
+_CITATION = re.compile(
+    r"(?<![\w/.@+-])(?P<path>(?:\.{1,2}/)?(?:[\w.@+-]+/)*[\w.@+-]*\w)"
+    r"(?:\s*[:#]\s*|\s+(?=L\d))L?(?P<start>\d+)(?:\s*(?:-|–|—|\.\.|to)\s*L?(?P<end>\d+))?(?!\w|\.\w)")
+
+
+@dataclass(frozen=True)
+class CitedSpan:
+    path: str
+    start_line: int
+    end_line: int
+    text: str  # as written in the answer
+
+
+def parse_citations(text: str, known_paths: Iterable[str] = ()) -> list[CitedSpan]:
+    """Every `path:Lstart-Lend` in `text`, in order, duplicates removed.
+
+    Accepted: `path:L3-L9`, `path:L3`, `path:3-9`, `path#L3-L9`, `path L3-L9`, with or without
+    backticks. A path must contain `/` or `.` (a file name) unless it is one of `known_paths`
+    (`Makefile:L3`), so `localhost:8080` or `12:30` are not citations.
+    """
+    known = set(known_paths)
+    found: dict[tuple[str, int, int], CitedSpan] = {}
+    for m in _CITATION.finditer(text):
+        path = m.group("path").removeprefix("./")
+        if not (("/" in path or "." in path.strip(".")) and re.search(r"[A-Za-z]", path)) and path not in known:
+            continue
+        start = int(m.group("start"))
+        end = int(m.group("end")) if m.group("end") else start
+        found.setdefault((path, start, end), CitedSpan(path, start, end, m.group(0)))
+    return list(found.values())
+
+
+def verify_citations(cited: Iterable[CitedSpan], snippets: Sequence[Snippet], indexed_paths: Iterable[str],
+                     line_count: Callable[[str], int | None]) -> list[Citation]:
+    """`verified` only when the file is in the index, the lines exist in it, and every cited line lies
+    inside the snippets given to the model. A path given as a unique suffix of a snippet's path
+    (`encoder.py`) is completed. Unverified citations carry the reason."""
+    indexed = set(indexed_paths)
+    covered: dict[str, list[tuple[int, int]]] = {}
+    for s in snippets:
+        covered.setdefault(s.path, []).append((s.start_line, s.end_line))
+    out = []
+    for c in cited:
+        path, note = c.path, ""
+        if path not in indexed:
+            completions = sorted({p for p in covered if p.endswith("/" + path)})
+            if len(completions) == 1:
+                path, note = completions[0], f" (path completed from {c.path})"
+        reason = _check(path, c.start_line, c.end_line, indexed, covered, line_count)
+        out.append(Citation(path, c.start_line, c.end_line, verified=not reason, reason=reason or note.strip(" ()")))
+    return out
+
+
+def _check(path: str, start: int, end: int, indexed: set[str], covered: dict[str, list[tuple[int, int]]],
+           line_count: Callable[[str], int | None]) -> str:
+    if path not in indexed:
+        return "file not in the index"
+    if start < 1 or end < start:
+        return "not a valid line range"
+    total = line_count(path)
+    if total is None:
+        return "file cannot be read"
+    if end > total:
+        return f"the file has only {total} lines"
+    spans = sorted(covered.get(path, ()))
+    line = start
+    for s, e in spans:
+        if s <= line <= e:
+            line = e + 1
+        if line > end:
+            return ""
+    return "lines outside the snippets given to the model"
+
+
+# ---- extractive answers -------------------------------------------------------------------------
+
+# ---- answering ----------------------------------------------------------------------------------
+
+class AnswerStream:
+    """One answer in progress. Iterate for text pieces as they arrive; afterwards `answer` holds the
+    final Answer (citations verified). `retrieval` is there from the start, so a UI can show the
+    evidence before the first token. `result()` finishes the answer without showing it."""
+
+    def __init__(self, answerer: "Answerer", question: str, query: str, retrieval: Retrieval,
+                 chat: ChatModel | None, conversation: Conversation | None, started: float):
+        self.question = question
+        self.query = query
+        self.retrieval = retrieval
+        self.mode = "llm" if chat is not None else "extractive"
+        self.error: str | None = None
+        self.answer: Answer | None = None
+        self.started = started
+        self.retrieval_seconds = time.perf_counter() - started
+        self.first_token_seconds: float | None = None
+        self._answerer = answerer
+        self._chat = chat
+        self._conversation = conversation
+        self._iterator: Iterator[str] | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        if self._iterator is None:
+            self._iterator = self._run()
+        return self._iterator
+
+    def result(self) -> Answer:
+        for _ in self:
+            pass
+        assert self.answer is not None
+        return self.answer
+
+    def _emit(self, piece: str) -> str:
+        if self.first_token_seconds is None:
+            self.first_token_seconds = time.perf_counter() - self.started
+        return piece
+
+    def _run(self) -> Iterator[str]:
+        pieces: list[str] = []
+        retriever = self._answerer.retriever
+        if self._chat is not None:
+            messages = build_messages(self.question, self.retrieval, self._conversation, retriever.repo.name)
+            try:
+                for piece in self._chat.stream(messages):
+                    pieces.append(piece)
+                    yield self._emit(piece)
+            except LLMError as exc:
+                self.error = str(exc)
+                if pieces:
+                    note = f"\n\n[The answer was cut off: {self.error}]\n"
+                else:
+                    self.mode = "extractive"
+                    note = f"The LLM could not be used: {self.error}\n\n" + extractive_answer(self.retrieval, retriever)
+                pieces.append(note)
+                yield self._emit(note)
+        else:
+            text = extractive_answer(self.retrieval, retriever)
+            for part in re.split(r"(?<=\n\n)", text):
+                pieces.append(part)
+                yield self._emit(part)
+        self.answer = self._answerer.finish(self, "".join(pieces))
+        if self._conversation is not None:
+            self._conversation.add(Turn(self.question, self.query, self.answer.answer,
+                                        self._answerer.subjects(self.retrieval)))
+
+
+class Answerer:
+    """Answers questions about one indexed repository.
+
+        answerer = Answerer(retriever, settings)            # OpenAIChat when an LLM is configured
+        stream = answerer.stream("where is X used?", conversation)
+        for piece in stream: ...                             # text as it arrives
+        stream.answer                                        # Answer with verified citations
+
+    `chat=None` uses OpenAIChat when `settings.llm_configured`, else extractive answers; `no_llm`
+    forces extractive for one question. Extractive answers never touch the network.
+    """
+
+    def __init__(self, retriever: Retriever, settings: Settings, chat: ChatModel | None = None):
+        self.retriever = retriever
+        self.settings = settings
+        self.chat = chat if chat is not None else (OpenAIChat.from_settings(settings) if settings.llm_configured else None)
+
+    def stream(self, question: str, conversation: Conversation | None = None, no_llm: bool = False,
+               top_k: int | None = None) -> AnswerStream:
+        """Retrieve now (errors such as a missing index raise here) and return the answer to iterate."""
+        started = time.perf_counter()
+        query = question
+        if conversation is not None and len(conversation):
+            # a plain word that happens to be a symbol name ("validate") does not make a new subject
+            names = [m.text for m in self.retriever.match_question(question) if m.strength >= 2]
+            query = conversation.rewrite(question, names)
+        retrieval = self.retriever.retrieve(query, top_k=top_k)
+        if query != question:
+            retrieval = replace(retrieval, query=query)
+        chat = None if no_llm else self.chat
+        return AnswerStream(self, question, query, retrieval, chat, conversation, started)
+
+    def answer(self, question: str, conversation: Conversation | None = None, no_llm: bool = False) -> Answer:
+        return self.stream(question, conversation, no_llm).result()
+
+    def finish(self, stream: AnswerStream, text: str) -> Answer:
+        retrieval = stream.retrieval
+        cited = parse_citations(text, self.retriever.indexed_paths)
+        citations = verify_citations(cited, retrieval.snippets, self.retriever.indexed_paths, self._line_count)
+        model = self.chat.model if (self.chat is not None and stream.mode == "llm") else None
+        return Answer(answer=text, citations=tuple(citations), snippets=retrieval.snippets, mode=stream.mode,
+                      route=retrieval.route, references=retrieval.references, error=stream.error, hits=retrieval.hits,
+                      question=stream.question, query=stream.query, model=model, definitions=retrieval.definitions)
+
+    def subjects(self, retrieval: Retrieval) -> tuple[str, ...]:
+        """What a turn was about: the symbols it named, else the symbol of the best hit."""
+        if retrieval.definitions:
+            return tuple(dict.fromkeys(s.qualified_name for s in retrieval.definitions))
+        by_id = {s.id: s for s in self.retriever.symbols}
+        for h in retrieval.hits[:1]:
+            for sid in h.symbol_ids:
+                if sid in by_id:
+                    return (by_id[sid].qualified_name,)
+        return ()
+
+    def _line_count(self, path: str) -> int | None:
+        lines = self.retriever.file_lines(path)
+        return None if lines is None else len(lines)
+
+
+def ask(repo: Path | str, question: str, settings: Settings | None = None, *, no_llm: bool = False,
+        chat: ChatModel | None = None, conversation: Conversation | None = None, embedder=None) -> Answer:
+    """Answer one question about an indexed repository (library entry point)."""
+    settings = settings or Settings.load()
+    with Retriever.open(Path(repo), settings, embedder) as retriever:
+        return Answerer(retriever, settings, chat).stream(question, conversation, no_llm=no_llm).result()
+
+
+def answer_to_json(answer: Answer) -> dict:
+    """The `ask --json` shape (DESIGN.md), plus route, query, model, error and the reference list."""
+    return {
+        "answer": answer.answer,
+        "citations": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line, "verified": c.verified,
+                       "reason": c.reason} for c in answer.citations],
+        "snippets": [{"path": s.path, "start_line": s.start_line, "end_line": s.end_line, "text": s.text,
+                      "reason": s.reason} for s in answer.snippets],
+        "mode": answer.mode,
+        "route": answer.route,
+        "query": answer.query,
+        "model": answer.model,
+        "error": answer.error,
+        "references": [{"path": r.path, "line": r.line, "kind": r.kind, "confidence": r.confidence,
+                        "text": r.line_text} for r in answer.references],
+    }
+
+
+# ---- CLI shell (called by cli.cmd_ask; the only printing in this module) ---------------------------
+
+def ask_cli(repo: Path, settings: Settings, question: str, no_llm: bool = False, as_json: bool = False) -> int:
+    """`codeqa ask`: stream the answer to stdout, then the citations with ✓/✗. Exit 1 when the LLM failed
+    (the evidence is still printed), else 0."""
+    import json
+    import sys
+
+    from rich.console import Console
+
+    with Retriever.open(repo, settings) as retriever:
+        stream = Answerer(retriever, settings).stream(question, no_llm=no_llm)
+        if as_json:
+            answer = stream.result()
+            print(json.dumps(answer_to_json(answer), indent=2))
+        else:
+            console = Console(highlight=False, soft_wrap=True)
+            for piece in stream:
+                console.print(piece, end="", markup=False)
+            answer = stream.result()
+            if not answer.answer.endswith("\n"):
+                console.print()
+            _print_citations(console, answer)
+    if answer.error:
+        print(f"error: {answer.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_citations(console, answer: Answer) -> None:
+    from rich.markup import escape
+
+    if answer.citations:
+        console.print("\n[bold]Citations[/]")
+        for c in answer.citations:
+            if c.verified:
+                console.print(f" [green]✓[/] {escape(span_label(c.path, c.start_line, c.end_line))}")
+            else:
+                console.print(f" [red]✗[/] {escape(span_label(c.path, c.start_line, c.end_line))} "
+                              f"[red](unverified: {escape(c.reason)})[/]")
+    elif answer.mode == "llm":
+        console.print("\n[yellow]The answer cites no code.[/]")
+    if answer.error or not answer.citations:
+        console.print("\n[bold]Evidence retrieved[/]")
+        for s in answer.snippets[:12]:
+            console.print(f"  {escape(s.label)} [dim]({escape(s.reason)})[/]")
+    if answer.mode == "extractive":
+        console.print("\n[dim]Extractive answer: produced without an LLM.[/]")
+
+
+# ChatModel, OpenAIChat, FakeChat and extractive_answer are re-exported: the UI needs one import
+__all__ = ["Answerer", "AnswerStream", "Conversation", "Turn", "ask", "ask_cli", "answer_to_json", "build_messages",
+           "format_snippet", "graph_facts", "parse_citations", "verify_citations", "CitedSpan", "SYSTEM_PROMPT",
+           "ChatModel", "OpenAIChat", "FakeChat", "DEFAULT_MODEL", "extractive_answer", "EXTRACTIVE_NOTE"]

@@ -1,0 +1,239 @@
+"""Extractive answers: an answer from retrieval alone, when no LLM is configured or `--no-llm`.
+
+Usage questions: the definition and every reference site grouped by file, the most informative
+sites shown in full. Relationship questions: the graph paths between the two symbols. Anything
+else: the best hits with one-line explanations from symbol names, signatures and docstrings.
+Every citation written here lies inside the retrieval's snippets, so all of them verify.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+from .retrieve import Retriever, group_references
+from .types import Hit, Reference, Retrieval, Snippet, Symbol
+
+EXTRACTIVE_NOTE = "Produced without an LLM (extractive answer from retrieval alone)."
+
+
+def extractive_answer(retrieval: Retrieval, retriever: Retriever, max_items: int = 5, max_code_lines: int = 30) -> str:
+    """An answer from retrieval alone; every citation in it lies inside `retrieval.snippets`."""
+    cover = _Coverage(retrieval.snippets)
+    if retrieval.route == "usage":
+        body = _extract_usage(retrieval, retriever, cover)
+    elif retrieval.route == "relationship":
+        body = _extract_relationship(retrieval, retriever, cover, max_items, max_code_lines)
+    else:
+        body = _extract_search(retrieval, retriever, cover, max_items, max_code_lines)
+    return f"{EXTRACTIVE_NOTE}\n\n{body.strip()}\n"
+
+
+class _Coverage:
+    """Which lines of which files the snippets hold."""
+
+    def __init__(self, snippets: Sequence[Snippet]):
+        self.snippets = snippets
+
+    def snippet_at(self, path: str, line: int) -> Snippet | None:
+        return next((s for s in self.snippets if s.path == path and s.start_line <= line <= s.end_line), None)
+
+    def clip(self, path: str, start: int, end: int) -> tuple[int, int] | None:
+        """start..end cut to the snippet that holds `start`, or None when `start` is not covered."""
+        s = self.snippet_at(path, start)
+        return (start, min(end, s.end_line)) if s else None
+
+
+def span_label(path: str, start: int, end: int) -> str:
+    """`path:Lstart-Lend`, or `path:Lline` for one line."""
+    return f"{path}:L{start}" if start == end else f"{path}:L{start}-L{end}"
+
+
+def _first_sentence(doc: str) -> str:
+    """The docstring's first sentence, with reST roles (:term:`x <y>`) reduced to their text."""
+    text = " ".join(doc.strip().split("\n\n", 1)[0].split())
+    text = re.sub(r":[\w:.-]+:`[~.]?([^`<]*?)\s*(?:<[^>]*>)?`", r"\1", text)
+    m = re.match(r"(.+?[.!?])(\s|$)", text)
+    return _one_line(m.group(1) if m else text, 140) if text else ""
+
+
+def _describe_symbol(sym: Symbol) -> str:
+    sig = " ".join(sym.signature.split()) if sym.signature else sym.qualified_name
+    doc = _first_sentence(sym.docstring)
+    return f"{sym.kind} `{sym.qualified_name}` — `{_one_line(sig, 90)}`" + (f": {doc}" if doc else "")
+
+
+def _trim(snippet: Snippet, start: int, end: int) -> tuple[int, int]:
+    """start..end without leading and trailing blank lines (so the citation covers only what is shown)."""
+    lines = snippet.text.splitlines()
+    while start < end and start - snippet.start_line < len(lines) and not lines[start - snippet.start_line].strip():
+        start += 1
+    while end > start and end - snippet.start_line < len(lines) and not lines[end - snippet.start_line].strip():
+        end -= 1
+    return start, end
+
+
+def _code_block(snippet: Snippet, start: int, end: int) -> str:
+    lines = snippet.text.splitlines()[start - snippet.start_line:end - snippet.start_line + 1]
+    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", "\n".join(lines))), default=0) + 1)
+    return f"{fence}\n" + "\n".join(lines) + f"\n{fence}"
+
+
+def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage) -> str:
+    out: list[str] = []
+    by_id = {s.id: s for s in retriever.symbols}
+    for sym in retrieval.definitions:
+        span = cover.clip(sym.path, sym.start_line, sym.end_line)
+        where = span_label(sym.path, *span) if span else f"{sym.path} line {sym.start_line}"
+        out.append(f"Definition: {_describe_symbol(sym)} ({where})")
+    refs = retrieval.references
+    names = ", ".join(f"`{n}`" for n in dict.fromkeys(s.qualified_name for s in retrieval.definitions))
+    if not refs:
+        out.append(f"\nNo reference to {names} was found in the index: it may be unused, or used only in ways the "
+                   "reference graph does not resolve (dynamic calls, strings, other languages).")
+        return "\n".join(out)
+    groups = group_references(refs)
+    out.append(f"\n{len(refs)} reference{'s' if len(refs) != 1 else ''} to {names} in {len(groups)} "
+               f"file{'s' if len(groups) != 1 else ''}:")
+    uncited = 0
+    for path, file_refs in groups:
+        out.append(f"\n{path} ({len(file_refs)})")
+        for r in file_refs:
+            enclosing = by_id.get(r.enclosing_symbol_id) if r.enclosing_symbol_id else None
+            where = f" in `{enclosing.qualified_name}`" if enclosing else ""
+            code = _one_line(r.line_text.strip(), 100)
+            if cover.snippet_at(r.path, r.line):
+                out.append(f"- {span_label(r.path, r.line, r.line)} {r.kind}{where}: `{code}`")
+            else:
+                uncited += 1
+                out.append(f"- line {r.line} {r.kind}{where}: `{code}`")
+    if uncited:
+        out.append(f"\n({uncited} site(s) did not fit into the context budget; they are listed without citations.)")
+    sites = [h for h in retrieval.hits if any(reason.endswith(" site") for reason in h.reasons)]
+    shown = [h for h in sites if h.kind != "import"][:4] or sites[:2]
+    if shown:
+        out.append("\nMost informative sites:")
+        for h in shown:
+            span = cover.clip(h.path, h.start_line, h.end_line)
+            snippet = cover.snippet_at(h.path, h.start_line)
+            if span and snippet:
+                span = _trim(snippet, *span)
+                out.append(f"\n{span_label(h.path, *span)} ({h.kind} of `{h.symbol}`)\n{_code_block(snippet, *span)}")
+    return "\n".join(out)
+
+
+def _extract_relationship(retrieval: Retrieval, retriever: Retriever, cover: _Coverage, max_items: int,
+                          max_code_lines: int) -> str:
+    out: list[str] = []
+    for sym in retrieval.definitions:
+        span = cover.clip(sym.path, sym.start_line, sym.end_line)
+        out.append(f"- {_describe_symbol(sym)}" + (f" ({span_label(sym.path, *span)})" if span else ""))
+    if not retrieval.paths:
+        out.append("\nNo path of at most 4 hops connects them in the reference graph. The closest code by search:")
+        out.append(_extract_search(retrieval, retriever, cover, max_items, max_code_lines))
+        return "\n".join(out)
+    out.append("\nConnections in the reference graph:")
+
+    def cite(ref: Reference) -> str:
+        return span_label(ref.path, ref.line, ref.line) if cover.snippet_at(ref.path, ref.line) else f"{ref.path} line {ref.line}"
+
+    for path in retrieval.paths:
+        out.append(f"- {describe_path(path, retrieval.edges, cite)}")
+    return "\n".join(out)
+
+
+def _extract_search(retrieval: Retrieval, retriever: Retriever, cover: _Coverage, max_items: int,
+                    max_code_lines: int) -> str:
+    if not retrieval.snippets:
+        return "Nothing in the index matches this question."
+    out = ["The most relevant code, best first:"]
+    seen: set[tuple[str, int]] = set()
+    for h in _best_hits(retrieval, cover):
+        span = cover.clip(h.path, h.start_line, h.end_line)
+        snippet = cover.snippet_at(h.path, h.start_line)
+        if not span or not snippet or (h.path, span[0]) in seen:
+            continue
+        seen.add((h.path, span[0]))
+        start, end = _trim(snippet, span[0], min(span[1], span[0] + max_code_lines - 1))
+        out.append(f"\n{len(seen)}. {span_label(h.path, start, end)} — {_explain_span(retriever, h.path, start, end)}")
+        out.append(_code_block(snippet, start, end))
+        if len(seen) >= max_items:
+            break
+    return "\n".join(out)
+
+
+def _best_hits(retrieval: Retrieval, cover: _Coverage) -> list[Hit]:
+    """Hits in rank order; when there are none (graph routes), the snippets themselves."""
+    hits = [h for h in retrieval.hits if h.reasons != ("reference",)]
+    if hits:
+        return hits
+    return [Hit(s.path, s.start_line, s.end_line, s.score, "", None, s.text) for s in retrieval.snippets]
+
+
+def _explain_span(retriever: Retriever, path: str, start: int, end: int) -> str:
+    """One line from the symbols the span defines (name, signature, docstring) or the one that encloses it."""
+    symbols = retriever.symbols_in_file(path)
+    defined = sorted((s for s in symbols if start <= s.start_line <= end), key=lambda s: (s.start_line, -s.end_line))
+    top = [s for s in defined if not any(o is not s and o.start_line <= s.start_line and s.end_line <= o.end_line
+                                         and o in defined for o in defined)]
+    if top:
+        first = _describe_symbol(top[0])
+        more = [s.name for s in defined if s is not top[0]][:4]
+        return first + (f" (also {', '.join(f'`{n}`' for n in more)})" if more else "")
+    enclosing = [s for s in symbols if s.start_line < start <= s.end_line]
+    if enclosing:
+        inner = max(enclosing, key=lambda s: s.start_line)
+        return f"part of {_describe_symbol(inner)}"
+    if path.endswith((".md", ".rst", ".txt", ".adoc")):
+        heading = _heading_above(retriever.file_lines(path) or [], start, end)
+        return f"documentation, section “{heading}”" if heading else "documentation"
+    return "module-level code"
+
+
+def _heading_above(lines: Sequence[str], start: int, end: int) -> str:
+    """The heading that names the span: one in its first lines, else the nearest above it
+    (markdown `# Title` or a reStructuredText underlined title)."""
+    def heading(number: int) -> str:
+        line = lines[number - 1].strip()
+        if line.startswith("#") and line.lstrip("#").startswith(" "):
+            return _one_line(line.lstrip("#").strip(), 80)
+        underline = lines[number].strip() if number < len(lines) else ""
+        if line and len(underline) >= len(line) >= 3 and len(set(underline)) == 1 and underline[0] in "=-~^*+#":
+            return _one_line(line, 80)
+        return ""
+
+    for number in [*range(start, min(start + 3, end, len(lines)) + 1), *range(min(start - 1, len(lines)), 0, -1)]:
+        found = heading(number)
+        if found:
+            return found
+    return ""
+
+
+def describe_path(path: Sequence[str], edges: Sequence[tuple[str, str, Reference | None]],
+                  cite: Callable[[Reference], str] | None = None) -> str:
+    """`a —[call at p:L3]→ b ←[instantiation at q:L7]— c —[contains]— c.m`: an arrow points from the
+    code that refers to the symbol it refers to. `cite` renders a reference's place (default `path:Lline`)."""
+    steps = {(a, b): r for a, b, r in edges}
+    out = _symbol_name(path[0])
+    for a, b in zip(path, path[1:]):
+        ref = steps.get((a, b))
+        if ref is None:
+            how = "contains" if _symbol_name(b).startswith(_symbol_name(a) + ".") else "member of"
+            out += f" —[{how}]— {_symbol_name(b)}"
+            continue
+        place = f"{ref.kind} at " + (cite(ref) if cite else f"{ref.path}:L{ref.line}")
+        out += f" ←[{place}]— {_symbol_name(b)}" if a in ref.target_ids else f" —[{place}]→ {_symbol_name(b)}"
+    return out
+
+
+def _symbol_name(symbol_id: str) -> str:
+    """The qualified name inside a symbol id (`path#Qualified.name@line`)."""
+    return symbol_id.split("#", 1)[-1].rsplit("@", 1)[0]
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split()).rstrip(".")
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+__all__ = ["extractive_answer", "describe_path", "span_label", "EXTRACTIVE_NOTE"]

@@ -1,0 +1,209 @@
+"""A local OpenAI-compatible chat server for tests (stdlib only): the real `openai` client talks to it.
+
+    stub = LLMStub().start()             # 127.0.0.1, random port; stub.base_url ends with /v1
+    stub.reply("text")                   # what every request gets from now on
+    stub.script(Reply(status=500), Reply("second"))   # the next requests, in order, then the default
+    ... run code against stub.base_url ...
+    stub.requests[-1].body["messages"]   # what the client sent
+    stub.stop()
+
+Endpoints: POST /v1/chat/completions (plain JSON, or SSE when the body says "stream": true),
+GET /v1/models. A Reply can fail with an HTTP status and an OpenAI-style error body, wait before
+answering (`delay`, for timeouts), pause between stream chunks (`chunk_delay`) or stall after some
+chunks (`stall_after`, a stream that stops sending). Waits end at once when the stub stops.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+
+@dataclass
+class Reply:
+    text: str | Callable[[dict], str] = "OK"  # or a function of the request body
+    status: int = 200
+    error: str = "stub error"  # the message of an error reply
+    delay: float = 0.0  # seconds before the response starts
+    chunk_delay: float = 0.0  # seconds between stream chunks
+    stall_after: int | None = None  # stream: send this many chunks, then hang until the stub stops
+    chunks: list[str] | None = None  # stream: exact pieces (default: the text split after each word)
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any  # parsed JSON, or the raw text when it is not JSON
+
+    @property
+    def messages(self) -> list[dict]:
+        return list(self.body.get("messages", [])) if isinstance(self.body, dict) else []
+
+    @property
+    def text(self) -> str:
+        """Everything the client sent as message content, joined: what a secret must never be in."""
+        return "\n".join(str(m.get("content", "")) for m in self.messages)
+
+
+@dataclass
+class LLMStub:
+    model: str = "stub-model"
+    requests: list[RecordedRequest] = field(default_factory=list)
+
+    def __post_init__(self):
+        self._default = Reply()
+        self._queue: list[Reply] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---- control --------------------------------------------------------------------------
+    def start(self) -> "LLMStub":
+        stub = self
+
+        class Handler(_Handler):
+            owner = stub
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="llm-stub", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> "LLMStub":
+        return self.start() if self._server is None else self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() the stub first"
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def reply(self, text: str | Callable[[dict], str] = "OK", **options) -> None:
+        """The reply for every request that no script() entry is waiting for."""
+        with self._lock:
+            self._default = Reply(text, **options)
+
+    def script(self, *replies: Reply) -> None:
+        """Replies for the next requests, in order."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    # ---- used by the handler ----------------------------------------------------------------
+    def _next_reply(self) -> Reply:
+        with self._lock:
+            return self._queue.pop(0) if self._queue else self._default
+
+    def _wait(self, seconds: float) -> bool:
+        """Sleep unless the stub stops first; True when it is stopping."""
+        return self._stopping.wait(seconds) if seconds > 0 else self._stopping.is_set()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: LLMStub
+    server_version = "llm-stub/1"
+
+    def log_message(self, *args) -> None:  # keep test output clean
+        pass
+
+    def _record(self) -> RecordedRequest:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length).decode("utf-8", errors="replace") if length else ""
+        try:
+            body: Any = json.loads(raw) if raw else {}
+        except ValueError:
+            body = raw
+        request = RecordedRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        self.owner.requests.append(request)
+        return request
+
+    def _json(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._record()
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": self.owner.model, "object": "model", "owned_by": "stub"}]})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        request = self._record()
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        reply = self.owner._next_reply()
+        if self.owner._wait(reply.delay):
+            return
+        try:
+            if reply.status != 200:
+                kind = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit"}.get(reply.status, "server_error")
+                self._json(reply.status, {"error": {"message": reply.error, "type": kind, "code": kind}})
+                return
+            body = request.body if isinstance(request.body, dict) else {}
+            text = reply.text(body) if callable(reply.text) else reply.text
+            model = body.get("model", self.owner.model)
+            if body.get("stream"):
+                self._stream(reply, text, model)
+            else:
+                self._json(200, {"id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
+                                 "model": model, "choices": [{"index": 0, "finish_reason": "stop",
+                                                              "message": {"role": "assistant", "content": text}}],
+                                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+            pass
+
+    def _stream(self, reply: Reply, text: str, model: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        pieces = reply.chunks if reply.chunks is not None else [p for p in re.findall(r"\S+\s*|\s+", text) if p]
+
+        def event(delta: dict, finish: str | None = None) -> None:
+            chunk = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode("utf-8"))
+            self.wfile.flush()
+
+        event({"role": "assistant", "content": ""})
+        for number, piece in enumerate(pieces):
+            if reply.stall_after is not None and number >= reply.stall_after:
+                self.owner._wait(3600)
+                return
+            if number and self.owner._wait(reply.chunk_delay):
+                return
+            event({"content": piece})
+        event({}, "stop")
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
