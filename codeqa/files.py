@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -166,6 +167,23 @@ TEXT_DOCUMENT_SUFFIXES = (
     ".graphql", ".tf", ".mk", ".cmake",
 )
 TEXT_DOCUMENT_NAMES = frozenset({"Makefile", "Dockerfile", "README", "LICENSE", "CMakeLists.txt", "Rakefile", "Gemfile"})
+
+
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing|__tests__|specs?)/|(^|/)(test_[^/]*|conftest\.py)$|_tests?\.\w+$"
+                        r"|\.(spec|test)\.\w+$|Tests?\.(java|cs|kt)$")
+_EXAMPLE_DIRS = re.compile(r"(^|/)(examples?|samples?|demos?)/")
+_DOC_PATH = re.compile(r"(^|/)docs?/|\.(md|markdown|mdx|rst|txt)$", re.IGNORECASE)
+
+
+def path_role(rel: str) -> str:
+    """What a file is for: "test", "example", "docs" or "code" (everything else)."""
+    if _TEST_PATH.search(rel):
+        return "test"
+    if _EXAMPLE_DIRS.search(rel):
+        return "example"
+    if _DOC_PATH.search(rel):
+        return "docs"
+    return "code"
 
 
 def _is_text_document(rel: str) -> bool:
