@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sqlite3
 import uuid
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -72,6 +73,7 @@ class QdrantStore:
         self.symbols = f"{prefix}_symbols"
         self.references = f"{prefix}_references"
         self.files = f"{prefix}_files"
+        self._tuned: set[int] = set()
 
     @classmethod
     def open(cls, repo: Path, index_dir: Path, url: str | None = None, api_key: str | None = None,
@@ -90,7 +92,28 @@ class QdrantStore:
             except RuntimeError as exc:  # portalocker: another process has the folder open
                 raise CodeQAError(f"The index at {qdrant_dir} is in use by another codeqa process ({exc}); "
                                   "wait for it to finish or use a Qdrant server (--qdrant-url).") from exc
-        return cls(client, collection_prefix(repo))
+        store = cls(client, collection_prefix(repo))
+        store._tune_local_storage()
+        return store
+
+    def _tune_local_storage(self) -> None:
+        """Make embedded Qdrant's per-point commits cheap (no-op for a server).
+
+        Local mode writes every point in its own SQLite transaction with a full fsync: about 7 ms a
+        point here, 50 of the 77 s of indexing a 270-file TypeScript project. WAL journaling with
+        synchronous=NORMAL keeps each commit atomic and durable against a killed process (SIGKILL
+        loses nothing committed); only an OS crash may drop the last commits, which the manifest
+        then re-does. Reaches into qdrant-client's local storage; skipped if its layout changes.
+        """
+        collections = getattr(getattr(self.client, "_client", None), "collections", None)
+        if not isinstance(collections, dict):
+            return
+        for collection in collections.values():
+            connection = getattr(getattr(collection, "storage", None), "storage", None)
+            if isinstance(connection, sqlite3.Connection) and id(connection) not in self._tuned:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
+                self._tuned.add(id(connection))
 
     def close(self) -> None:
         try:
@@ -120,6 +143,7 @@ class QdrantStore:
         for name in (self.symbols, self.references, self.files):
             if not self.client.collection_exists(name):
                 self.client.create_collection(name, vectors_config={}, **extra)
+        self._tune_local_storage()
 
     def drop_all(self) -> None:
         for name in (self.chunks, self.symbols, self.references, self.files):
