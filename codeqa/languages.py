@@ -7,6 +7,7 @@ language = one row in LANGUAGES plus queries/<name>/definitions.scm and referenc
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -156,10 +157,25 @@ def get_query(name: str, kind: str):
     """Compiled queries/<name>/<kind>.scm, or None when the file does not exist."""
     from tree_sitter import Query
 
+    text = query_text(name, kind)
+    return None if text is None else Query(get_ts_language(name), text)
+
+
+_INHERITS = re.compile(r"^;\s*inherits:\s*([\w, ]+?)\s*$", re.MULTILINE)
+
+
+def query_text(name: str, kind: str) -> str | None:
+    """The text of queries/<name>/<kind>.scm with the files it inherits first.
+
+    A line `; inherits: typescript` pulls in queries/typescript/<kind>.scm, so a grammar that extends
+    another (TSX over TypeScript) only adds its own patterns.
+    """
     path = queries_dir() / name / f"{kind}.scm"
     if not path.is_file():
         return None
-    return Query(get_ts_language(name), path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    parents = [p.strip() for m in _INHERITS.finditer(text) for p in m.group(1).split(",") if p.strip()]
+    return "\n".join([query_text(parent, kind) or "" for parent in parents] + [text])
 
 
 def run_matches(query, node) -> Iterator[dict[str, list]]:

@@ -1,4 +1,4 @@
-; TypeScript definitions (tsx/definitions.scm is the same file). @definition.<kind> on the whole
+; TypeScript definitions (tsx/definitions.scm inherits them). @definition.<kind> on the whole
 ; node, @name on its name. Doc comments directly above a definition, or above its `export`, are
 ; picked up by parse.py. A function directly inside a class or interface becomes a method there.
 
