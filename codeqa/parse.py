@@ -8,6 +8,7 @@ and unresolved `Reference`s (graph.py resolves them).
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -259,6 +260,7 @@ def _collect_references(file: SourceFile, language: str, root, source: bytes, li
     if query is None:
         return []
     found: dict[tuple[int, int], tuple[int, Reference]] = {}
+    starts = [d.node.start_byte for d in defs]
     for captures in run_matches(query, root):
         ref_key = next((k for k in captures if k.startswith("name.reference.")), None)
         if ref_key is None:
@@ -281,7 +283,7 @@ def _collect_references(file: SourceFile, language: str, root, source: bytes, li
             continue
         module = captures.get("module")
         alias = captures.get("alias")
-        enclosing = _innermost(defs, node.start_byte)
+        enclosing = _innermost(defs, starts, node.start_byte)
         line_text = lines[line - 1].strip()[:LINE_TEXT_MAX_CHARS] if line - 1 < len(lines) else ""
         found[(line, column)] = (priority, Reference(
             name=name,
@@ -308,13 +310,13 @@ def _unquote(text: str) -> str:
     return text
 
 
-def _innermost(defs: list[_Def], byte: int) -> _Def | None:
-    best = None
-    for d in defs:
-        if d.node.start_byte <= byte < d.node.end_byte and d.symbol is not None:
-            if best is None or d.node.start_byte >= best.node.start_byte:
-                best = d
-    return best
+def _innermost(defs: list[_Def], starts: list[int], byte: int) -> _Def | None:
+    """The innermost definition with a symbol around `byte`. `defs` are sorted by start and nested,
+    so every definition around `byte` is an ancestor of the last one starting at or before it."""
+    d = defs[bisect.bisect_right(starts, byte) - 1] if starts and starts[0] <= byte else None
+    while d is not None and not (byte < d.node.end_byte and d.symbol is not None):
+        d = d.parent
+    return d
 
 
 def is_class_like(symbol: Symbol) -> bool:
