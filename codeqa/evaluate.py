@@ -364,9 +364,9 @@ def evaluation_warnings(questions: Sequence[Question], repo: Path, indexed_paths
     leaks = docstring_leaks(questions, repo)
     if leaks:
         asked = sum(1 for q in questions if q.kind == "docstring")
-        warnings.append(f"{len(leaks)} of {asked} docstring questions are still written in {repo} (first: "
-                        f"{leaks[0].gold[0].label}): the index holds the answers. Index and evaluate the stripped copy "
-                        "that `codeqa eval generate` wrote instead.")
+        warnings.append(f"{len(leaks)} of {asked} docstring questions are answered verbatim by docstrings still in "
+                        f"{repo} (first: {leaks[0].gold[0].label}): the index holds the answers. Index and evaluate the "
+                        "stripped copy that `codeqa eval generate` wrote instead (the questions' \"repo\").")
     overlap = training_data_overlap(repo)
     if overlap:
         warnings.append(overlap)

@@ -127,6 +127,7 @@ def plot_run(run: EvalRun, path: Path) -> Path | None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     if not run.results:
         return None
@@ -149,6 +150,7 @@ def plot_run(run: EvalRun, path: Path) -> Path | None:
     labels = [str(k) for k in ks] + ["miss"]
     ax.bar(labels, counts, color=["tab:blue"] * len(ks) + ["tab:red"])
     ax.set(title="Rank of the first gold hit", xlabel="rank", ylabel="questions")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
 
     ax = axes[2]
     verdicts = [r.verdict for r in run.results if r.verdict and r.verdict.status == "ok"]
@@ -167,6 +169,7 @@ def plot_run(run: EvalRun, path: Path) -> Path | None:
         ax.hist(precision, bins=[i / 10 for i in range(11)], color="tab:green", edgecolor="white")
         ax.set(title=f"Citation precision per answer (n={len(precision)})",
                xlabel="share of citations on gold", ylabel="answers")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.suptitle(f"codeqa eval · {Path(run.repo).name} · {m.questions} questions", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
