@@ -317,7 +317,7 @@ def evaluate_question(q: Question, retriever: Retriever, answerer: Answerer, jud
     hits = retriever.search(q.question, top_k=depth)
     retrieved = tuple(RankedSpan(h.path, h.start_line, h.end_line, h.symbol, round(h.score, 6),
                                  overlaps_gold(h.path, h.start_line, h.end_line, q.gold)) for h in hits)
-    rank = next((i for i, r in enumerate(retrieved, 1) if r.gold), None)
+    rank = first_hit_rank([(h.path, h.start_line, h.end_line) for h in hits], q.gold)
     answer = answerer.stream(q.question, no_llm=no_llm).result()
     citations = tuple(CitationCheck(c.path, c.start_line, c.end_line, c.verified,
                                     overlaps_gold(c.path, c.start_line, c.end_line, q.gold), c.reason)

@@ -16,7 +16,7 @@ Generators read an index (symbols and the reference graph) and sample a balanced
                 numbers unchanged); the questions record that copy as their `repo`.
   usage         "How is `X` used?" -> every reference site of X in the graph (exact/likely, no imports)
   relationship  "What is the relationship between `A` and `B`?" for A calling, instantiating or
-                inheriting from B -> both definitions
+                inheriting from B (neither inside the other) -> both definitions
 """
 
 from __future__ import annotations
@@ -271,8 +271,9 @@ def usage_questions(symbols: Sequence[Symbol], references: Sequence[Reference], 
 
 def relationship_questions(symbols: Sequence[Symbol], references: Sequence[Reference], repo: str,
                            rng: random.Random) -> list[Question]:
-    """"What is the relationship between `A` and `B`?" where A (in one file) calls, instantiates or
-    inherits from B (in another) by an exact edge; gold = both definitions."""
+    """"What is the relationship between `A` and `B`?" where A calls, instantiates or inherits from B by
+    an exact edge and neither contains the other (a method calling its own class says little);
+    gold = both definitions. Tagged cross-file or same-file."""
     names = _unambiguous_names(symbols)
     by_id = {s.id: s for s in symbols}
     pairs: dict[tuple[str, str], Question] = {}
@@ -280,14 +281,15 @@ def relationship_questions(symbols: Sequence[Symbol], references: Sequence[Refer
         if r.kind not in ("call", "instantiation", "inheritance") or r.confidence != "exact" or len(r.target_ids) != 1:
             continue
         a, b = by_id.get(r.enclosing_symbol_id or ""), by_id.get(r.target_ids[0])
-        if a is None or b is None or a.path == b.path or a.id == b.id or (b.id, a.id) in pairs:
+        if a is None or b is None or not (names.get(a.id) and names.get(b.id)) or {(a.id, b.id), (b.id, a.id)} & pairs.keys():
             continue
-        if not (names.get(a.id) and names.get(b.id)) or (a.id, b.id) in pairs:
+        if _definition_span(a).overlaps(b.path, b.start_line, b.end_line):
             continue
         first, second = (names[a.id], names[b.id]) if rng.random() < 0.5 else (names[b.id], names[a.id])
         gold = (_definition_span(a), _definition_span(b))
+        where = "cross-file" if a.path != b.path else "same-file"
         pairs[(a.id, b.id)] = Question(rng.choice(RELATION_TEMPLATES).format(first, second), gold, (),
-                                       ("relationship", r.kind, _language_tag(a.path)),
+                                       ("relationship", r.kind, where, _language_tag(a.path)),
                                        f"relationship:{a.path}:{a.start_line}:{b.path}:{b.start_line}", "relationship", repo)
     return list(pairs.values())
 

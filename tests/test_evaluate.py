@@ -5,7 +5,6 @@ question set as a regression guard."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -251,7 +250,9 @@ def test_generate_all_kinds_from_the_index(indexed_repo, tmp_path, settings):
     assert USAGE_PATTERN.search(usage.question)
     for q in questions:
         if q.kind == "relationship":
-            assert RELATION_PATTERN.search(q.question) and len(q.gold) == 2 and q.gold[0].path != q.gold[1].path
+            a, b = q.gold
+            assert RELATION_PATTERN.search(q.question) and not a.overlaps(b.path, b.start_line, b.end_line)
+            assert ("cross-file" in q.tags) == (a.path != b.path)
         for g in q.gold:
             assert g.end_line <= len((copy / g.path).read_text().splitlines())
     assert not evaluation_warnings(questions, copy, {g.path for q in questions for g in q.gold})
