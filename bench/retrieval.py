@@ -15,11 +15,8 @@ Get projects as sdists, e.g. `pip download --no-binary :all: --no-deps attrs==24
 from __future__ import annotations
 
 import argparse
-import ast
-import inspect
 import json
 import random
-import shutil
 import sys
 import tempfile
 import time
@@ -33,41 +30,10 @@ from codeqa.config import Settings  # noqa: E402
 from codeqa.embed import make_embedder  # noqa: E402
 from codeqa.files import walk_repository  # noqa: E402
 from codeqa.index import index_repo  # noqa: E402
+from codeqa.questions import MIN_DOCSTRING_WORDS, strip_docstrings  # noqa: E402
 from codeqa.retrieve import Retriever  # noqa: E402
 
 KS = (1, 5, 10)
-
-
-def strip_docstrings(src: Path, dest: Path) -> list[dict]:
-    """Copy `src` to `dest` with function docstrings blanked; return the queries with their def lines."""
-    shutil.copytree(src, dest, symlinks=False, ignore=shutil.ignore_patterns(".git", "__pycache__", ".codeqa"))
-    queries = []
-    for path in sorted(dest.rglob("*.py")):
-        rel = path.relative_to(dest).as_posix()
-        try:
-            text = path.read_text(encoding="utf-8")
-            tree = ast.parse(text)
-        except (SyntaxError, UnicodeDecodeError, ValueError):
-            continue
-        lines = text.splitlines(keepends=True)
-        is_test = "test" in rel.lower().split("/")[-1] or any(p in ("tests", "test", "testing") for p in rel.split("/"))
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.body:
-                continue
-            first = node.body[0]
-            if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)):
-                continue
-            doc = inspect.cleandoc(first.value.value)
-            paragraph = " ".join(doc.split("\n\n", 1)[0].split())
-            start, end = first.lineno, first.end_lineno or first.lineno
-            indent = lines[start - 1][: len(lines[start - 1]) - len(lines[start - 1].lstrip())]
-            lines[start - 1] = f"{indent}pass\n"
-            for i in range(start, end):
-                lines[i] = "\n"
-            if len(paragraph.split()) >= 6 and not is_test:
-                queries.append({"query": paragraph, "path": rel, "def_line": node.lineno, "name": node.name})
-        path.write_text("".join(lines), encoding="utf-8")
-    return queries
 
 
 def score(ranked: list[list[tuple[str, int, int]]], queries: list[dict]) -> dict:
@@ -103,7 +69,8 @@ def window_baseline(repo: Path, queries: list[dict], embedder, window: int = 40,
 
 def run_project(project: Path, settings: Settings, max_queries: int, baseline: bool, workdir: Path) -> dict:
     copy = workdir / project.name
-    queries = strip_docstrings(project, copy)
+    queries = [{"query": f.paragraph, "path": f.path, "def_line": f.def_line, "name": f.name}
+               for f in strip_docstrings(project, copy) if len(f.paragraph.split()) >= MIN_DOCSTRING_WORDS and not f.is_test]
     random.Random(0).shuffle(queries)
     queries = queries[:max_queries]
     embedder = make_embedder(settings.embeddings, settings.embedding_adapter)

@@ -15,6 +15,17 @@ from functools import lru_cache
 from pathlib import Path
 
 ADAPTER_FILE = "code-minilm-lora.safetensors"
+# The adapter's training data, in one place: the standard library of the interpreter plus these
+# sdists (name on PyPI -> (version, package folder inside the sdist)). scripts/harvest_corpus.py
+# harvests exactly these; `codeqa eval` warns when asked to evaluate one of them (or the standard
+# library), since scores there would flatter the adapter.
+TRAINING_PROJECTS = {
+    "numpy": ("2.1.3", "numpy"),
+    "scipy": ("1.14.1", "scipy"),
+    "pandas": ("2.2.3", "pandas"),
+    "networkx": ("3.4.2", "networkx"),
+    "sqlalchemy": ("2.0.36", "lib/sqlalchemy"),
+}
 # Linear layers of the BERT encoder that carry an adapter (every one of them in each layer).
 TARGET_SUFFIXES = ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense",
                    "intermediate.dense", "output.dense")
@@ -86,5 +97,5 @@ def save_adapter(path: Path, tensors: dict, rank: int, scale: float, base_model:
                                          "extra": json.dumps(extra)})
 
 
-__all__ = ["ADAPTER_FILE", "TARGET_SUFFIXES", "default_adapter_path", "adapter_id", "merge_adapter", "load_adapter",
+__all__ = ["ADAPTER_FILE", "TRAINING_PROJECTS", "TARGET_SUFFIXES", "default_adapter_path", "adapter_id", "merge_adapter", "load_adapter",
            "save_adapter", "is_target"]

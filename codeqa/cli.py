@@ -77,21 +77,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="accepted for symmetry; output is always JSON lines")
 
     p = sub.add_parser("eval", help="evaluate retrieval and answers on a question set",
-                       description="`codeqa eval Q.jsonl --repo PATH` scores a question set; "
-                                   "`codeqa eval generate --repo PATH --out Q.jsonl` builds one; "
-                                   "`codeqa eval compare A.jsonl B.jsonl` diffs two runs.")
-    p.add_argument("args", nargs="+", help="Q.jsonl | generate | compare A B")
-    p.add_argument("--repo", type=Path)
-    p.add_argument("--index-dir", type=Path)
-    p.add_argument("--qdrant-url")
-    p.add_argument("--no-llm", action="store_true")
-    p.add_argument("--report", type=Path, help="write a markdown report (and a plot beside it)")
-    p.add_argument("--results", type=Path, help="per-question results as JSON lines")
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="""Score a question set, build one, or compare two runs:
+
+  codeqa eval Q.jsonl --repo PATH [--no-llm] [--report OUT.md] [--results R.jsonl] [--json]
+  codeqa eval generate --repo PATH --out Q.jsonl [--kinds docstring,usage,relationship] [--count 60] [--seed 0]
+  codeqa eval compare A.results.jsonl B.results.jsonl [--json]
+
+Questions are JSON lines: {"question", "gold": [{"path", "start_line", "end_line"}], "answer_contains"?, "tags"?}.
+Retrieval: recall@1/5/10 and MRR@10 of `codeqa search` (a hit: a retrieved span overlapping gold). Answers (the
+`ask` path, extractive without an LLM): citation validity and precision, reference completeness for usage
+questions, answer_contains; with an LLM configured, a judge (CODEQA_JUDGE_MODEL) scores faithfulness and
+correctness 1-5. Docstring questions are scored on the stripped copy `generate` writes (it prints the commands).""")
+    p.add_argument("args", nargs="+", metavar="ARGS", help="Q.jsonl, or `generate`, or `compare A B`")
+    p.add_argument("--repo", type=Path, help="repository to evaluate (default: the one the question set names) or to generate from")
+    p.add_argument("--index-dir", type=Path, help="index folder (default <repo>/.codeqa; env CODEQA_INDEX_DIR)")
+    p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
+    p.add_argument("--no-llm", action="store_true", help="extractive answers and no judge, even with an LLM configured")
+    p.add_argument("--report", type=Path, help="write a markdown report and its plot (OUT.png) beside it; compare: the markdown")
+    p.add_argument("--results", type=Path, help="per-question results as JSON lines (default with --report: OUT.results.jsonl)")
     p.add_argument("--out", type=Path, help="generate: output question file")
-    p.add_argument("--count", type=int, default=60, help="generate: number of questions")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--top-k", type=int, default=10)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--kinds", help="generate: comma-separated kinds (default docstring,usage,relationship)")
+    p.add_argument("--stripped-dir", type=Path, help="generate: where the docstring-free copy goes (default <out stem>-stripped beside --out)")
+    p.add_argument("--count", type=int, default=60, help="generate: number of questions (default 60)")
+    p.add_argument("--seed", type=int, default=0, help="generate: sampling seed (default 0)")
+    p.add_argument("--top-k", type=int, default=10, help="ranked results scored per question (default 10, at least 10)")
+    p.add_argument("--json", action="store_true", help="print the metrics (or generate/compare results) as JSON")
 
     p = sub.add_parser("ui", help="open the Streamlit chat")
     p.add_argument("--repo", type=Path)

@@ -2,7 +2,7 @@
 
 Sources, exactly this list (never a project we evaluate on; `codeqa eval` warns about these names):
 the standard library of the running interpreter (without test/, idlelib/, lib2to3/ and any tests/
-folder) plus the sdists of TRAINING_PROJECTS below, downloaded from PyPI at the pinned versions.
+folder) plus the sdists of codeqa.adapter.TRAINING_PROJECTS, downloaded from PyPI at the pinned versions.
 
 A pair: query = the first docstring paragraph (>= 6 words, whitespace collapsed); text = the same
 embedded text the index builds for a chunk (codeqa.embed.embedding_text: path, qualified name,
@@ -29,18 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from codeqa.adapter import TRAINING_PROJECTS  # noqa: E402  (the one list; `codeqa eval` reads it too)
 from codeqa.embed import embedding_text  # noqa: E402
 from codeqa.parse import parse_source  # noqa: E402
 from codeqa.types import SourceFile  # noqa: E402
 
-# name on PyPI -> (version, package folder inside the sdist)
-TRAINING_PROJECTS = {
-    "numpy": ("2.1.3", "numpy"),
-    "scipy": ("1.14.1", "scipy"),
-    "pandas": ("2.2.3", "pandas"),
-    "networkx": ("3.4.2", "networkx"),
-    "sqlalchemy": ("2.0.36", "lib/sqlalchemy"),
-}
 STDLIB_SKIP = {"test", "tests", "idlelib", "lib2to3", "site-packages", "__pycache__"}
 PROJECT_SKIP = {"test", "tests", "testing", "__pycache__"}
 MIN_QUERY_WORDS = 6
