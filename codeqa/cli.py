@@ -310,8 +310,12 @@ def cmd_ui(args, settings: Settings) -> int:
     if args.qdrant_url:
         env["QDRANT_URL"] = args.qdrant_url
     env.setdefault("HF_HUB_OFFLINE", "1")
+    # the page must import this very codeqa (a source checkout is not necessarily the installed one)
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-               "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+               "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+               "--client.toolbarMode", "minimal"]
     print(f"codeqa UI on http://localhost:{args.port}", file=sys.stderr)
     return subprocess.call(command, env=env)
 
