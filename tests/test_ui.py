@@ -90,7 +90,7 @@ def test_code_views_group_citations_by_snippet_and_refuse_unsafe_paths(ui):
     assert other.text == "o3\no4\no5\no6\no7\n" and not other.verified  # the cited line with context
     assert refused.text == "" and "outside the indexed repository" in refused.note
     html = ui.highlighted_html(main.text, main.path, main.start_line, main.marked)
-    assert html.count("background-color: #ffffcc") == 3 and ">1</span>" in html and ">9</span>" in html
+    assert html.count("background-color: #fff5c2") == 3 and ">1</span>" in html and ">9</span>" in html
 
 
 def test_references_evidence_and_captions(ui):
@@ -104,11 +104,12 @@ def test_references_evidence_and_captions(ui):
     rows = ui.evidence_rows(snippets, [Citation("b.py", 9, 9, True)])
     assert rows[0] == {"#": 1, "snippet": "a.py:L1-L5", "score": 1.25, "why": "symbol match; dense + keyword (BM25)",
                        "cited": ""}
-    assert rows[1]["why"] == "call site of the named symbol" and rows[1]["cited"] == "✓"
+    assert rows[1]["why"] == "call site" and rows[1]["cited"] == "✓"
     assert ui.explain_reasons("ref-hop,dense") == "reference hop from a top hit; dense (similar meaning)"
     now = datetime(2025, 1, 2, 5, 4, tzinfo=timezone.utc)
     assert ui.time_ago("2025-01-02T03:04:05+00:00", now) == "2025-01-02 03:04 UTC (1 hour ago)"
     assert ui.time_ago(None) == "never"
+    assert ui.plain("pkg/__init__.py *x*") == "pkg/\\_\\_init\\_\\_.py \\*x\\*"
     assert ui.llm_description(Settings.load(env={})) == ("", "")
     endpoint, model = ui.llm_description(Settings.load(env={}, openai_base_url="http://user:pw@llm.local:8000/v1",
                                                        model="m"))
@@ -248,7 +249,7 @@ def test_llm_down_shows_a_message_and_the_evidence(monkeypatch, calls, indexed_r
     ask(at, "How is EncoderClass used?")
     assert "The LLM failed" in texts(at.warning) and "HTTP 500" in texts(at.warning)
     assert "retrieval alone" in texts(at.warning)
-    assert "extractive answer (no LLM)" in texts(at.caption)
+    assert "extractive answer (the LLM failed)" in texts(at.caption)
     assert any(e.label.startswith("Why these snippets") for e in at.expander)
     assert "References to EncoderClass: 5 sites in 2 files" in [e.label for e in at.expander]
 

@@ -185,10 +185,7 @@ def explain_reasons(reason: str) -> str:
     """`symbol,hybrid` -> words a newcomer understands."""
     words = []
     for part in filter(None, (p.strip() for p in reason.split(","))):
-        if part.endswith(" site"):
-            words.append(f"{part} of the named symbol")
-        else:
-            words.append(REASONS.get(part, part))
+        words.append(REASONS.get(part, part))  # "call site", "import site"... read well as they are
     return "; ".join(dict.fromkeys(words))
 
 
@@ -212,6 +209,11 @@ def references_markdown(references: Sequence[Reference]) -> str:
     return "\n\n".join(parts)
 
 
+def plain(text: str) -> str:
+    """`text` shown literally where Streamlit reads markdown (labels, captions): `pkg/__init__.py` is not bold."""
+    return re.sub(r"([\\`*_\[\]<>~$|#])", r"\\\1", text)
+
+
 def _code(text: str) -> str:
     """`text` as an inline code span that survives backticks inside it."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -225,7 +227,12 @@ def highlighted_html(text: str, path: str, start_line: int, marked: Iterable[int
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import TextLexer, get_lexer_for_filename
+    from pygments.styles.default import DefaultStyle
     from pygments.util import ClassNotFound
+
+    class Style(DefaultStyle):
+        line_number_color = "#9a9a9a"
+        highlight_color = "#fff5c2"
 
     options = {"stripnl": False, "stripall": False, "ensurenl": True}
     try:
@@ -234,7 +241,7 @@ def highlighted_html(text: str, path: str, start_line: int, marked: Iterable[int
         lexer = TextLexer(**options)
     count = text.count("\n") + (0 if text.endswith("\n") else 1)
     lit = [line - start_line + 1 for line in marked if 0 <= line - start_line < count]
-    formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start_line, hl_lines=lit, style="default",
+    formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start_line, hl_lines=lit, style=Style,
                               prestyles="margin:0; padding:0.5rem 0.75rem; font-size:0.85rem; line-height:1.45;")
     return f'<div class="cq-code">{highlight(text, lexer, formatter)}</div>'
 
@@ -286,7 +293,10 @@ def example_questions(retriever: Retriever, count: int = 3) -> list[str]:
 
 def answer_summary(answer: Answer, seconds: float | None) -> str:
     """One caption line under an answer: mode, kind of question, citations, time."""
-    mode = f"answer by {answer.model}" if answer.mode == "llm" else "extractive answer (no LLM)"
+    if answer.mode == "llm":
+        mode = f"answer by {answer.model}" + (" (cut off: the LLM failed)" if answer.error else "")
+    else:
+        mode = "extractive answer (the LLM failed)" if answer.error else "extractive answer (no LLM)"
     route = {"usage": "usage question: definition + every reference site", "relationship": "relationship question: graph paths",
              "search": "search: hybrid dense + keyword"}.get(answer.route, answer.route)
     bad = sum(not c.verified for c in answer.citations)
@@ -378,7 +388,7 @@ def main() -> None:
         state["turns"] = []
         state["conversation"] = Conversation()
 
-    st.header(f"Ask about {repo.name}" if repo else "Ask about your code")
+    st.header(f"Ask about {plain(repo.name)}" if repo else "Ask about your code")
     if repo is None or retriever is None:
         level, text = problem
         (st.info if level == "info" else st.error)(text)
@@ -417,7 +427,7 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, Retriever | None, t
     try:
         retriever = open_index(str(repo), str(base.index_dir or ""), base.qdrant_url, base)
     except IndexMissingError:
-        problem = ("info", f"No index for {repo.name} yet: press **Index repository** in the sidebar.")
+        problem = ("info", f"No index for {plain(repo.name)} yet: press **Index repository** in the sidebar.")
     except CodeQAError as exc:
         problem = ("error", str(exc))
     except Exception as exc:  # never a traceback in the page; the server log has it
@@ -585,12 +595,13 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
     for view in views[:MAX_CODE_VIEWS]:
         icon = ":material/check_circle:" if view.verified else ":material/cancel:"
         suffix = "" if view.verified else " — :red[unverified citation]"
-        with st.expander(f"{view.label}{suffix}", icon=icon, key=view.anchor):
+        with st.expander(f"{plain(view.label)}{suffix}", icon=icon, key=view.anchor):
             for c in view.citations:
                 if not c.verified:
-                    st.markdown(f":red[**✗ {span_label(c.path, c.start_line, c.end_line)} is unverified:** {c.reason}]")
+                    st.markdown(f":red[**✗ {plain(span_label(c.path, c.start_line, c.end_line))} is unverified:** "
+                                f"{plain(c.reason)}]")
             if view.text:
-                st.caption(f"{view.path} · lines {view.start_line}-{view.end_line}"
+                st.caption(f"{plain(view.path)} · lines {view.start_line}-{view.end_line}"
                            + (f" · retrieved as: {view.note}" if view.note else ""))
                 st.html(highlighted_html(view.text, view.path, view.start_line, view.marked))
             elif view.note:
@@ -601,15 +612,18 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
     if answer.route == "usage" and answer.references:
         files = len({r.path for r in answer.references})
         names = ", ".join(dict.fromkeys(s.qualified_name for s in answer.definitions)) or "the symbol"
-        with st.expander(f"References to {names}: {len(answer.references)} sites in {files} files",
+        with st.expander(f"References to {plain(names)}: {len(answer.references)} sites in {files} files",
                          icon=":material/account_tree:"):
             st.markdown(references_markdown(answer.references))
     with st.expander(f"Why these snippets: {len(answer.snippets)} retrieved", icon=":material/manage_search:"):
         if answer.query and answer.query != answer.question:
-            st.caption(f"Follow-up read as: “{answer.query}”")
+            st.caption(f"Follow-up read as: “{plain(answer.query)}”")
         if answer.snippets:
             st.dataframe(evidence_rows(answer.snippets, answer.citations), hide_index=True, width="stretch",
-                         column_config={"score": st.column_config.NumberColumn(format="%.3f")})
+                         column_config={"score": st.column_config.NumberColumn(format="%.3f", width="small"),
+                                        "snippet": st.column_config.TextColumn(width="medium"),
+                                        "why": st.column_config.TextColumn(width="large"),
+                                        "cited": st.column_config.TextColumn(width="small")})
         else:
             st.caption("Nothing in the index matched this question.")
 
