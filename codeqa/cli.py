@@ -94,10 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("ui", help="open the Streamlit chat")
-    p.add_argument("--repo", type=Path)
-    p.add_argument("--index-dir", type=Path)
-    p.add_argument("--qdrant-url")
-    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--repo", type=Path, help="the repository to open (it can also be typed into the page)")
+    p.add_argument("--index-dir", type=Path, help="where its index lives (default <repo>/.codeqa)")
+    p.add_argument("--qdrant-url", help="a Qdrant server instead of the local index folder")
+    p.add_argument("--port", type=int, default=8501, help="port to serve the page on (default 8501)")
     return parser
 
 
