@@ -76,12 +76,9 @@ def test_code_views_group_citations_by_snippet_and_refuse_unsafe_paths(ui):
     cites = [Citation("app/main.py", 2, 3, True), Citation("app/main.py", 7, 7, True),
              Citation("app/other.py", 5, 5, False, "lines outside the snippets given to the model"),
              Citation("../etc/passwd", 1, 1, False, "file not in the index")]
-    files = {"app/other.py": [f"o{i}\n" for i in range(1, 8)]}
-
-    def read_lines(path):
-        return (files[path], "") if path in files else (None, f"{path} is outside the indexed repository")
-
-    views = ui.code_views(_answer("", cites, [snippet]), read_lines, "cq-4")
+    files = {"app/main.py": [], "app/other.py": [f"o{i}\n" for i in range(1, 8)]}
+    refusal = lambda path: "" if path in files else f"{path} is outside the indexed repository"  # noqa: E731
+    views = ui.code_views(_answer("", cites, [snippet]), "cq-4", refusal, files.get)
     assert [(v.path, v.start_line, v.end_line) for v in views] == [("app/main.py", 1, 9), ("app/other.py", 3, 7),
                                                                    ("../etc/passwd", 1, 1)]
     main, other, refused = views
@@ -89,6 +86,8 @@ def test_code_views_group_citations_by_snippet_and_refuse_unsafe_paths(ui):
     assert main.note == "definition of the named symbol; dense + keyword (BM25)"
     assert other.text == "o3\no4\no5\no6\no7\n" and not other.verified  # the cited line with context
     assert refused.text == "" and "outside the indexed repository" in refused.note
+    hidden = ui.code_views(_answer("", cites[:1], [snippet]), "cq-5", lambda path: "refused", files.get)
+    assert hidden[0].text == "" and hidden[0].note == "Not shown: refused."  # snippets are checked too
     html = ui.highlighted_html(main.text, main.path, main.start_line, main.marked)
     assert html.count("background-color: #fff5c2") == 3 and ">1</span>" in html and ">9</span>" in html
 

@@ -97,12 +97,13 @@ class CodeView:
         return span_label(self.path, self.start_line, self.end_line)
 
 
-def code_views(answer: Answer, read_lines: Callable[[str], tuple[list[str] | None, str]],
-               anchor_prefix: str) -> list[CodeView]:
+def code_views(answer: Answer, anchor_prefix: str, refusal: Callable[[str], str],
+               read_lines: Callable[[str], list[str] | None]) -> list[CodeView]:
     """The cited snippets of an answer in citation order, each with its cited lines marked.
 
     A citation belongs to the first snippet of its file that overlaps it; one that no snippet holds
-    (an unverified citation) gets a view of its own, read through `read_lines(path) -> (lines, refusal)`.
+    (an unverified citation) gets a view of its own with the file's lines from `read_lines(path)`.
+    No code is shown for a path that `refusal(path)` gives a reason for (see `path_refusal`).
     """
     groups: dict[tuple[str, int, int], list[Citation]] = {}
     owners: dict[tuple[str, int, int], Snippet | None] = {}
@@ -117,14 +118,16 @@ def code_views(answer: Answer, read_lines: Callable[[str], tuple[list[str] | Non
         marked = tuple(sorted({line for c in cited for line in range(c.start_line, c.end_line + 1)}))
         anchor = f"{anchor_prefix}-{number}"
         snippet = owners[key]
-        if snippet is not None:
-            views.append(CodeView(anchor, snippet.path, snippet.start_line, snippet.end_line, snippet.text,
-                                  marked, tuple(cited), explain_reasons(snippet.reason)))
-            continue
         path, start, end = key
-        lines, refusal = read_lines(path)
-        if lines is None:
-            views.append(CodeView(anchor, path, start, end, "", marked, tuple(cited), f"Not shown: {refusal}."))
+        refused = refusal(path)
+        lines = None if refused or snippet is not None else read_lines(path)
+        if refused or (snippet is None and lines is None):
+            views.append(CodeView(anchor, path, start, end, "", marked, tuple(cited),
+                                  f"Not shown: {refused or f'{path} cannot be read'}."))
+            continue
+        if snippet is not None:
+            views.append(CodeView(anchor, path, start, end, snippet.text, marked, tuple(cited),
+                                  explain_reasons(snippet.reason)))
             continue
         first, last = max(1, start - CONTEXT_LINES), min(len(lines), end + CONTEXT_LINES)
         text = "".join(lines[first - 1:last]) if first <= last else ""
@@ -524,11 +527,14 @@ def show_intro(retriever: Retriever) -> None:
         st.markdown("Ask a question about this repository. Usage questions (“How is `X` used?”) list every place the "
                     "symbol is used; other questions search the code. Every answer cites `path:Lstart-Lend`; "
                     "green citations are verified against the indexed lines.")
-        try:
-            examples = example_questions(retriever)
-        except Exception:  # suggestions are a convenience, never a failure
-            log.exception("example questions failed")
-            examples = []
+        cache = st.session_state.setdefault("examples", {})  # counting references once per repository
+        if str(retriever.repo) not in cache:
+            try:
+                cache[str(retriever.repo)] = example_questions(retriever)
+            except Exception:  # suggestions are a convenience, never a failure
+                log.exception("example questions failed")
+                cache[str(retriever.repo)] = []
+        examples = cache[str(retriever.repo)]
         if examples:
             st.caption("Try:")
             with st.container(horizontal=True):
@@ -576,14 +582,8 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
         st.warning(f"The LLM failed: {answer.error}" + (" The answer below comes from retrieval alone."
                                                        if answer.mode == "extractive" else " The answer was cut off."))
 
-    def read_lines(path: str) -> tuple[list[str] | None, str]:
-        refusal = path_refusal(retriever.repo, path, retriever.indexed_paths)
-        if refusal:
-            return None, refusal
-        lines = retriever.redacted_lines(path)
-        return (lines, "") if lines is not None else (None, f"{path} cannot be read")
-
-    views = code_views(answer, read_lines, f"cq-{number}")
+    views = code_views(answer, f"cq-{number}", lambda path: path_refusal(retriever.repo, path, retriever.indexed_paths),
+                       retriever.redacted_lines)
     anchors = citation_anchors(views[:MAX_CODE_VIEWS])
     st.markdown(link_citations(answer.answer, answer.citations, anchors, retriever.indexed_paths))
     st.caption(answer_summary(answer, turn["seconds"]))
