@@ -69,6 +69,9 @@ def test_citations_become_links_and_unverified_ones_are_marked(ui):
     assert 'class="cq-chip cq-ok" href="#cq-1-1"' in chips and "✓ a.py:L2" in chips
     assert 'class="cq-chip cq-bad"' in chips and "unverified: file not in the index" in chips
     assert "<script" not in ui.citation_chips([Citation("<script>.py", 1, 1, False, "<b>")], {})
+    many = ui.citation_chips([ok] * 30 + [bad], anchors, limit=5)
+    assert many.count("cq-chip cq-") == 6 and many.index("cq-bad") < many.index("cq-ok")  # unverified first
+    assert ">+26 more</span>" in many
 
 
 def test_code_views_group_citations_by_snippet_and_refuse_unsafe_paths(ui):

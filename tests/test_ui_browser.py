@@ -97,11 +97,11 @@ def test_question_typed_in_chromium_gets_a_cited_answer(ui_server, tmp_path):
             page.keyboard.type("How is EncoderClass used?", delay=15)
             started = time.monotonic()
             page.keyboard.press("Enter")
-            chip = page.locator(".cq-chip").first
+            chip = page.locator("a.cq-chip").first
             chip.wait_for(timeout=120_000)
             print(f"answer with a citation {time.monotonic() - started:.1f}s after Enter")
             page.screenshot(path=str(shots / "2-answer.png"))
-            chips = [c.inner_text().strip() for c in page.locator(".cq-chip").all()]
+            chips = [c.inner_text().strip() for c in page.locator("a.cq-chip").all()]
             cited = [CHIP.match(c) for c in chips]
             assert cited and all(cited), chips
             for m in cited:

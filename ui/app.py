@@ -42,7 +42,8 @@ from codeqa.types import Answer, Citation, Reference, Snippet
 
 log = logging.getLogger("codeqa.ui")
 
-MAX_CODE_VIEWS = 12  # expanders under one answer; the rest are listed by name
+MAX_CODE_VIEWS = 10  # expanders under one answer (a usage answer can cite hundreds of sites)
+MAX_CHIPS = 24
 CONTEXT_LINES = 2  # lines shown around a citation that no snippet holds
 REASONS = {  # Hit/Snippet reasons from retrieve.py, in words
     "definition": "definition of the named symbol",
@@ -140,10 +141,13 @@ def citation_anchors(views: Iterable[CodeView]) -> dict[tuple[str, int, int], st
     return {(c.path, c.start_line, c.end_line): v.anchor for v in views for c in v.citations}
 
 
-def citation_chips(citations: Sequence[Citation], anchors: dict[tuple[str, int, int], str]) -> str:
-    """HTML: one link-like chip per citation (green ✓ verified, red ✗ unverified with the reason as tooltip)."""
+def citation_chips(citations: Sequence[Citation], anchors: dict[tuple[str, int, int], str],
+                   limit: int = MAX_CHIPS) -> str:
+    """HTML: one link-like chip per citation (green ✓ verified, red ✗ unverified with the reason as tooltip),
+    unverified ones first; past `limit`, one grey chip counts the rest."""
     chips = []
-    for c in citations:
+    ordered = sorted(citations, key=lambda c: c.verified)  # stable: the answer's order within each group
+    for c in ordered[:limit]:
         label = html.escape(span_label(c.path, c.start_line, c.end_line))
         state = "ok" if c.verified else "bad"
         title = html.escape("verified: inside the code the answer was given" if c.verified else f"unverified: {c.reason}",
@@ -152,6 +156,8 @@ def citation_chips(citations: Sequence[Citation], anchors: dict[tuple[str, int, 
         anchor = anchors.get((c.path, c.start_line, c.end_line))
         href = f' href="#{anchor}"' if anchor else ""
         chips.append(f'<a class="cq-chip cq-{state}"{href} title="{title}">{mark} {label}</a>')
+    if len(ordered) > limit:
+        chips.append(f'<span class="cq-chip cq-more">+{len(ordered) - limit} more</span>')
     return '<div class="cq-chips">' + "".join(chips) + "</div>"
 
 
@@ -346,6 +352,7 @@ CSS = """<style>
   border-radius: 1rem; border: 1px solid; text-decoration: none !important; white-space: nowrap; }
 .cq-chip.cq-ok { color: #11643a !important; background: #e7f6ec; border-color: #9fd8b4; }
 .cq-chip.cq-bad { color: #9b1c1c !important; background: #fdecec; border-color: #f2a7a7; text-decoration: line-through !important; }
+.cq-chip.cq-more { color: #555; background: #f0f0f0; border-color: #d5d5d5; }
 .cq-chip:hover { filter: brightness(0.95); }
 .cq-code { max-height: 28rem; overflow: auto; border: 1px solid #e6e6e6; border-radius: 0.4rem; background: #f8f8f8; }
 </style>"""
@@ -584,7 +591,8 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
 
     views = code_views(answer, f"cq-{number}", lambda path: path_refusal(retriever.repo, path, retriever.indexed_paths),
                        retriever.redacted_lines)
-    anchors = citation_anchors(views[:MAX_CODE_VIEWS])
+    shown = [v for i, v in enumerate(views) if i < MAX_CODE_VIEWS or not v.verified]  # unverified ones always
+    anchors = citation_anchors(shown)
     st.markdown(link_citations(answer.answer, answer.citations, anchors, retriever.indexed_paths))
     st.caption(answer_summary(answer, turn["seconds"]))
     if answer.citations:
@@ -592,7 +600,7 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
         st.html(citation_chips(answer.citations, anchors))
     elif answer.mode == "llm":
         st.caption(":material/warning: The answer cites no code; see the evidence below.")
-    for view in views[:MAX_CODE_VIEWS]:
+    for view in shown:
         icon = ":material/check_circle:" if view.verified else ":material/cancel:"
         suffix = "" if view.verified else " — :red[unverified citation]"
         with st.expander(f"{plain(view.label)}{suffix}", icon=icon, key=view.anchor):
@@ -606,9 +614,9 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
                 st.html(highlighted_html(view.text, view.path, view.start_line, view.marked))
             elif view.note:
                 st.info(view.note)
-    if len(views) > MAX_CODE_VIEWS:
-        st.caption(f"…and {len(views) - MAX_CODE_VIEWS} more cited snippets: "
-                   + ", ".join(v.label for v in views[MAX_CODE_VIEWS:]))
+    if len(views) > len(shown):
+        st.caption(f"…and {len(views) - len(shown)} more cited snippets, not opened here"
+                   + (": every reference site is in the panel below." if answer.route == "usage" else "."))
     if answer.route == "usage" and answer.references:
         files = len({r.path for r in answer.references})
         names = ", ".join(dict.fromkeys(s.qualified_name for s in answer.definitions)) or "the symbol"
