@@ -25,8 +25,8 @@ APP = Path(__file__).resolve().parent.parent / "ui" / "app.py"
 
 @pytest.fixture(scope="module")
 def ui():
-    """ui/app.py imported as a module: its page runs only as a script, so this gives the plain functions."""
-    spec = importlib.util.spec_from_file_location("codeqa_ui_app", APP)
+    """ui/answer_view.py: the page's plain functions (`streamlit run` finds it beside app.py; so do we)."""
+    spec = importlib.util.spec_from_file_location("answer_view", APP.parent / "answer_view.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
