@@ -69,13 +69,27 @@ def ui_server(tmp_path, embedder, monkeypatch):
         wait_for_server(proc, port, log)
         yield repo, f"http://127.0.0.1:{port}/", log
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)  # its own session: codeqa ui and the streamlit it started
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=20)
+        stop_group(proc)
+
+
+def stop_group(proc: subprocess.Popen, timeout: float = 20) -> None:
+    """SIGTERM to the server's own process group (codeqa ui and the streamlit it started), SIGKILL when it lingers."""
+    def alive() -> bool:
+        try:
+            os.killpg(proc.pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+
+    if alive():
+        os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while alive() and time.monotonic() < deadline:
+        proc.poll()  # reap codeqa ui so the group can empty
+        time.sleep(0.2)
+    if alive():
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=timeout)
 
 
 def test_question_typed_in_chromium_gets_a_cited_answer(ui_server, tmp_path):
