@@ -105,10 +105,10 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--json", action="store_true", help="print the metrics (or generate/compare results) as JSON")
 
     p = sub.add_parser("ui", help="open the Streamlit chat")
-    p.add_argument("--repo", type=Path)
-    p.add_argument("--index-dir", type=Path)
-    p.add_argument("--qdrant-url")
-    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--repo", type=Path, help="the repository to open (it can also be typed into the page)")
+    p.add_argument("--index-dir", type=Path, help="where its index lives (default <repo>/.codeqa)")
+    p.add_argument("--qdrant-url", help="a Qdrant server instead of the local index folder")
+    p.add_argument("--port", type=int, default=8501, help="port to serve the page on (default 8501)")
     return parser
 
 
@@ -321,8 +321,12 @@ def cmd_ui(args, settings: Settings) -> int:
     if args.qdrant_url:
         env["QDRANT_URL"] = args.qdrant_url
     env.setdefault("HF_HUB_OFFLINE", "1")
+    # the page must import this very codeqa (a source checkout is not necessarily the installed one)
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-               "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+               "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+               "--client.toolbarMode", "minimal"]
     print(f"codeqa UI on http://localhost:{args.port}", file=sys.stderr)
     return subprocess.call(command, env=env)
 

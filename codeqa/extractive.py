@@ -84,7 +84,7 @@ def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage)
     by_id = {s.id: s for s in retriever.symbols}
     for sym in retrieval.definitions:
         span = cover.clip(sym.path, sym.start_line, sym.end_line)
-        where = span_label(sym.path, *span) if span else f"{sym.path} line {sym.start_line}"
+        where = span_label(sym.path, *span) if span else f"`{sym.path}` line {sym.start_line}"
         out.append(f"Definition: {_describe_symbol(sym)} ({where})")
     refs = retrieval.references
     names = ", ".join(f"`{n}`" for n in dict.fromkeys(s.qualified_name for s in retrieval.definitions))
@@ -97,7 +97,7 @@ def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage)
                f"file{'s' if len(groups) != 1 else ''}:")
     uncited = 0
     for path, file_refs in groups:
-        out.append(f"\n{path} ({len(file_refs)})")
+        out.append(f"\n`{path}` ({len(file_refs)})")  # backticks: a path like pkg/__init__.py is not markdown
         for r in file_refs:
             enclosing = by_id.get(r.enclosing_symbol_id) if r.enclosing_symbol_id else None
             where = f" in `{enclosing.qualified_name}`" if enclosing else ""
@@ -135,7 +135,7 @@ def _extract_relationship(retrieval: Retrieval, retriever: Retriever, cover: _Co
     out.append("\nConnections in the reference graph:")
 
     def cite(ref: Reference) -> str:
-        return span_label(ref.path, ref.line, ref.line) if cover.snippet_at(ref.path, ref.line) else f"{ref.path} line {ref.line}"
+        return span_label(ref.path, ref.line, ref.line) if cover.snippet_at(ref.path, ref.line) else f"`{ref.path}` line {ref.line}"
 
     for path in retrieval.paths:
         out.append(f"- {describe_path(path, retrieval.edges, cite)}")

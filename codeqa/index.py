@@ -130,6 +130,39 @@ def check_compatible(meta: dict, embedder: Embedder, repo: Path) -> None:
         raise IndexMismatchError(f"The index of {repo} was built by an older codeqa chunker; re-index with `codeqa index {repo} --full`.")
 
 
+@dataclass(frozen=True)
+class IndexStatus:
+    """What an index holds and how far the repository has moved on since (for the UI's sidebar)."""
+
+    files: int
+    symbols: int
+    chunks: int
+    last_indexed: str | None  # ISO 8601, UTC; None when no run has finished
+    complete: bool  # False after an interrupted run: the next `codeqa index` completes it
+    changed: tuple[str, ...] = ()  # edited or new since the last run
+    deleted: tuple[str, ...] = ()  # indexed but gone from the repository
+
+    @property
+    def stale(self) -> int:
+        return len(self.changed) + len(self.deleted)
+
+
+def index_status(repo: Path, settings: Settings, store: QdrantStore) -> IndexStatus:
+    """Counts from the index's meta point, and the files whose content hash differs from the manifest.
+
+    Takes an open store: embedded Qdrant allows one client per folder, and the caller usually has one.
+    """
+    meta = store.read_meta()
+    manifest = store.manifest()
+    current = {f.path: f.sha256 for f in walk_repository(repo, settings.files_max_bytes).files}
+    changed = tuple(sorted(p for p, digest in current.items() if p not in manifest or manifest[p].sha256 != digest))
+    deleted = tuple(sorted(set(manifest) - set(current)))
+    return IndexStatus(files=len(manifest), symbols=int(meta.get("symbols") or sum(e.symbols for e in manifest.values())),
+                       chunks=int(meta.get("chunks") or sum(e.chunks for e in manifest.values())),
+                       last_indexed=meta.get("last_indexed"), complete=not meta.get("graph_dirty"),
+                       changed=changed, deleted=deleted)
+
+
 def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
                progress: ProgressCallback | None = None, embedder: Embedder | None = None) -> IndexReport:
     settings = settings or Settings.load()

@@ -111,7 +111,7 @@ def test_usage_answer_lists_every_reference_the_graph_has(retriever, indexed_rep
     for r in graph_refs:  # every site is listed with a verified citation, grouped under its file
         assert f"{r.path}:L{r.line} {r.kind}" in answer.answer
         assert (r.path, r.line) in verified
-    assert answer.answer.index("app/cli.py (") < answer.answer.index("app/main.py (")
+    assert answer.answer.index("`app/cli.py` (") < answer.answer.index("`app/main.py` (")
     assert all(c.verified for c in answer.citations)
     assert ("encoders/encoder.py", 15) in verified  # the definition
 

@@ -14,7 +14,7 @@ import pytest
 from codeqa.config import Settings
 from codeqa.embed import SentenceTransformerEmbedder
 from codeqa.errors import IndexLockedError, IndexMismatchError
-from codeqa.index import index_lock, index_repo, open_store
+from codeqa.index import index_lock, index_repo, index_status, open_store
 from codeqa.retrieve import Retriever
 from conftest import copy_fixture_repo
 
@@ -63,6 +63,13 @@ def test_changed_and_deleted_files(repo, settings, embedder):
     (repo / "app" / "formatting.py").write_text(
         "def format_name(name):\n    return name.strip().title()\n\n\ndef shout(name):\n    return format_name(name).upper()\n")
     (repo / "app" / "legacy.py").unlink()
+    store = open_store(repo, settings)
+    try:
+        status = index_status(repo, settings, store)  # what the UI's sidebar shows before re-indexing
+    finally:
+        store.close()
+    assert (status.changed, status.deleted, status.stale) == (("app/formatting.py",), ("app/legacy.py",), 2)
+    assert status.files == 13 and status.symbols > 15 and status.chunks >= 13 and status.complete and status.last_indexed
     report = index_repo(repo, settings, embedder=embedder)
     assert (report.files_changed, report.files_deleted) == (1, 1)
     symbols, chunks, refs, manifest = _snapshot(repo, settings)

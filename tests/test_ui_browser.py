@@ -1,0 +1,134 @@
+"""End to end in a real browser: `codeqa ui` on an indexed copy of the fixture repo, a question typed on the
+keyboard in Debian's Chromium (Playwright's own browser download needs the network), a cited answer."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from codeqa.config import Settings
+from codeqa.index import index_repo
+from conftest import copy_fixture_repo
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run"]
+CHIP = re.compile(r"^[✓✗] (?P<path>\S+):L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium "
+                                                              "(`apt-get install -y chromium`; .ci/run does it)")]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_server(proc: subprocess.Popen, port: int, log: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"codeqa ui exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"codeqa ui did not answer on port {port} within {timeout:.0f}s:\n{log.read_text()}")
+
+
+@pytest.fixture
+def ui_server(tmp_path, embedder, monkeypatch):
+    """`codeqa ui` as a subprocess on a free port, on an indexed temp copy of the fixture repo; always stopped."""
+    repo = copy_fixture_repo(tmp_path / "repo")
+    index_repo(repo, Settings.load(env={}), embedder=embedder)  # closes its Qdrant client: the server opens its own
+    port = free_port()
+    log = tmp_path / "server.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODEQA_"))}
+    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", NO_PROXY="127.0.0.1,localhost")
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):  # urllib must reach the local server
+        monkeypatch.delenv(var, raising=False)
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "codeqa", "ui", "--repo", str(repo), "--port", str(port)],
+                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_for_server(proc, port, log)
+        yield repo, f"http://127.0.0.1:{port}/", log
+    finally:
+        stop_group(proc)
+
+
+def stop_group(proc: subprocess.Popen, timeout: float = 20) -> None:
+    """SIGTERM to the server's own process group (codeqa ui and the streamlit it started), SIGKILL when it lingers."""
+    def alive() -> bool:
+        try:
+            os.killpg(proc.pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+
+    if alive():
+        os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while alive() and time.monotonic() < deadline:
+        proc.poll()  # reap codeqa ui so the group can empty
+        time.sleep(0.2)
+    if alive():
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=timeout)
+
+
+def test_question_typed_in_chromium_gets_a_cited_answer(ui_server, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    repo, url, log = ui_server
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    print(f"\nscreenshots: {shots}")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(url, timeout=120_000)
+            box = page.get_by_test_id("stChatInputTextArea")
+            box.wait_for(timeout=120_000)
+            page.screenshot(path=str(shots / "1-start.png"))
+            box.click()
+            page.keyboard.type("How is EncoderClass used?", delay=15)
+            started = time.monotonic()
+            page.keyboard.press("Enter")
+            chip = page.locator("a.cq-chip").first
+            chip.wait_for(timeout=120_000)
+            print(f"answer with a citation {time.monotonic() - started:.1f}s after Enter")
+            page.screenshot(path=str(shots / "2-answer.png"))
+            chips = [c.inner_text().strip() for c in page.locator("a.cq-chip").all()]
+            cited = [CHIP.match(c) for c in chips]
+            assert cited and all(cited), chips
+            for m in cited:
+                lines = (repo / m["path"]).read_text().splitlines()
+                assert 1 <= int(m["start"]) <= int(m["end"] or m["start"]) <= len(lines), m.group(0)
+            assert any(m["path"] == "encoders/encoder.py" and label.startswith("✓") for m, label in zip(cited, chips))
+            chip.click()  # a citation opens its code
+            code = page.locator(".cq-code").first
+            code.wait_for(state="visible", timeout=10_000)
+            assert "class EncoderClass" in code.inner_text()
+            page.wait_for_timeout(600)  # the expander animates open
+            page.screenshot(path=str(shots / "3-citation-opened.png"))
+            assert "Traceback" not in page.content()
+        finally:
+            browser.close()
+    assert "Traceback" not in log.read_text()

@@ -1,0 +1,298 @@
+"""What the chat page shows, as plain Python (no Streamlit): tested directly by tests/test_ui.py.
+
+    path_refusal        only indexed files inside the repository are ever shown
+    code_views          cited snippets of an answer, cited lines marked; citation_anchors links them
+    citation_chips      the chips under an answer (HTML); link_citations turns citations in the text into links
+    highlighted_html    code highlighted with its real line numbers (pygments, inline styles)
+    references_markdown every reference site grouped by file; evidence_rows "why these snippets"
+    plain, answer_summary, llm_description, time_ago, example_questions   small texts of the page
+
+`streamlit run ui/app.py` puts this folder on sys.path, so app.py imports this module as `answer_view`
+(a name that shadows nothing).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Collection, Iterable, Sequence
+from urllib.parse import urlsplit, urlunsplit
+
+from codeqa.answer import DEFAULT_MODEL, parse_citations
+from codeqa.config import Settings
+from codeqa.extractive import span_label
+from codeqa.retrieve import Retriever, group_references
+from codeqa.types import Answer, Citation, Reference, Snippet
+
+MAX_CHIPS = 24
+CONTEXT_LINES = 2  # lines shown around a citation that no snippet holds
+REASONS = {  # Hit/Snippet reasons from retrieve.py, in words
+    "definition": "definition of the named symbol",
+    "symbol": "symbol match",
+    "dense": "dense (similar meaning)",
+    "hybrid": "dense + keyword (BM25)",
+    "keyword": "keyword (BM25)",
+    "ref-hop": "reference hop from a top hit",
+    "reference": "reference line",
+    "header": "enclosing class/function header",
+    "file named": "file named in the question",
+}
+
+
+def path_refusal(repo: Path, path: str, indexed: Collection[str]) -> str:
+    """Why `path` must not be shown ("" when it may): it has to be a relative path inside the
+    repository (symlinks resolved) and a file of the index, which never holds secret files."""
+    if not path or path.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", path):
+        return f"{path or 'an empty path'} is not a path inside the repository"
+    root = Path(repo).resolve()
+    target = (root / path).resolve()
+    if target != root and root not in target.parents:
+        return f"{path} is outside the indexed repository"
+    if path not in indexed:
+        return f"{path} is not in the index"
+    return ""
+
+
+@dataclass(frozen=True)
+class CodeView:
+    """One expander under an answer: a cited snippet (or the cited lines of a file no snippet holds)."""
+
+    anchor: str  # html id the citation chips link to
+    path: str
+    start_line: int
+    end_line: int
+    text: str  # "" when refused
+    marked: tuple[int, ...]  # the cited line numbers, highlighted
+    citations: tuple[Citation, ...]
+    note: str = ""  # why the snippet was retrieved, or why the code is not shown
+
+    @property
+    def verified(self) -> bool:
+        return all(c.verified for c in self.citations)
+
+    @property
+    def label(self) -> str:
+        return span_label(self.path, self.start_line, self.end_line)
+
+
+def code_views(answer: Answer, anchor_prefix: str, refusal: Callable[[str], str],
+               read_lines: Callable[[str], list[str] | None]) -> list[CodeView]:
+    """The cited snippets of an answer in citation order, each with its cited lines marked.
+
+    A citation belongs to the first snippet of its file that overlaps it; one that no snippet holds
+    (an unverified citation) gets a view of its own with the file's lines from `read_lines(path)`.
+    No code is shown for a path that `refusal(path)` gives a reason for (see `path_refusal`).
+    """
+    groups: dict[tuple[str, int, int], list[Citation]] = {}
+    owners: dict[tuple[str, int, int], Snippet | None] = {}
+    for c in answer.citations:
+        snippet = next((s for s in answer.snippets if s.path == c.path and s.start_line <= c.end_line
+                        and c.start_line <= s.end_line), None)
+        key = (snippet.path, snippet.start_line, snippet.end_line) if snippet else (c.path, c.start_line, c.end_line)
+        groups.setdefault(key, []).append(c)
+        owners[key] = snippet
+    views = []
+    for number, (key, cited) in enumerate(groups.items(), start=1):
+        marked = tuple(sorted({line for c in cited for line in range(c.start_line, c.end_line + 1)}))
+        anchor = f"{anchor_prefix}-{number}"
+        snippet = owners[key]
+        path, start, end = key
+        refused = refusal(path)
+        lines = None if refused or snippet is not None else read_lines(path)
+        if refused or (snippet is None and lines is None):
+            views.append(CodeView(anchor, path, start, end, "", marked, tuple(cited),
+                                  f"Not shown: {refused or f'{path} cannot be read'}."))
+            continue
+        if snippet is not None:
+            views.append(CodeView(anchor, path, start, end, snippet.text, marked, tuple(cited),
+                                  explain_reasons(snippet.reason)))
+            continue
+        first, last = max(1, start - CONTEXT_LINES), min(len(lines), end + CONTEXT_LINES)
+        text = "".join(lines[first - 1:last]) if first <= last else ""
+        note = "" if text else f"Not shown: {path} has only {len(lines)} lines."
+        views.append(CodeView(anchor, path, first, max(first, last), text, marked, tuple(cited), note))
+    return views
+
+
+def citation_anchors(views: Iterable[CodeView]) -> dict[tuple[str, int, int], str]:
+    return {(c.path, c.start_line, c.end_line): v.anchor for v in views for c in v.citations}
+
+
+def citation_chips(citations: Sequence[Citation], anchors: dict[tuple[str, int, int], str],
+                   limit: int = MAX_CHIPS) -> str:
+    """HTML: one link-like chip per citation (green ✓ verified, red ✗ unverified with the reason as tooltip),
+    unverified ones first; past `limit`, one grey chip counts the rest."""
+    chips = []
+    ordered = sorted(citations, key=lambda c: c.verified)  # stable: the answer's order within each group
+    for c in ordered[:limit]:
+        label = html.escape(span_label(c.path, c.start_line, c.end_line))
+        state = "ok" if c.verified else "bad"
+        title = html.escape("verified: inside the code the answer was given" if c.verified else f"unverified: {c.reason}",
+                            quote=True)
+        mark = "✓" if c.verified else "✗"
+        anchor = anchors.get((c.path, c.start_line, c.end_line))
+        href = f' href="#{anchor}"' if anchor else ""
+        chips.append(f'<a class="cq-chip cq-{state}"{href} title="{title}">{mark} {label}</a>')
+    if len(ordered) > limit:
+        chips.append(f'<span class="cq-chip cq-more">+{len(ordered) - limit} more</span>')
+    return '<div class="cq-chips">' + "".join(chips) + "</div>"
+
+
+def link_citations(text: str, citations: Sequence[Citation], anchors: dict[tuple[str, int, int], str],
+                   known_paths: Collection[str]) -> str:
+    """The answer's markdown with each citation as it was written turned into a link to its code view;
+    an unverified one is followed by a red "unverified" mark."""
+    written = parse_citations(text, known_paths)
+    if len(written) != len(citations) or not written:
+        return text
+    target = {span.text: c for span, c in zip(written, citations)}
+    alternatives = "|".join(re.escape(t) for t in sorted(target, key=len, reverse=True))  # longest first
+    pattern = re.compile(r"(`)?(?<![\w/.@+-])(" + alternatives + r")(?!\d)(?(1)`)")
+
+    def link(m: re.Match) -> str:
+        c = target[m.group(2)]
+        shown = f"`{m.group(2)}`"
+        anchor = anchors.get((c.path, c.start_line, c.end_line))
+        linked = f"[{shown}](#{anchor})" if anchor else shown
+        return linked if c.verified else f"{linked} :red[**✗ unverified**]"
+
+    # fenced code blocks stay as they are
+    pieces = re.split(r"(^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\2[ \t]*$)", text, flags=re.MULTILINE | re.DOTALL)
+    out = []
+    for i, piece in enumerate(pieces):
+        if i % 3 == 0:
+            out.append(pattern.sub(link, piece))
+        elif i % 3 == 1:
+            out.append(piece)
+    return "".join(out)
+
+
+def explain_reasons(reason: str) -> str:
+    """`symbol,hybrid` -> words a newcomer understands."""
+    words = []
+    for part in filter(None, (p.strip() for p in reason.split(","))):
+        words.append(REASONS.get(part, part))  # "call site", "import site"... read well as they are
+    return "; ".join(dict.fromkeys(words))
+
+
+def evidence_rows(snippets: Sequence[Snippet], citations: Sequence[Citation]) -> list[dict]:
+    """'Why these snippets': each snippet the answer was built from, best first, with score and reason."""
+    rows = []
+    for number, s in enumerate(snippets, start=1):
+        cited = any(c.path == s.path and c.start_line <= s.end_line and s.start_line <= c.end_line for c in citations)
+        rows.append({"#": number, "snippet": s.label, "score": round(s.score, 3), "why": explain_reasons(s.reason),
+                     "cited": "✓" if cited else ""})
+    return rows
+
+
+def references_markdown(references: Sequence[Reference]) -> str:
+    """Every reference site grouped by file: `**path** — n sites`, then one line each with line, kind and code."""
+    parts = []
+    for path, refs in group_references(references):
+        parts.append(f"**{code_span(path)}** — {len(refs)} site{'s' if len(refs) != 1 else ''}")
+        lines = []
+        for r in refs:
+            code = r.line_text.strip()
+            lines.append(f"- L{r.line} · {r.kind}" + (f" · {code_span(code)}" if code else ""))
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def plain(text: str) -> str:
+    """`text` shown literally where Streamlit reads markdown (labels, captions): `pkg/__init__.py` is not bold."""
+    return re.sub(r"([\\`*_\[\]<>~$|#])", r"\\\1", text)
+
+
+def code_span(text: str) -> str:
+    """`text` as an inline code span that survives backticks inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def highlighted_html(text: str, path: str, start_line: int, marked: Iterable[int] = ()) -> str:
+    """The code syntax-highlighted (pygments, inline styles), numbered from `start_line`, `marked` lines lit."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import TextLexer, get_lexer_for_filename
+    from pygments.styles.default import DefaultStyle
+    from pygments.util import ClassNotFound
+
+    class Style(DefaultStyle):
+        line_number_color = "#9a9a9a"
+        highlight_color = "#fff5c2"
+
+    options = {"stripnl": False, "stripall": False, "ensurenl": True}
+    try:
+        lexer = get_lexer_for_filename(path, **options)
+    except ClassNotFound:
+        lexer = TextLexer(**options)
+    count = text.count("\n") + (0 if text.endswith("\n") else 1)
+    lit = [line - start_line + 1 for line in marked if 0 <= line - start_line < count]
+    formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start_line, hl_lines=lit, style=Style,
+                              prestyles="margin:0; padding:0.5rem 0.75rem; font-size:0.85rem; line-height:1.45;")
+    return f'<div class="cq-code">{highlight(text, lexer, formatter)}</div>'
+
+
+def llm_description(settings: Settings) -> tuple[str, str]:
+    """(endpoint, model) of the chat LLM in use, credentials removed from the URL; ("", "") when none."""
+    if not settings.llm_configured:
+        return "", ""
+    endpoint = settings.openai_base_url or "https://api.openai.com/v1"
+    parts = urlsplit(endpoint)
+    if parts.username or parts.password:
+        endpoint = urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))
+    return endpoint, settings.model or DEFAULT_MODEL
+
+
+def time_ago(iso: str | None, now: datetime | None = None) -> str:
+    """`2025-01-02T03:04:05+00:00` -> `2025-01-02 03:04 UTC (5 minutes ago)`."""
+    if not iso:
+        return "never"
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    seconds = max(0, int(((now or datetime.now(timezone.utc)) - when).total_seconds()))
+    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute")):
+        if seconds >= size:
+            n = seconds // size
+            ago = f"{n} {unit}{'s' if n != 1 else ''} ago"
+            break
+    else:
+        ago = "just now"
+    return f"{when.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC ({ago})"
+
+
+def example_questions(retriever: Retriever, count: int = 3) -> list[str]:
+    """Usage questions about the most referenced classes and functions of the repository."""
+    by_id = {s.id: s for s in retriever.symbols}
+    used: dict[str, int] = {}
+    for r in retriever.all_references:
+        if r.kind in ("call", "instantiation", "inheritance") and r.confidence in ("exact", "likely"):
+            for t in r.target_ids:
+                s = by_id.get(t)
+                if s is not None and s.path != r.path and not s.name.startswith("_") and len(s.name) > 3:
+                    used[s.name] = used.get(s.name, 0) + 1
+    names = sorted(used, key=lambda n: (-used[n], n))[:count]
+    return [f"How is {name} used?" for name in names]
+
+
+def answer_summary(answer: Answer, seconds: float | None) -> str:
+    """One caption line under an answer: mode, kind of question, citations, time."""
+    if answer.mode == "llm":
+        mode = f"answer by {answer.model}" + (" (cut off: the LLM failed)" if answer.error else "")
+    else:
+        mode = "extractive answer (the LLM failed)" if answer.error else "extractive answer (no LLM)"
+    route = {"usage": "usage question: definition + every reference site", "relationship": "relationship question: graph paths",
+             "search": "search: hybrid dense + keyword"}.get(answer.route, answer.route)
+    bad = sum(not c.verified for c in answer.citations)
+    cites = f"{len(answer.citations)} citation{'s' if len(answer.citations) != 1 else ''}"
+    cites += f", {bad} unverified" if bad else (", all verified" if answer.citations else "")
+    took = f" · {seconds:.1f} s" if seconds is not None else ""
+    return f"{mode} · {route} · {cites}{took}"
