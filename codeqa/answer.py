@@ -180,7 +180,7 @@ def graph_facts(retrieval: Retrieval) -> str:
 
 _CITATION = re.compile(
     r"(?<![\w/.@+-])(?P<path>(?:\.{1,2}/)?(?:[\w.@+-]+/)*[\w.@+-]*\w)"
-    r"(?:\s*[:#]\s*|\s+(?=L\d))L?(?P<start>\d+)(?:\s*(?:-|–|—|\.\.|to)\s*L?(?P<end>\d+))?(?!\w|\.\w)")
+    r"(?:[:#]|\s*[:#]\s+(?=L\d)|\s+(?=L\d))L?(?P<start>\d+)(?:\s*(?:-|–|—|\.\.|to)\s*L?(?P<end>\d+))?(?!\w|\.\w)")
 
 
 @dataclass(frozen=True)
@@ -196,7 +196,8 @@ def parse_citations(text: str, known_paths: Iterable[str] = ()) -> list[CitedSpa
 
     Accepted: `path:L3-L9`, `path:L3`, `path:3-9`, `path#L3-L9`, `path L3-L9`, with or without
     backticks. A path must contain `/` or `.` (a file name) unless it is one of `known_paths`
-    (`Makefile:L3`), so `localhost:8080` or `12:30` are not citations.
+    (`Makefile:L3`), so `localhost:8080` or `12:30` are not citations; a space after the colon
+    needs the `L` (`path: L3`), so code like `{self.precision: 1}` is not one either.
     """
     known = set(known_paths)
     found: dict[tuple[str, int, int], CitedSpan] = {}

@@ -64,7 +64,7 @@ def lines_of(repo, path):
 def test_parse_citations_accepts_the_usual_spellings_and_nothing_else():
     text = ("See `app/main.py:L5-L9`, app/cli.py:L14 and encoders/encoder.py:21-26; also web/util.ts#L2-L4, "
             "docs/guide.md L7, Makefile:L3, again app/main.py:L5-L9. Not: localhost:8080, 12:30, "
-            "http://example.com:80/x, ratio 3:4.")
+            "http://example.com:80/x, ratio 3:4, code like {self.precision: 1} or obj.attr: 12.")
     found = [(c.path, c.start_line, c.end_line) for c in parse_citations(text, known_paths={"Makefile"})]
     assert found == [("app/main.py", 5, 9), ("app/cli.py", 14, 14), ("encoders/encoder.py", 21, 26),
                      ("web/util.ts", 2, 4), ("docs/guide.md", 7, 7), ("Makefile", 3, 3)]
