@@ -22,7 +22,8 @@ from .chat import DEFAULT_MODEL, ChatModel, FakeChat, Message, OpenAIChat
 from .config import Settings
 from .errors import LLMError
 from .extractive import EXTRACTIVE_NOTE, describe_path, extractive_answer, span_label
-from .retrieve import Retriever, count_tokens, group_references, redact
+from .pack import count_tokens, redact
+from .retrieve import Retriever, group_references
 from .types import Answer, Citation, Retrieval, Snippet
 
 SYSTEM_PROMPT = """You answer questions about a code repository using only the evidence in the user's \
