@@ -489,6 +489,13 @@ class Retriever:
         return pack_hits(hits, budget_tokens or self.settings.context_tokens, self._header_spans, self.redacted_lines)
 
 
+def search(repo: Path | str, query: str, settings: Settings | None = None, top_k: int = 10,
+           embedder: Embedder | None = None) -> list[Hit]:
+    """The best chunks of an indexed repository for `query`, best first (what `codeqa search` prints)."""
+    with Retriever.open(Path(repo), settings or Settings.load(), embedder=embedder) as retriever:
+        return retriever.search(query, top_k=top_k)
+
+
 def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
     """The `refs` command: definitions of a name and every reference site (no embedding model needed)."""
     store = open_store(Path(repo).resolve(), settings)
@@ -597,4 +604,4 @@ def group_references(references: Iterable[Reference]) -> list[tuple[str, list[Re
     return list(groups.items())
 
 
-__all__ = ["Retriever", "NameMatch", "lookup_references", "route_question", "group_references", "code_terms"]
+__all__ = ["Retriever", "NameMatch", "search", "lookup_references", "route_question", "group_references", "code_terms"]
