@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from .languages import get_parser, get_query, language_by_name, run_matches
 from .types import ParsedFile, Reference, SourceFile, Symbol
 
 CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "module", "type"})
-# When two patterns capture the same name node, the first kind in this order wins.
-KIND_PRIORITY = ("import", "inheritance", "instantiation", "call", "type", "attribute")
+# When two patterns capture the same name node, the first kind in this order wins; "ignore" is no
+# kind: it drops the name (keyword names, module paths), unless an import capture is at the same place.
+KIND_PRIORITY = ("import", "ignore", "inheritance", "instantiation", "call", "type", "attribute")
+RETURNS = "return"  # Reference.assigned of a value or type the enclosing function returns
 SIGNATURE_MAX_CHARS = 240
 LINE_TEXT_MAX_CHARS = 240
 _COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*)")
@@ -215,30 +218,56 @@ def _collect_references(file: SourceFile, root, source: bytes, lines: list[str],
     query = get_query(file.language, "references")
     if query is None:
         return []
-    found: dict[tuple[int, int], tuple[int, Reference]] = {}
+    best: dict[int, tuple[tuple[int, int], str, object, dict]] = {}  # name start byte -> the winning capture
+    regions: list[tuple[int, int, str]] = []  # annotations: (start byte, end byte, what they type)
+    declared: set[tuple[int, int]] = set()  # (name start byte, start byte of the annotation it declares)
     for captures in run_matches(query, root):
-        ref_key = next((k for k in captures if k.startswith("name.reference.")), None)
+        ref_key = next((k for k in captures if k.startswith("name.reference.") or k == "ignore"), None)
         if ref_key is None:
+            _add_region(captures, source, regions)
             continue
-        kind = ref_key.rsplit(".", 1)[1]
+        kind = "ignore" if ref_key == "ignore" else ref_key.rsplit(".", 1)[1]
         node = captures[ref_key][0]
+        if "declares" in captures:
+            declared.add((node.start_byte, captures["declares"][0].start_byte))
+        priority = KIND_PRIORITY.index(kind) if kind in KIND_PRIORITY else len(KIND_PRIORITY)
+        # same kind: the capture that knows more (a receiver, where the value goes) wins
+        rank = (priority, -("receiver" in captures) - ("assigned" in captures or "returns" in captures or "declares" in captures))
+        previous = best.get(node.start_byte)
+        if previous is None or rank < previous[0]:
+            best[node.start_byte] = (rank, kind, node, captures)
+    scopes = _LocalScopes.collect(file.language, root, source)
+    regions.sort()
+    region_starts = [r[0] for r in regions]
+    def_starts = [d.node.start_byte for d in defs]
+    references = []
+    for _, kind, node, captures in best.values():
+        if kind == "ignore" or node.start_byte in scopes.binding_starts:
+            continue
         if (node.start_point, node.end_point) in def_name_positions:
             continue
         name = _unquote(_text(node, source))
         if not name:
             continue
-        line, column = node.start_point[0] + 1, node.start_point[1]
-        priority = KIND_PRIORITY.index(kind) if kind in KIND_PRIORITY else len(KIND_PRIORITY)
-        previous = found.get((line, column))
-        assigned = captures.get("assigned")
-        if previous is not None and (previous[0] < priority or (previous[0] == priority and not assigned)):
-            continue
         receiver = captures.get("receiver")
+        assigned = _text(captures["assigned"][0], source) if "assigned" in captures else None
+        if "returns" in captures:
+            assigned = RETURNS
+        region = _region_at(regions, region_starts, node.start_byte)
+        if region is not None:  # a name inside an annotation is a type; it may be the one declared
+            kind = "type" if kind == "attribute" else kind
+            if (node.start_byte, region[0]) in declared:
+                assigned = assigned or region[2]
+        confidence = "unresolved"
+        if receiver is None and kind != "import" and scopes.binds(node.start_byte, name):
+            if assigned is None:
+                continue  # a local variable: no symbol of ours, and no type evidence either
+            confidence = "local"
+        line, column = node.start_point[0] + 1, node.start_point[1]
         module = captures.get("module")
         alias = captures.get("alias")
-        enclosing = _innermost(defs, node.start_byte)
-        line_text = lines[line - 1].strip()[:LINE_TEXT_MAX_CHARS] if line - 1 < len(lines) else ""
-        found[(line, column)] = (priority, Reference(
+        enclosing = _innermost(defs, def_starts, node.start_byte)
+        references.append(Reference(
             name=name,
             path=file.path,
             line=line,
@@ -246,14 +275,90 @@ def _collect_references(file: SourceFile, root, source: bytes, lines: list[str],
             kind=kind,
             enclosing_symbol_id=enclosing.symbol.id if enclosing and enclosing.symbol else None,
             target_ids=(),
-            confidence="unresolved",
-            line_text=line_text,
+            confidence=confidence,
+            line_text=lines[line - 1].strip()[:LINE_TEXT_MAX_CHARS] if line - 1 < len(lines) else "",
             receiver=_text(receiver[0], source) if receiver else None,
             module=_unquote(_text(module[0], source)) if module else None,
             alias=_text(alias[0], source) if alias else None,
-            assigned=_text(assigned[0], source) if assigned else None,
+            assigned=assigned,
         ))
-    return [ref for _, ref in sorted(found.values(), key=lambda item: (item[1].line, item[1].column))]
+    references.sort(key=lambda r: (r.line, r.column))
+    return references
+
+
+def _add_region(captures: dict, source: bytes, regions: list[tuple[int, int, str]]) -> None:
+    """`@assigned` + `@assigned.type`, or `@returns.type`: the names inside the type node declare a type."""
+    if "returns.type" in captures:
+        node, target = captures["returns.type"][0], RETURNS
+    elif "assigned.type" in captures and "assigned" in captures:
+        node, target = captures["assigned.type"][0], _text(captures["assigned"][0], source)
+    else:
+        return
+    regions.append((node.start_byte, node.end_byte, target))
+
+
+def _region_at(regions: list[tuple[int, int, str]], starts: list[int], byte: int) -> tuple[int, int, str] | None:
+    i = bisect_right(starts, byte) - 1
+    if i >= 0 and byte < regions[i][1]:
+        return regions[i]
+    return None
+
+
+@dataclass
+class _LocalScopes:
+    """locals.scm over one file: scopes (functions, lambdas, comprehensions) and the names each binds."""
+
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    parents: list[int] = field(default_factory=list)  # index of the enclosing scope, -1 at the top
+    names: list[set[str]] = field(default_factory=list)
+    binding_starts: set[int] = field(default_factory=set)  # where a bound name stands (never a reference)
+
+    @classmethod
+    def collect(cls, language: str, root, source: bytes) -> "_LocalScopes":
+        scopes = cls()
+        query = get_query(language, "locals")
+        if query is None:
+            return scopes
+        spans: list[tuple[int, int]] = []
+        bindings: list[tuple[int, str]] = []
+        for captures in run_matches(query, root):
+            if "local.scope" in captures:
+                node = captures["local.scope"][0]
+                spans.append((node.start_byte, -node.end_byte))
+            elif "local.definition" in captures:
+                node = captures["local.definition"][0]
+                bindings.append((node.start_byte, _text(node, source)))
+                scopes.binding_starts.add(node.start_byte)
+        stack: list[int] = []
+        for start, neg_end in sorted(set(spans)):  # nesting by byte containment
+            while stack and start >= scopes.ends[stack[-1]]:
+                stack.pop()
+            scopes.starts.append(start)
+            scopes.ends.append(-neg_end)
+            scopes.parents.append(stack[-1] if stack else -1)
+            scopes.names.append(set())
+            stack.append(len(scopes.starts) - 1)
+        for start, name in bindings:
+            index = scopes._innermost(start)
+            if index >= 0:
+                scopes.names[index].add(name)
+        return scopes
+
+    def _innermost(self, byte: int) -> int:
+        i = bisect_right(self.starts, byte) - 1
+        while i >= 0 and byte >= self.ends[i]:
+            i = self.parents[i]
+        return i
+
+    def binds(self, byte: int, name: str) -> bool:
+        """Is `name`, read at `byte`, bound by an enclosing local scope?"""
+        i = self._innermost(byte)
+        while i >= 0:
+            if name in self.names[i]:
+                return True
+            i = self.parents[i]
+        return False
 
 
 def _unquote(text: str) -> str:
@@ -263,17 +368,17 @@ def _unquote(text: str) -> str:
     return text
 
 
-def _innermost(defs: list[_Def], byte: int) -> _Def | None:
-    best = None
-    for d in defs:
-        if d.node.start_byte <= byte < d.node.end_byte and d.symbol is not None:
-            if best is None or d.node.start_byte >= best.node.start_byte:
-                best = d
-    return best
+def _innermost(defs: list[_Def], starts: list[int], byte: int) -> _Def | None:
+    """The innermost definition containing `byte` (defs sorted by start, nested through .parent)."""
+    i = bisect_right(starts, byte) - 1
+    d = defs[i] if i >= 0 else None
+    while d is not None and not (d.node.start_byte <= byte < d.node.end_byte and d.symbol is not None):
+        d = d.parent
+    return d
 
 
 def is_class_like(symbol: Symbol) -> bool:
     return symbol.kind in CLASS_LIKE
 
 
-__all__ = ["parse_source", "parse_file", "is_class_like", "CLASS_LIKE", "language_by_name"]
+__all__ = ["parse_source", "parse_file", "is_class_like", "CLASS_LIKE", "RETURNS", "language_by_name"]
