@@ -1,12 +1,24 @@
 """Resolve stage: references -> definitions across files.
 
 Order of evidence, strongest first:
-  1. imports and aliases (`from x import Y as Z`, JS import/require, Java/Go/Rust/C# imports) -> exact
-  2. the enclosing scope: same-file definitions, `self.m()` / `this.m()` on the enclosing class
-     (and its bases), `Alias.m()` on an imported class or module -> exact
-  3. same folder/package (Go, Java, C#) or star imports -> likely
-  4. a name defined exactly once in the project (languages without explicit imports) -> name-only
-Calls whose target is a class become instantiations. Unresolved references are dropped.
+  1. imports and aliases (`from x import Y as Z`, JS import/require, Java/Go/Rust/C# imports), followed
+     through re-exports (`from .core import Y` in a package's `__init__`, then `from pkg import Y`) and
+     star imports; an import inside a function binds there only -> exact
+  2. the enclosing scope: definitions nested in the enclosing function, a class body's own members,
+     same-file definitions -> exact
+  3. members of what the receiver is: `self.m()` / `cls.m()` / `super().m()` / `this.m()` on the
+     enclosing class and its bases (in any file), `mod.f()` on an imported module, `Foo.m()` on a class
+     -> exact; a receiver typed by evidence -> likely: `x = Foo()`, `x: Foo`, `with Foo() as x`,
+     `self.x = ...` in any method or `x: Foo` in the class body, a module-level `x: Foo` imported
+     elsewhere, a function's return annotation or `return Foo()`, a method read as a property, and
+     chains of these (`self.client.session().send()`)
+  4. same folder/package (Go, Java, C#) -> likely
+  5. a name defined exactly once in the project (languages without explicit imports), or a method name
+     defined exactly once when nothing at all is known about the receiver -> name-only
+A receiver known to be something else (another project's module, a literal, a class of ours without
+that member) gets no name-only guess. Calls whose target is a class become instantiations.
+Unresolved references are dropped, and so are reads of local variables (parse.py keeps those only
+as type evidence).
 """
 
 from __future__ import annotations
@@ -14,27 +26,22 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
-from typing import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Iterable, Iterator, Sequence
 
-from .languages import language_by_name
-from .parse import CLASS_LIKE
+from .languages import Language, language_by_name
+from .parse import CLASS_LIKE, RETURNS
 from .types import ParsedFile, Reference, Symbol
 
 _MODULE_SEPARATORS = re.compile(r"::|/|\\\\|\.")
 _STRIP_MODULE_PREFIXES = ("crate.", "self.", "super.", "@.", "~.")
 _INDEX_NAMES = ("__init__", "index", "mod", "lib", "main")
 _SOURCE_EXT = re.compile(r"\.(py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|java|go|rs|c|h|cc|cpp|hpp|cs|rb|php)$")
-
-
-@dataclass
-class _FileScope:
-    """What one file can name: imported symbols, imported modules (alias -> files), star imports."""
-
-    names: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)  # local name -> (ids, conf)
-    modules: dict[str, tuple[str, ...]] = field(default_factory=dict)  # local name -> file paths
-    star_files: list[str] = field(default_factory=list)
-    variables: dict[tuple[str | None, str], tuple[str, ...]] = field(default_factory=dict)  # (scope, var) -> class ids
+FUNCTION_KINDS = frozenset({"function", "method"})
+_BASE_NAMES = ("super", "base", "parent")  # receivers that mean "the enclosing class's bases"
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+_LITERAL = re.compile(r"""^([rbfuRBFU]{0,2}["']|\d|\[|\{)""")  # `"".join`, `b"".decode`, `[].append`
+_ATTRIBUTE_TARGET = re.compile(r"([\w$]+)\s*(?:\.|->)\s*([\w$]+)")  # `self.x`, `$this->x`
 
 
 @dataclass
@@ -44,25 +51,28 @@ class GraphIndex:
     by_id: dict[str, Symbol]
     by_name: dict[str, list[Symbol]]
     top_level: dict[str, dict[str, list[Symbol]]]  # path -> name -> top-level symbols
-    members: dict[str, dict[str, list[Symbol]]]  # class id -> member name -> symbols
+    members: dict[str, dict[str, list[Symbol]]]  # class (or function) id -> member name -> symbols
     module_files: dict[str, set[str]]  # dotted module key (and its suffixes) -> paths
     dir_files: dict[str, list[str]]  # posix dir -> paths
     languages: dict[str, str]  # path -> language
 
     @classmethod
     def build(cls, parsed: Iterable[ParsedFile]) -> "GraphIndex":
+        parsed = list(parsed)
         by_id: dict[str, Symbol] = {}
         by_name: dict[str, list[Symbol]] = defaultdict(list)
         top_level: dict[str, dict[str, list[Symbol]]] = defaultdict(lambda: defaultdict(list))
         members: dict[str, dict[str, list[Symbol]]] = defaultdict(lambda: defaultdict(list))
         module_files: dict[str, set[str]] = defaultdict(set)
         dir_files: dict[str, list[str]] = defaultdict(list)
-        languages: dict[str, str] = {}
+        languages: dict[str, str] = {pf.file.path: pf.file.language or "" for pf in parsed}
+        packages = _package_dirs(languages)
         for pf in parsed:
             path = pf.file.path
-            languages[path] = pf.file.language or ""
             dir_files[posixpath.dirname(path)].append(path)
-            for key in _module_keys(path):
+            lang = _language(languages[path])
+            keys = _package_module_keys(path, packages, lang.package_init) if lang and lang.package_init else _module_keys(path)
+            for key in keys:
                 module_files[key].add(path)
             for sym in pf.symbols:
                 by_id[sym.id] = sym
@@ -76,6 +86,9 @@ class GraphIndex:
 
     def files_for_module(self, module: str, importer: str) -> list[str]:
         """Files a module string names, seen from the importing file (relative imports included)."""
+        return _prefer_stubs_or_code(self._files_for_module(module, importer), importer, _language(self.languages.get(importer, "")))
+
+    def _files_for_module(self, module: str, importer: str) -> list[str]:
         module = module.strip().strip("\"'")
         if not module:
             return []
@@ -92,6 +105,9 @@ class GraphIndex:
             key = _dotted(posixpath.join(base, rest.replace(".", "/")) if rest else base)
             return sorted(self.module_files.get(key, ()))
         key = _dotted(_SOURCE_EXT.sub("", module))
+        lang = _language(self.languages.get(importer, ""))
+        if lang is not None and lang.package_init:  # the import names the module in full
+            return sorted(self.module_files.get(key, ()))
         for prefix in _STRIP_MODULE_PREFIXES:
             if key.startswith(prefix):
                 key = key[len(prefix):]
@@ -101,6 +117,13 @@ class GraphIndex:
             if files:
                 return sorted(files)
         return []
+
+
+def _language(name: str) -> Language | None:
+    try:
+        return language_by_name(name) if name else None
+    except KeyError:
+        return None
 
 
 def _dotted(path: str) -> str:
@@ -121,24 +144,100 @@ def _module_keys(path: str) -> list[str]:
     return keys
 
 
+def _package_dirs(languages: dict[str, str]) -> set[str]:
+    """Folders that are packages: they hold the language's package file (`__init__.py`)."""
+    dirs = set()
+    for path, name in languages.items():
+        lang = _language(name)
+        if lang is not None and lang.package_init and _stem(path) == lang.package_init:
+            dirs.add(posixpath.dirname(path))
+    return dirs
+
+
+def _package_module_keys(path: str, packages: set[str], package_init: str) -> list[str]:
+    """`src/pkg/sub/mod.py` in packages pkg and pkg/sub -> pkg.sub.mod (from the first folder up that is
+    no package, as on sys.path) and src.pkg.sub.mod (from the project root); `pkg/__init__.py` -> pkg."""
+    parts = [p for p in _SOURCE_EXT.sub("", path).split("/") if p]
+    folder = posixpath.dirname(path)
+    if _stem(path) == package_init:
+        parts = parts[:-1]
+        folder = posixpath.dirname(folder)
+    depth = 0
+    while folder and folder in packages:
+        depth += 1
+        folder = posixpath.dirname(folder)
+    top = len(parts) - depth - 1
+    return [".".join(parts)] + ([".".join(parts[top:])] if top > 0 else [])
+
+
+def _stem(path: str) -> str:
+    return posixpath.splitext(posixpath.basename(path))[0]
+
+
+def _prefer_stubs_or_code(files: list[str], importer: str, lang: Language | None) -> list[str]:
+    """A stub (`.pyi`) beside its module: stubs see the stub, everyone else the code."""
+    if lang is None or not lang.stub_extensions or len(files) < 2:
+        return files
+    stubs = {posixpath.splitext(f)[0] for f in files if f.endswith(lang.stub_extensions)}
+    code = {posixpath.splitext(f)[0] for f in files if not f.endswith(lang.stub_extensions)}
+    paired = stubs & code
+    if not paired:
+        return files
+    want_stub = importer.endswith(lang.stub_extensions)
+    return [f for f in files if posixpath.splitext(f)[0] not in paired or f.endswith(lang.stub_extensions) == want_stub]
+
+
+@dataclass(frozen=True)
+class _Value:
+    """What a name or an expression stands for, as far as the evidence goes."""
+
+    ids: tuple[str, ...] = ()  # the symbols it is bound to
+    classes: tuple[str, ...] = ()  # classes whose members it has: an instance, or the class itself
+    files: tuple[str, ...] = ()  # a module: its files
+    outside: bool = False  # something that is not ours: another project's module, a literal, a missing member
+    confidence: str = "exact"  # "likely" once typed by evidence or ambiguous
+
+    def known(self) -> bool:
+        return bool(self.ids or self.classes or self.files or self.outside)
+
+
+_UNKNOWN = _Value()
+_OUTSIDE = _Value(outside=True)
+
+
+def _union(values: Iterable[_Value]) -> _Value:
+    ids: dict[str, None] = {}
+    classes: dict[str, None] = {}
+    files: dict[str, None] = {}
+    outside, confidence = False, "exact"
+    for v in values:
+        ids.update(dict.fromkeys(v.ids))
+        classes.update(dict.fromkeys(v.classes))
+        files.update(dict.fromkeys(v.files))
+        outside = outside or v.outside
+        if v.known() and v.confidence != "exact":
+            confidence = "likely"
+    ours = bool(ids or classes or files)
+    return _Value(tuple(ids), tuple(classes), tuple(files), outside and not ours, confidence)
+
+
+def _likely(v: _Value) -> _Value:
+    return replace(v, confidence="likely") if v.known() else v
+
+
 def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = None) -> list[Reference]:
     """Every resolvable reference with target_ids and confidence set; the rest dropped."""
     index = index or GraphIndex.build(parsed)
-    scopes = {pf.file.path: _file_scope(pf, index) for pf in parsed}
-    bases = _class_bases(parsed, index, scopes)
+    resolver = _Resolver(parsed, index)
+    twins = resolver.stub_twins()
     resolved: list[Reference] = []
     for pf in parsed:
-        scope = scopes[pf.file.path]
-        for ref in pf.references:  # `x = Foo()` / `x: Foo`: remember x's class in its scope
-            if ref.assigned and ref.kind in ("call", "instantiation", "type"):
-                targets, _ = _resolve(ref, pf, scope, index, bases)
-                classes = tuple(t for t in targets if index.by_id[t].kind in CLASS_LIKE)
-                if classes:
-                    scope.variables[(ref.enclosing_symbol_id, ref.assigned)] = classes
         for ref in pf.references:
-            targets, confidence = _resolve(ref, pf, scope, index, bases)
+            targets, confidence = resolver.resolve(ref)
             if not targets:
                 continue
+            if twins:  # a stub declares the same thing as its code: a reference counts for both
+                targets = list(dict.fromkeys(t2 for t in targets for t2 in (t, *twins.get(t, ()))))
             kind = ref.kind
             if kind == "call" and all(index.by_id[t].kind in CLASS_LIKE for t in targets):
                 kind = "instantiation"
@@ -146,154 +245,474 @@ def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = 
     return resolved
 
 
-def _file_scope(pf: ParsedFile, index: GraphIndex) -> _FileScope:
-    scope = _FileScope()
-    path = pf.file.path
-    for ref in pf.references:
-        if ref.kind != "import":
-            continue
-        module = ref.module or ref.name
-        name = ref.name
-        local = ref.alias or _last_component(name)
-        if name == "*":
-            scope.star_files.extend(index.files_for_module(module, path))
-            continue
-        files = index.files_for_module(module, path) if ref.module else []
-        # `from pkg import mod` / Java `import a.b.C` / `import pkg.mod`: the name may itself be a module
-        sub_files = index.files_for_module(f"{module}.{name}", path) if ref.module and module != name else []
-        targets = [s.id for f in files for s in index.top_level.get(f, {}).get(name, ())]
-        if not targets and sub_files:
-            targets = [s.id for f in sub_files for s in index.top_level.get(f, {}).get(name, ())]
-        if targets:
-            scope.names[local] = (tuple(dict.fromkeys(targets)), "exact" if len(set(targets)) == 1 else "likely")
-            continue
-        module_files = sub_files or (files if module == name or not ref.module else [])
-        if module_files:
-            scope.modules[local] = tuple(module_files)
-            if module == name and "." in name and not ref.alias:  # `import a.b` binds `a`; keep full name too
-                scope.modules[name] = tuple(module_files)
-    return scope
+class _Resolver:
+    """What names and receivers stand for: lazily worked out and remembered, since evidence chains
+    across files (an import of a re-export of a class whose attribute is typed in another module)."""
+
+    def __init__(self, parsed: Sequence[ParsedFile], index: GraphIndex):
+        self.index = index
+        self.imports: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, local name) -> imports
+        self.stars: dict[str, list[Reference]] = defaultdict(list)  # scope -> star imports
+        self.facts: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, variable) -> evidence
+        self.inherits: dict[str, list[Reference]] = defaultdict(list)  # class id -> base references
+        self.memo: dict[tuple, object] = {}
+        for pf in parsed:
+            lang = _language(pf.file.language or "")
+            for ref in pf.references:
+                scope = ref.enclosing_symbol_id or ref.path
+                if ref.kind == "import":
+                    if ref.name == "*":
+                        self.stars[scope].append(ref)
+                    else:
+                        self.imports[(scope, _import_local(ref, lang))].append(ref)
+                    continue
+                if ref.kind == "inheritance" and ref.enclosing_symbol_id:
+                    self.inherits[ref.enclosing_symbol_id].append(ref)
+                if ref.assigned:
+                    key = self._fact_key(ref, lang)
+                    if key is not None:
+                        self.facts[key].append(ref)
+
+    # ---- the answer for one reference -------------------------------------------------------
+    def resolve(self, ref: Reference) -> tuple[list[str], str]:
+        if ref.confidence == "local":
+            return [], ""
+        if ref.kind == "import":
+            value = self.import_value(ref) if ref.name != "*" else _UNKNOWN
+            return _targets(value)
+        if ref.receiver:
+            return self._resolve_member(ref)
+        value = self.name_value(ref.name, ref)
+        if value.ids:
+            return _targets(value)
+        return self._resolve_without_imports(ref)
+
+    def _resolve_member(self, ref: Reference) -> tuple[list[str], str]:
+        owner = self.receiver_value(ref)
+        if owner.known():
+            return _targets(self.attribute(owner, ref.name))
+        if ref.kind in ("call", "instantiation") and not ref.name.startswith("__") and _chain(ref.receiver or ""):
+            # nothing is known about a receiver of names and calls (an element of a container may be
+            # anything): a method name defined once in the whole project
+            candidates = [s for s in self.index.by_name.get(ref.name, ()) if s.kind == "method"]
+            if len(candidates) == 1:
+                return [candidates[0].id], "name-only"
+        return [], ""
+
+    def _resolve_without_imports(self, ref: Reference) -> tuple[list[str], str]:
+        """Languages where a file can name what it never imported: same package, then a unique name."""
+        lang = _language(self.index.languages.get(ref.path, ""))
+        if lang is None or lang.explicit_imports:
+            return [], ""
+        folder = posixpath.dirname(ref.path)
+        same_package = [s for f in self.index.dir_files.get(folder, ()) for s in self.index.top_level.get(f, {}).get(ref.name, ())]
+        if same_package:
+            return [s.id for s in same_package], "likely"
+        candidates = [s for s in self.index.by_name.get(ref.name, ()) if s.parent_id is None]
+        if len(candidates) == 1 and ref.kind != "attribute":
+            return [candidates[0].id], "name-only"
+        return [], ""
+
+    # ---- names ------------------------------------------------------------------------------
+    def name_value(self, name: str, ref: Reference) -> _Value:
+        """A bare name where `ref` stands: enclosing scopes (imports, nested definitions, the class body),
+        then the file (imports, definitions, star imports, module-level variables)."""
+        index, path = self.index, ref.path
+        lang = _language(index.languages.get(path, ""))
+        if lang is not None and lang.implicit_this:
+            cls = self.enclosing_class(ref.enclosing_symbol_id)
+            if cls is not None:
+                found = self.members(cls.id, name)
+                if found:
+                    return self._symbols(found)
+        innermost = True
+        for scope in self._scopes(ref):
+            value = self._imported(scope, name)
+            if value.known():
+                return value
+            symbol = index.by_id.get(scope)
+            if symbol is not None and (symbol.kind in FUNCTION_KINDS or (innermost and symbol.kind in CLASS_LIKE)):
+                nested = index.members.get(scope, {}).get(name)
+                if nested:
+                    return self._symbols([s.id for s in nested])
+            innermost = False
+        local = index.top_level.get(path, {}).get(name)
+        if local:
+            return self._symbols([s.id for s in local])
+        for star in self.stars.get(path, ()):
+            found = _union(self.export(f, name) for f in index.files_for_module(star.module or "", path))
+            if found.known():
+                return _likely(found)
+        if (path, name) in self.facts:
+            return self.variable(path, name)
+        return _UNKNOWN
+
+    def _scopes(self, ref: Reference) -> Iterator[str]:
+        """The enclosing symbols of `ref`, innermost first, then its file."""
+        scope = ref.enclosing_symbol_id
+        while scope is not None:
+            yield scope
+            symbol = self.index.by_id.get(scope)
+            scope = symbol.parent_id if symbol is not None else None
+        yield ref.path
+
+    def _imported(self, scope: str, name: str) -> _Value:
+        refs = self.imports.get((scope, name))
+        if not refs:
+            return _UNKNOWN
+        return _union(self.import_value(r) for r in refs)
+
+    def _symbols(self, ids: Sequence[str]) -> _Value:
+        classes = tuple(i for i in ids if self.index.by_id[i].kind in CLASS_LIKE)
+        return _Value(ids=tuple(dict.fromkeys(ids)), classes=classes)
+
+    # ---- imports and what modules export -------------------------------------------------------
+    def import_value(self, ref: Reference) -> _Value:
+        key = ("import", ref.path, ref.line, ref.column)
+        if key not in self.memo:
+            self.memo[key] = _UNKNOWN  # an import cycle resolves to nothing
+            self.memo[key] = self._import_value(ref)
+        return self.memo[key]
+
+    def _import_value(self, ref: Reference) -> _Value:
+        index, path = self.index, ref.path
+        lang = _language(index.languages.get(path, ""))
+        module, name = ref.module or ref.name, ref.name
+        if ref.module is None and not (lang is not None and lang.package_init):
+            return _UNKNOWN  # an import without a module path names nothing we can find
+        whole_module = ref.module is None or module == name
+        if whole_module:  # `import a.b [as c]`: a module; in Python `import a.b` binds the package a
+            if lang is not None and lang.package_init and not ref.alias:
+                module = module.split(".")[0]
+            files = index.files_for_module(module, path)
+            return _Value(files=tuple(files)) if files else self._outside_if_explicit(lang)
+        files = index.files_for_module(module, path)
+        value = _union(self.export(f, name) for f in files)
+        if value.known():
+            return value
+        sub_files = index.files_for_module(f"{module}.{name}", path)  # `from pkg import mod`, Java `import a.b.C`
+        value = _union(self.export(f, name) for f in sub_files)
+        if value.ids:
+            return value
+        if sub_files:
+            return _Value(files=tuple(sub_files))
+        return _UNKNOWN if files else self._outside_if_explicit(lang)
+
+    @staticmethod
+    def _outside_if_explicit(lang: Language | None) -> _Value:
+        # where every name is imported, an import that names no file of ours is another project's
+        return _OUTSIDE if lang is not None and lang.package_init else _UNKNOWN
+
+    def export(self, path: str, name: str) -> _Value:
+        """What `from <module of path> import name` gets: a definition, a re-export, a star import's
+        name, a module-level variable, or a submodule of a package."""
+        key = ("export", path, name)
+        if key not in self.memo:
+            self.memo[key] = _UNKNOWN
+            self.memo[key] = self._export(path, name)
+        return self.memo[key]
+
+    def _export(self, path: str, name: str) -> _Value:
+        index = self.index
+        defined = index.top_level.get(path, {}).get(name)
+        if defined:
+            return self._symbols([s.id for s in defined])
+        value = self._imported(path, name)
+        if value.known():
+            return value
+        for star in self.stars.get(path, ()):
+            found = _union(self.export(f, name) for f in index.files_for_module(star.module or "", path))
+            if found.known():
+                return _likely(found)
+        if (path, name) in self.facts:
+            return self.variable(path, name)
+        lang = _language(index.languages.get(path, ""))
+        if lang is not None and lang.package_init and _stem(path) == lang.package_init:
+            sub = index.files_for_module("." + name, path)
+            if sub:
+                return _Value(files=tuple(sub))
+        return _UNKNOWN
+
+    def stub_twins(self) -> dict[str, tuple[str, ...]]:
+        """Symbol id -> the ids declaring the same thing in the paired stub or code file (`m.pyi` / `m.py`):
+        top-level names as the code module exports them, and the members of twin classes."""
+        index = self.index
+        pairs: list[tuple[str, str]] = []
+        for key in list(self.index.top_level):
+            lang = _language(index.languages.get(key, ""))
+            if lang is not None and key.endswith(lang.stub_extensions):
+                stem = posixpath.splitext(key)[0]
+                pairs.extend((key, stem + ext) for ext in lang.extensions if stem + ext in index.languages and ext not in lang.stub_extensions)
+        twins: dict[str, set[str]] = defaultdict(set)
+
+        def link(stub_ids: Iterable[str], code_ids: Iterable[str]) -> None:
+            for a in stub_ids:
+                for b in code_ids:
+                    twins[a].add(b)
+                    twins[b].add(a)
+
+        for stub, code in pairs:
+            for name, symbols in index.top_level.get(stub, {}).items():
+                code_ids = self.export(code, name).ids
+                link([s.id for s in symbols], code_ids)
+                for symbol in symbols:
+                    if symbol.kind not in CLASS_LIKE:
+                        continue
+                    for member, declared in index.members.get(symbol.id, {}).items():
+                        link([d.id for d in declared], [m for c in code_ids for m in self.members(c, member)])
+        return {k: tuple(sorted(v)) for k, v in twins.items()}
+
+    # ---- classes ----------------------------------------------------------------------------
+    def enclosing_class(self, symbol_id: str | None) -> Symbol | None:
+        while symbol_id is not None:
+            sym = self.index.by_id.get(symbol_id)
+            if sym is None:
+                return None
+            if sym.kind in CLASS_LIKE:
+                return sym
+            symbol_id = sym.parent_id
+        return None
+
+    def bases(self, class_id: str) -> tuple[str, ...]:
+        key = ("bases", class_id)
+        if key not in self.memo:
+            self.memo[key] = ()
+            found: list[str] = []
+            for ref in self.inherits.get(class_id, ()):
+                value = self.receiver_attribute(ref) if ref.receiver else self.name_value(ref.name, ref)
+                found.extend(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE and i != class_id)
+            self.memo[key] = tuple(dict.fromkeys(found))
+        return self.memo[key]
+
+    def members(self, class_id: str, name: str, depth: int = 0) -> list[str]:
+        """`name` on the class or, failing that, on its bases (depth first, as Python's MRO mostly is)."""
+        found = [s.id for s in self.index.members.get(class_id, {}).get(name, ())]
+        if found or depth > 8:
+            return found
+        for base in self.bases(class_id):
+            found = self.members(base, name, depth + 1)
+            if found:
+                return found
+        return []
+
+    def attribute_types(self, class_id: str, name: str, depth: int = 0) -> _Value:
+        """What `self.name = ...` in any method, or `name: T` in the class body, says it holds."""
+        if (class_id, "." + name) in self.facts:
+            return self.variable(class_id, "." + name)
+        if depth > 8:
+            return _UNKNOWN
+        return _union(self.attribute_types(b, name, depth + 1) for b in self.bases(class_id))
+
+    def attribute(self, owner: _Value, name: str) -> _Value:
+        """`owner.name`: a module's export, a class member, or what an instance attribute holds."""
+        parts = [self.export(f, name) for f in owner.files]
+        for class_id in owner.classes:
+            found = self.members(class_id, name)
+            if found:
+                parts.append(replace(self._symbols(found), confidence=owner.confidence))
+            typed = self.attribute_types(class_id, name)
+            if typed.known():
+                parts.append(typed)
+        value = _union(parts)
+        if value.ids or value.classes or value.files:
+            return value
+        return _OUTSIDE if owner.known() else _UNKNOWN  # a known owner without that member: not ours
+
+    # ---- receivers and type evidence ------------------------------------------------------------
+    def receiver_value(self, ref: Reference) -> _Value:
+        key = ("receiver", ref.enclosing_symbol_id or ref.path, ref.receiver)
+        if key not in self.memo:
+            self.memo[key] = _UNKNOWN
+            self.memo[key] = self._receiver_value(ref)
+        return self.memo[key]
+
+    def receiver_attribute(self, ref: Reference) -> _Value:
+        return self.attribute(self.receiver_value(ref), ref.name)
+
+    def _receiver_value(self, ref: Reference) -> _Value:
+        text = (ref.receiver or "").strip()
+        if _LITERAL.match(text):
+            return _OUTSIDE
+        chain = _chain(text)
+        if not chain:
+            return _UNKNOWN
+        (head, calls), rest = chain[0], chain[1:]
+        value = self._head_value(head, calls, ref)
+        for name, calls in rest:
+            if not value.known() or value.outside:
+                return value
+            value = self.attribute(value, name)
+            if calls:
+                value = self.call(value)
+            elif rest and self._all_methods(value.ids):
+                value = self.returns(value.ids)  # a method read without a call: a property
+        return value
+
+    def _head_value(self, head: str, calls: int, ref: Reference) -> _Value:
+        lang = _language(self.index.languages.get(ref.path, ""))
+        self_names = lang.self_names if lang else ()
+        if head in _BASE_NAMES and (calls or head in self_names):  # super().m(), base.m(), parent::m()
+            cls = self.enclosing_class(ref.enclosing_symbol_id)
+            if cls is None:
+                return _UNKNOWN
+            bases = self.bases(cls.id)
+            return _Value(classes=bases) if bases else _OUTSIDE  # no base of ours: another project's class
+        if head in self_names or f"{head}()" in self_names:
+            cls = self.enclosing_class(ref.enclosing_symbol_id)
+            return _Value(classes=(cls.id,)) if cls is not None and not calls else _UNKNOWN
+        value = self.local_value(head, ref)
+        if not value.known():
+            value = self.name_value(head, ref)
+        for _ in range(calls):
+            value = self.call(value)
+        return value
+
+    def local_value(self, name: str, ref: Reference) -> _Value:
+        """A variable of the enclosing functions, typed by its evidence (`self` is the enclosing class)."""
+        lang = _language(self.index.languages.get(ref.path, ""))
+        if lang is not None and name in lang.self_names:
+            cls = self.enclosing_class(ref.enclosing_symbol_id)
+            return _Value(classes=(cls.id,)) if cls is not None else _UNKNOWN
+        for scope in self._scopes(ref):
+            if scope == ref.path:
+                break
+            symbol = self.index.by_id.get(scope)
+            if symbol is not None and symbol.kind in CLASS_LIKE:
+                continue  # a class body's names are attributes, not variables of its methods
+            if (scope, name) in self.facts:
+                return self.variable(scope, name)
+        return _UNKNOWN
+
+    def call(self, value: _Value) -> _Value:
+        """What calling `value` gives: an instance of a class, or what a function returns."""
+        classes = tuple(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE)
+        functions = [i for i in value.ids if self.index.by_id[i].kind in FUNCTION_KINDS]
+        parts = [_Value(classes=classes, confidence=value.confidence)] if classes else []
+        if functions:
+            parts.append(self.returns(functions))
+        result = _union(parts)
+        return result if result.known() else (_OUTSIDE if value.outside else _UNKNOWN)
+
+    def returns(self, function_ids: Iterable[str]) -> _Value:
+        return _union(self.variable(f, RETURNS) for f in function_ids)
+
+    def variable(self, scope: str, name: str) -> _Value:
+        """The type evidence about one variable (or a function's result, or an instance attribute):
+        a declared type wins over assigned values."""
+        key = ("variable", scope, name)
+        if key not in self.memo:
+            self.memo[key] = _UNKNOWN
+            refs = self.facts.get((scope, name), ())
+            value = _union(self.evidence(r) for r in refs if r.kind == "type")
+            if not (value.classes or value.files):  # no declared type of ours: what is assigned
+                value = _union(self.evidence(r) for r in refs if r.kind != "type")
+            self.memo[key] = _likely(_Value(classes=value.classes, files=value.files, outside=value.outside))
+        return self.memo[key]
+
+    def evidence(self, ref: Reference) -> _Value:
+        """What a reference that carries type evidence gives to its variable."""
+        if ref.confidence == "local":
+            value = self.local_value(ref.name, ref)
+        elif ref.receiver:
+            value = self.receiver_attribute(ref)
+        else:
+            value = self.name_value(ref.name, ref)
+        if ref.kind in ("call", "instantiation"):
+            return self.call(value)
+        if ref.kind == "type":
+            return _Value(classes=tuple(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE) or value.classes,
+                          outside=value.outside)
+        if value.ids and self._all_methods(value.ids):
+            return self.returns(value.ids)  # `x = self.prop`
+        return value
+
+    def _all_methods(self, ids: Sequence[str]) -> bool:
+        return bool(ids) and all(self.index.by_id[i].kind == "method" for i in ids)
+
+    def _fact_key(self, ref: Reference, lang: Language | None) -> tuple[str, str] | None:
+        """Where a reference's type evidence goes: a variable of its scope, the enclosing function's
+        result, or an attribute of the enclosing class (`self.x = ...`, `x: T` in a class body)."""
+        target = ref.assigned or ""
+        scope = ref.enclosing_symbol_id or ref.path
+        if target == RETURNS:
+            return (scope, RETURNS)
+        attribute = _ATTRIBUTE_TARGET.fullmatch(target)
+        if attribute and lang is not None and attribute.group(1) in lang.self_names:
+            cls = self.enclosing_class(ref.enclosing_symbol_id)
+            return (cls.id, "." + attribute.group(2)) if cls is not None else None
+        if not _IDENTIFIER.fullmatch(target):
+            return None  # `a, b = ...`, `d[k] = ...`: no single variable to type
+        symbol = self.index.by_id.get(scope)
+        if symbol is not None and symbol.kind in CLASS_LIKE:
+            return (scope, "." + target)
+        return (scope, target)
+
+
+def _targets(value: _Value) -> tuple[list[str], str]:
+    if not value.ids:
+        return [], ""
+    return list(value.ids), "exact" if value.confidence == "exact" and len(value.ids) == 1 else "likely"
+
+
+def _import_local(ref: Reference, lang: Language | None) -> str:
+    """The name an import binds in its scope."""
+    if ref.alias:
+        return ref.alias
+    if lang is not None and lang.package_init and (ref.module is None or ref.module == ref.name):
+        return ref.name.split(".")[0]  # Python `import a.b` binds `a`
+    return _last_component(ref.name)
 
 
 def _last_component(name: str) -> str:
     return _MODULE_SEPARATORS.split(name.rstrip("/"))[-1] if name else name
 
 
-def _class_bases(parsed: Sequence[ParsedFile], index: GraphIndex, scopes: dict[str, _FileScope]) -> dict[str, list[str]]:
-    bases: dict[str, list[str]] = defaultdict(list)
-    for pf in parsed:
-        for ref in pf.references:
-            if ref.kind != "inheritance" or ref.enclosing_symbol_id is None:
-                continue
-            targets, _ = _resolve_plain(ref, pf, scopes[pf.file.path], index)
-            bases[ref.enclosing_symbol_id].extend(t for t in targets if index.by_id[t].kind in CLASS_LIKE)
-    return bases
-
-
-def _resolve(ref: Reference, pf: ParsedFile, scope: _FileScope, index: GraphIndex,
-             bases: dict[str, list[str]]) -> tuple[list[str], str]:
-    if ref.kind == "import":
-        local = ref.alias or _last_component(ref.name)
-        if local in scope.names and ref.name != "*":
-            return list(scope.names[local][0]), scope.names[local][1]
-        return [], ""
-    if ref.receiver:
-        return _resolve_member(ref, pf, scope, index, bases)
-    return _resolve_plain(ref, pf, scope, index, bases)
-
-
-def _resolve_plain(ref: Reference, pf: ParsedFile, scope: _FileScope, index: GraphIndex,
-                   bases: dict[str, list[str]] | None = None) -> tuple[list[str], str]:
-    name, path = ref.name, pf.file.path
-    lang = language_by_name(pf.file.language) if pf.file.language else None
-    if lang is not None and lang.implicit_this and bases is not None:
-        cls = _enclosing_class(ref.enclosing_symbol_id, index)
-        if cls is not None:
-            found = _member(cls.id, name, index, bases)
-            if found:
-                return found, "exact"
-    if name in scope.names:
-        ids, confidence = scope.names[name]
-        return list(ids), confidence
-    local = index.top_level.get(path, {}).get(name)
-    if local:
-        return [s.id for s in local], "exact" if len(local) == 1 else "likely"
-    for star in scope.star_files:
-        found = index.top_level.get(star, {}).get(name)
-        if found:
-            return [s.id for s in found], "likely"
-    if lang is not None and not lang.explicit_imports:
-        folder = posixpath.dirname(path)
-        same_package = [s for f in index.dir_files.get(folder, ()) for s in index.top_level.get(f, {}).get(name, ())]
-        if same_package:
-            return [s.id for s in same_package], "likely"
-        candidates = [s for s in index.by_name.get(name, ()) if s.parent_id is None]
-        if len(candidates) == 1 and ref.kind != "attribute":
-            return [candidates[0].id], "name-only"
-    return [], ""
-
-
-def _resolve_member(ref: Reference, pf: ParsedFile, scope: _FileScope, index: GraphIndex,
-                    bases: dict[str, list[str]]) -> tuple[list[str], str]:
-    receiver = ref.receiver.strip()
-    lang = language_by_name(pf.file.language) if pf.file.language else None
-    self_names = lang.self_names if lang else ()
-    if receiver in self_names or receiver.startswith("super("):
-        cls = _enclosing_class(ref.enclosing_symbol_id, index)
-        if cls is not None:
-            if receiver.startswith("super") or receiver in ("base", "parent"):
-                found = [t for b in bases.get(cls.id, ()) for t in _member(b, ref.name, index, bases)]
-            else:
-                found = _member(cls.id, ref.name, index, bases)
-            if found:
-                return found, "exact"
-        return [], ""
-    typed = scope.variables.get((ref.enclosing_symbol_id, receiver))
-    if typed:
-        found = [t for cls_id in typed for t in _member(cls_id, ref.name, index, bases)]
-        if found:
-            return found, "likely"
-    head = re.split(r"[.(\[]|::|->", receiver, maxsplit=1)[0]
-    if head in scope.modules and head == receiver:
-        found = [s.id for f in scope.modules[head] for s in index.top_level.get(f, {}).get(ref.name, ())]
-        return found, "exact" if len(found) == 1 else ("likely" if found else "")
-    if receiver in scope.modules:
-        found = [s.id for f in scope.modules[receiver] for s in index.top_level.get(f, {}).get(ref.name, ())]
-        if found:
-            return found, "exact" if len(found) == 1 else "likely"
-    if head == receiver and receiver[:1].isalpha():
-        owner_ids, confidence = _resolve_plain(replace(ref, name=receiver, receiver=None), pf, scope, index, bases)
-        owners = [index.by_id[o] for o in owner_ids if index.by_id[o].kind in CLASS_LIKE]
-        found = [t for o in owners for t in _member(o.id, ref.name, index, bases)]
-        if found:
-            return found, confidence if confidence != "name-only" else "likely"
-        if owner_ids and not owners:
-            return [], ""  # receiver is a known function/variable: nothing to say about its attribute
-    if ref.kind in ("call", "instantiation"):
-        # an object of unknown type: a method name defined once in the whole project
-        candidates = [s for s in index.by_name.get(ref.name, ()) if s.kind == "method"]
-        if len(candidates) == 1 and not ref.name.startswith("__"):
-            return [candidates[0].id], "name-only"
-    return [], ""
-
-
-def _enclosing_class(symbol_id: str | None, index: GraphIndex) -> Symbol | None:
-    while symbol_id is not None:
-        sym = index.by_id.get(symbol_id)
-        if sym is None:
+def _chain(text: str) -> list[tuple[str, int]] | None:
+    """`self.client.session().send` -> [(self, 0), (client, 0), (session, 1), (send, 0)];
+    None when the receiver is no plain chain of names and calls (subscripts, operators, literals)."""
+    parts: list[tuple[str, int]] = []
+    i, n = 0, len(text)
+    while i < n:
+        match = _IDENTIFIER.match(text, i)
+        if match is None:
             return None
-        if sym.kind in CLASS_LIKE:
-            return sym
-        symbol_id = sym.parent_id
-    return None
+        name, calls, i = match.group(), 0, match.end()
+        while i < n and text[i] == "(":
+            i = _skip_group(text, i)
+            if i < 0:
+                return None
+            calls += 1
+        parts.append((name, calls))
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        if text[i] == ".":
+            i += 1
+        elif text.startswith(("::", "->"), i):
+            i += 2
+        else:
+            return None
+        while i < n and text[i].isspace():
+            i += 1
+    return parts or None
 
 
-def _member(class_id: str, name: str, index: GraphIndex, bases: dict[str, list[str]], depth: int = 0) -> list[str]:
-    found = [s.id for s in index.members.get(class_id, {}).get(name, ())]
-    if found or depth > 5:
-        return found
-    for base in bases.get(class_id, ()):
-        found = _member(base, name, index, bases, depth + 1)
-        if found:
-            return found
-    return []
+def _skip_group(text: str, i: int) -> int:
+    """Index after the parenthesised group starting at text[i] == "(", or -1 when it never closes."""
+    depth = 0
+    quote = ""
+    for j in range(i, len(text)):
+        c = text[j]
+        if quote:
+            if c == quote and text[j - 1] != "\\":
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return -1

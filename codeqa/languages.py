@@ -24,11 +24,17 @@ class Language:
     self_names: tuple[str, ...] = ("this",)  # receivers that mean "the enclosing class"
     implicit_this: bool = False  # a bare `m()` inside a class may call the class's own member
     explicit_imports: bool = False  # a name neither defined nor imported in a file cannot be ours
+    # Python-style packages: a folder is a package when it holds this file (`__init__`); a module's
+    # dotted path runs from the nearest folder above that is no package; an import names its module
+    # in full (folders are no modules, no prefix is dropped); `import a.b` binds `a`
+    package_init: str = ""
+    stub_extensions: tuple[str, ...] = ()  # declarations-only files beside the code (`.pyi`)
 
 
 LANGUAGES: tuple[Language, ...] = (
     Language("python", "python", (".py", ".pyi", ".pyw"), ("python",), docstring_in_body=True,
-             self_names=("self", "cls", "super()"), explicit_imports=True),
+             self_names=("self", "cls", "super()"), explicit_imports=True, package_init="__init__",
+             stub_extensions=(".pyi",)),
     Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",),
              self_names=("this", "super"), explicit_imports=True),
     Language("typescript", "typescript", (".ts", ".mts", ".cts"), self_names=("this", "super"), explicit_imports=True),
