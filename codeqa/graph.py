@@ -26,7 +26,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 from .languages import Language, language_by_name
@@ -206,6 +206,9 @@ _OUTSIDE = _Value(outside=True)
 
 
 def _union(values: Iterable[_Value]) -> _Value:
+    values = [v for v in values if v.known()]
+    if len(values) < 2:
+        return values[0] if values else _UNKNOWN
     ids: dict[str, None] = {}
     classes: dict[str, None] = {}
     files: dict[str, None] = {}
@@ -215,14 +218,14 @@ def _union(values: Iterable[_Value]) -> _Value:
         classes.update(dict.fromkeys(v.classes))
         files.update(dict.fromkeys(v.files))
         outside = outside or v.outside
-        if v.known() and v.confidence != "exact":
+        if v.confidence != "exact":
             confidence = "likely"
     ours = bool(ids or classes or files)
     return _Value(tuple(ids), tuple(classes), tuple(files), outside and not ours, confidence)
 
 
 def _likely(v: _Value) -> _Value:
-    return replace(v, confidence="likely") if v.known() else v
+    return _Value(v.ids, v.classes, v.files, v.outside, "likely") if v.known() and v.confidence != "likely" else v
 
 
 def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = None) -> list[Reference]:
@@ -241,8 +244,13 @@ def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = 
             kind = ref.kind
             if kind == "call" and all(index.by_id[t].kind in CLASS_LIKE for t in targets):
                 kind = "instantiation"
-            resolved.append(replace(ref, target_ids=tuple(targets), confidence=confidence, kind=kind))
+            resolved.append(_resolved(ref, tuple(targets), confidence, kind))
     return resolved
+
+
+def _resolved(ref: Reference, target_ids: tuple[str, ...], confidence: str, kind: str) -> Reference:
+    # faster than dataclasses.replace(), which re-checks every field: this runs for every reference
+    return Reference(**{**vars(ref), "target_ids": target_ids, "confidence": confidence, "kind": kind})
 
 
 class _Resolver:
@@ -256,6 +264,7 @@ class _Resolver:
         self.facts: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, variable) -> evidence
         self.inherits: dict[str, list[Reference]] = defaultdict(list)  # class id -> base references
         self.memo: dict[tuple, object] = {}
+        self.languages: dict[str, Language | None] = {}
         for pf in parsed:
             lang = _language(pf.file.language or "")
             for ref in pf.references:
@@ -272,11 +281,17 @@ class _Resolver:
                     key = self._fact_key(ref, lang)
                     if key is not None:
                         self.facts[key].append(ref)
+        self.imported_names = {name for _, name in self.imports}
+
+    def language(self, path: str) -> Language | None:
+        if path not in self.languages:
+            self.languages[path] = _language(self.index.languages.get(path, ""))
+        return self.languages[path]
 
     # ---- the answer for one reference -------------------------------------------------------
     def resolve(self, ref: Reference) -> tuple[list[str], str]:
-        if ref.confidence == "local":
-            return [], ""
+        if ref.confidence == "local" or (ref.name not in self.index.by_name and ref.name not in self.imported_names):
+            return [], ""  # a local variable's read, or a name that no symbol of ours has nor an import gives
         if ref.kind == "import":
             value = self.import_value(ref) if ref.name != "*" else _UNKNOWN
             return _targets(value)
@@ -301,7 +316,7 @@ class _Resolver:
 
     def _resolve_without_imports(self, ref: Reference) -> tuple[list[str], str]:
         """Languages where a file can name what it never imported: same package, then a unique name."""
-        lang = _language(self.index.languages.get(ref.path, ""))
+        lang = self.language(ref.path)
         if lang is None or lang.explicit_imports:
             return [], ""
         folder = posixpath.dirname(ref.path)
@@ -317,8 +332,15 @@ class _Resolver:
     def name_value(self, name: str, ref: Reference) -> _Value:
         """A bare name where `ref` stands: enclosing scopes (imports, nested definitions, the class body),
         then the file (imports, definitions, star imports, module-level variables)."""
+        key = ("name", ref.enclosing_symbol_id or ref.path, name)
+        if key not in self.memo:
+            self.memo[key] = _UNKNOWN
+            self.memo[key] = self._name_value(name, ref)
+        return self.memo[key]
+
+    def _name_value(self, name: str, ref: Reference) -> _Value:
         index, path = self.index, ref.path
-        lang = _language(index.languages.get(path, ""))
+        lang = self.language(path)
         if lang is not None and lang.implicit_this:
             cls = self.enclosing_class(ref.enclosing_symbol_id)
             if cls is not None:
@@ -357,6 +379,8 @@ class _Resolver:
         yield ref.path
 
     def _imported(self, scope: str, name: str) -> _Value:
+        if name not in self.imported_names:
+            return _UNKNOWN
         refs = self.imports.get((scope, name))
         if not refs:
             return _UNKNOWN
@@ -376,7 +400,7 @@ class _Resolver:
 
     def _import_value(self, ref: Reference) -> _Value:
         index, path = self.index, ref.path
-        lang = _language(index.languages.get(path, ""))
+        lang = self.language(path)
         module, name = ref.module or ref.name, ref.name
         if ref.module is None and not (lang is not None and lang.package_init):
             return _UNKNOWN  # an import without a module path names nothing we can find
@@ -426,7 +450,7 @@ class _Resolver:
                 return _likely(found)
         if (path, name) in self.facts:
             return self.variable(path, name)
-        lang = _language(index.languages.get(path, ""))
+        lang = self.language(path)
         if lang is not None and lang.package_init and _stem(path) == lang.package_init:
             sub = index.files_for_module("." + name, path)
             if sub:
@@ -439,7 +463,7 @@ class _Resolver:
         index = self.index
         pairs: list[tuple[str, str]] = []
         for key in list(self.index.top_level):
-            lang = _language(index.languages.get(key, ""))
+            lang = self.language(key)
             if lang is not None and key.endswith(lang.stub_extensions):
                 stem = posixpath.splitext(key)[0]
                 pairs.extend((key, stem + ext) for ext in lang.extensions if stem + ext in index.languages and ext not in lang.stub_extensions)
@@ -505,11 +529,19 @@ class _Resolver:
 
     def attribute(self, owner: _Value, name: str) -> _Value:
         """`owner.name`: a module's export, a class member, or what an instance attribute holds."""
+        key = ("attribute", owner, name)
+        if key not in self.memo:
+            self.memo[key] = _UNKNOWN
+            self.memo[key] = self._attribute(owner, name)
+        return self.memo[key]
+
+    def _attribute(self, owner: _Value, name: str) -> _Value:
         parts = [self.export(f, name) for f in owner.files]
         for class_id in owner.classes:
             found = self.members(class_id, name)
             if found:
-                parts.append(replace(self._symbols(found), confidence=owner.confidence))
+                found_value = self._symbols(found)
+                parts.append(found_value if owner.confidence == "exact" else _likely(found_value))
             typed = self.attribute_types(class_id, name)
             if typed.known():
                 parts.append(typed)
@@ -549,7 +581,7 @@ class _Resolver:
         return value
 
     def _head_value(self, head: str, calls: int, ref: Reference) -> _Value:
-        lang = _language(self.index.languages.get(ref.path, ""))
+        lang = self.language(ref.path)
         self_names = lang.self_names if lang else ()
         if head in _BASE_NAMES and (calls or head in self_names):  # super().m(), base.m(), parent::m()
             cls = self.enclosing_class(ref.enclosing_symbol_id)
@@ -569,7 +601,7 @@ class _Resolver:
 
     def local_value(self, name: str, ref: Reference) -> _Value:
         """A variable of the enclosing functions, typed by its evidence (`self` is the enclosing class)."""
-        lang = _language(self.index.languages.get(ref.path, ""))
+        lang = self.language(ref.path)
         if lang is not None and name in lang.self_names:
             cls = self.enclosing_class(ref.enclosing_symbol_id)
             return _Value(classes=(cls.id,)) if cls is not None else _UNKNOWN

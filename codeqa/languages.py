@@ -7,10 +7,10 @@ language = one row in LANGUAGES plus queries/<name>/definitions.scm and referenc
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
 
 
 @dataclass(frozen=True)
@@ -104,13 +104,61 @@ def get_query(name: str, kind: str):
     return Query(get_ts_language(name), path.read_text(encoding="utf-8"))
 
 
-def run_matches(query, node) -> Iterator[dict[str, list]]:
-    """Matches of `query` under `node` as {capture name: [nodes]} (tree-sitter 0.23-0.26 shim)."""
-    try:
-        from tree_sitter import QueryCursor  # 0.24+
+QUERY_KINDS = ("definitions", "references", "locals")  # queries/<language>/<kind>.scm
 
-        matches = QueryCursor(query).matches(node)
+
+@dataclass(frozen=True)
+class QuerySet:
+    """A language's query files compiled as one query, so that a tree is walked once."""
+
+    query: object
+    ranges: dict[str, range]  # kind -> its patterns' indexes in the combined query
+    captures: tuple[frozenset[str], ...]  # capture names of each pattern, by combined index
+
+    def run(self, node) -> list[tuple[int, dict[str, list]]]:
+        """Matches under `node` as (pattern index in the combined query, {capture name: [nodes]})."""
+        return _matches(self.query, node)
+
+    def select(self, matches: list, kind: str) -> list[tuple[int, dict[str, list]]]:
+        """The matches of one query file's patterns."""
+        patterns = self.ranges.get(kind, range(0))
+        return [m for m in matches if m[0] in patterns]
+
+    def pattern_captures(self, kind: str) -> tuple[frozenset[str], ...]:
+        """Capture names of every pattern of the combined query that belongs to `kind`; empty for the others."""
+        patterns = self.ranges.get(kind, range(0))
+        return tuple(names if i in patterns else frozenset() for i, names in enumerate(self.captures))
+
+
+@lru_cache(maxsize=None)
+def get_query_set(name: str) -> QuerySet | None:
+    """queries/<name>/{definitions,references,locals}.scm as one QuerySet; None without any of them."""
+    from tree_sitter import Query
+
+    texts, ranges, count = [], {}, 0
+    for kind in QUERY_KINDS:
+        query = get_query(name, kind)
+        if query is None:
+            continue
+        ranges[kind] = range(count, count + query.pattern_count)
+        count += query.pattern_count
+        texts.append((queries_dir() / name / f"{kind}.scm").read_text(encoding="utf-8"))
+    if not texts:
+        return None
+    text = "\n".join(texts)
+    combined = Query(get_ts_language(name), text)
+    raw = text.encode("utf-8")
+    captures = tuple(
+        frozenset(c.decode() for c in re.findall(rb"@([\w.]+)", raw[combined.start_byte_for_pattern(i):combined.end_byte_for_pattern(i)]))
+        for i in range(combined.pattern_count)
+    )
+    return QuerySet(combined, ranges, captures)
+
+
+def _matches(query, node) -> list[tuple[int, dict[str, list]]]:
+    try:
+        from tree_sitter import QueryCursor  # 0.24+: captures already map to lists
+
+        return QueryCursor(query).matches(node)
     except ImportError:  # 0.23
-        matches = query.matches(node)
-    for _pattern, captures in matches:
-        yield {name: (nodes if isinstance(nodes, list) else [nodes]) for name, nodes in captures.items()}
+        return [(i, {n: (v if isinstance(v, list) else [v]) for n, v in c.items()}) for i, c in query.matches(node)]

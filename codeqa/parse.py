@@ -11,8 +11,9 @@ import ast
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from .languages import get_parser, get_query, language_by_name, run_matches
+from .languages import get_parser, get_query_set, language_by_name
 from .types import ParsedFile, Reference, SourceFile, Symbol
 
 CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "module", "type"})
@@ -49,10 +50,13 @@ def parse_source(file: SourceFile, text: str):
     except Exception as exc:  # a grammar crash must not end the index run
         return ParsedFile(file, (), (), error=f"parse failed: {exc}", partial=True), None
     lines = text.splitlines()
-    defs = _collect_definitions(file.language, tree.root_node, source)
+    queries = get_query_set(file.language)
+    matches = queries.run(tree.root_node) if queries is not None else []
+    defs = _collect_definitions(queries.select(matches, "definitions") if matches else [], source)
     symbols = _build_symbols(file, defs, source, lines)
-    def_name_positions = {(d.name_node.start_point, d.name_node.end_point) for d in defs if d.name_node is not None}
-    references = _collect_references(file, tree.root_node, source, lines, defs, def_name_positions)
+    def_name_starts = {d.name_node.start_byte for d in defs if d.name_node is not None}
+    scopes = _LocalScopes.collect(queries.select(matches, "locals") if matches else [], source)
+    references = _collect_references(file, matches, scopes, source, lines, defs, def_name_starts)
     error = None
     if tree.root_node.has_error:
         error = f"syntax errors near line {_first_error_line(tree.root_node)}; parsed what was readable"
@@ -79,12 +83,9 @@ def _first_error_line(node) -> int:
     return node.start_point[0] + 1
 
 
-def _collect_definitions(language: str, root, source: bytes) -> list[_Def]:
-    query = get_query(language, "definitions")
-    if query is None:
-        return []
+def _collect_definitions(matches, source: bytes) -> list[_Def]:
     by_node: dict[tuple[int, int], _Def] = {}
-    for captures in run_matches(query, root):
+    for _, captures in matches:
         def_key = next((k for k in captures if k.startswith("definition.")), None)
         if def_key is None:
             continue
@@ -213,60 +214,77 @@ def _clean_doc(text: str) -> str:
     return inspect.cleandoc(text).strip()[:2000]
 
 
-def _collect_references(file: SourceFile, root, source: bytes, lines: list[str], defs: list[_Def],
-                        def_name_positions: set) -> list[Reference]:
-    query = get_query(file.language, "references")
-    if query is None:
+def _collect_references(file: SourceFile, matches: list, scopes: "_LocalScopes", source: bytes, lines: list[str],
+                        defs: list[_Def], def_name_starts: set[int]) -> list[Reference]:
+    if not matches:
         return []
-    best: dict[int, tuple[tuple[int, int], str, object, dict]] = {}  # name start byte -> the winning capture
+    best: dict[int, tuple[int, str, dict]] = {}  # name start byte -> (rank, capture key, captures) that wins
     regions: list[tuple[int, int, str]] = []  # annotations: (start byte, end byte, what they type)
     declared: set[tuple[int, int]] = set()  # (name start byte, start byte of the annotation it declares)
-    for captures in run_matches(query, root):
-        ref_key = next((k for k in captures if k.startswith("name.reference.") or k == "ignore"), None)
-        if ref_key is None:
-            _add_region(captures, source, regions)
+    patterns = _reference_patterns(file.language)
+    nameable = _nameable(file.language, defs, [c for i, c in matches if patterns[i][0] == _IMPORT_KEY], source)
+    skip = scopes.binding_starts | def_name_starts  # where a name is bound or defined: no reference
+    for pattern, captures in matches:  # all query files' matches: patterns of the others have no entry
+        key, rank, per_match = patterns[pattern]
+        if rank == _BARE_NAME_RANK:  # a name and nothing else: the commonest match, filtered right away
+            node = captures[key][0]
+            start = node.start_byte
+            if start in skip or start in best:
+                continue  # (anything else captured here ranks higher)
+            name = source[start:node.end_byte].decode("utf-8", errors="replace")
+            if (nameable is not None and name not in nameable) or scopes.binds(start, name):
+                continue  # a local variable, a builtin, another program's global
+            best[start] = (rank, key, captures)
             continue
-        kind = "ignore" if ref_key == "ignore" else ref_key.rsplit(".", 1)[1]
-        node = captures[ref_key][0]
+        if per_match:  # an alternation: which kind matched, and whether it came with a receiver
+            if key is None:
+                key = next(k for k in captures if k in _REFERENCE_KEYS)
+            rank = _rank(key, captures)
+        elif not key:
+            if key == "":
+                _add_region(captures, source, regions)
+            continue
+        start = captures[key][0].start_byte
         if "declares" in captures:
-            declared.add((node.start_byte, captures["declares"][0].start_byte))
-        priority = KIND_PRIORITY.index(kind) if kind in KIND_PRIORITY else len(KIND_PRIORITY)
-        # same kind: the capture that knows more (a receiver, where the value goes) wins
-        rank = (priority, -("receiver" in captures) - ("assigned" in captures or "returns" in captures or "declares" in captures))
-        previous = best.get(node.start_byte)
+            declared.add((start, captures["declares"][0].start_byte))
+        previous = best.get(start)
         if previous is None or rank < previous[0]:
-            best[node.start_byte] = (rank, kind, node, captures)
-    scopes = _LocalScopes.collect(file.language, root, source)
+            best[start] = (rank, key, captures)
     regions.sort()
     region_starts = [r[0] for r in regions]
     def_starts = [d.node.start_byte for d in defs]
+    line_texts: dict[int, str] = {}
     references = []
-    for _, kind, node, captures in best.values():
-        if kind == "ignore" or node.start_byte in scopes.binding_starts:
+    for start, (_, key, captures) in best.items():
+        if key == "ignore" or start in skip:
             continue
-        if (node.start_point, node.end_point) in def_name_positions:
-            continue
-        name = _unquote(_text(node, source))
+        node = captures[key][0]
+        name = _unquote(source[start:node.end_byte].decode("utf-8", errors="replace"))
         if not name:
             continue
         receiver = captures.get("receiver")
-        assigned = _text(captures["assigned"][0], source) if "assigned" in captures else None
-        if "returns" in captures:
-            assigned = RETURNS
-        region = _region_at(regions, region_starts, node.start_byte)
+        carries_type = "assigned" in captures or "returns" in captures or "declares" in captures
+        confidence = "unresolved"
+        if receiver is None and key != _IMPORT_KEY:
+            if scopes.binds(start, name):
+                if not carries_type:
+                    continue  # a local variable: no symbol of ours, and no type evidence either
+                confidence = "local"
+            elif nameable is not None and name not in nameable and not carries_type:
+                continue  # neither defined nor imported here: a builtin or a global of another program
+        kind = key.rsplit(".", 1)[1]
+        assigned = RETURNS if "returns" in captures else (_text(captures["assigned"][0], source) if "assigned" in captures else None)
+        region = _region_at(regions, region_starts, start)
         if region is not None:  # a name inside an annotation is a type; it may be the one declared
             kind = "type" if kind == "attribute" else kind
-            if (node.start_byte, region[0]) in declared:
-                assigned = assigned or region[2]
-        confidence = "unresolved"
-        if receiver is None and kind != "import" and scopes.binds(node.start_byte, name):
-            if assigned is None:
-                continue  # a local variable: no symbol of ours, and no type evidence either
-            confidence = "local"
+            if assigned is None and (start, region[0]) in declared:
+                assigned = region[2]
+        if confidence == "local" and assigned is None:
+            continue
         line, column = node.start_point[0] + 1, node.start_point[1]
         module = captures.get("module")
         alias = captures.get("alias")
-        enclosing = _innermost(defs, def_starts, node.start_byte)
+        enclosing = _innermost(defs, def_starts, start)
         references.append(Reference(
             name=name,
             path=file.path,
@@ -276,7 +294,7 @@ def _collect_references(file: SourceFile, root, source: bytes, lines: list[str],
             enclosing_symbol_id=enclosing.symbol.id if enclosing and enclosing.symbol else None,
             target_ids=(),
             confidence=confidence,
-            line_text=lines[line - 1].strip()[:LINE_TEXT_MAX_CHARS] if line - 1 < len(lines) else "",
+            line_text=line_texts.get(line) or line_texts.setdefault(line, _line_text(lines, line)),
             receiver=_text(receiver[0], source) if receiver else None,
             module=_unquote(_text(module[0], source)) if module else None,
             alias=_text(alias[0], source) if alias else None,
@@ -284,6 +302,59 @@ def _collect_references(file: SourceFile, root, source: bytes, lines: list[str],
         ))
     references.sort(key=lambda r: (r.line, r.column))
     return references
+
+
+def _nameable(language: str, defs: list[_Def], imports: list[dict], source: bytes) -> set[str] | None:
+    """Where every name is defined or imported in its file (`explicit_imports`), the bare names that
+    can mean a symbol of ours: the file's definitions and what its imports bind; None without that
+    rule or with a star import."""
+    if not language_by_name(language).explicit_imports:
+        return None
+    names = {d.name for d in defs}
+    for captures in imports:
+        imported = _unquote(_text(captures[_IMPORT_KEY][0], source))
+        if imported == "*":
+            return None
+        if "alias" in captures:
+            names.add(_text(captures["alias"][0], source))
+        parts = re.split(r"[./\\:]+", imported)
+        names.update((imported, parts[0], parts[-1]))
+    return names
+
+
+_IMPORT_KEY = "name.reference.import"
+_REFERENCE_KEYS = {f"name.reference.{k}" if k != "ignore" else k: i for i, k in enumerate(KIND_PRIORITY)}
+_BARE_NAME_RANK = 4 * _REFERENCE_KEYS["name.reference.attribute"]  # the lowest rank: a name, no receiver, no flow
+
+
+def _line_text(lines: list[str], line: int) -> str:
+    return lines[line - 1].strip()[:LINE_TEXT_MAX_CHARS] if line - 1 < len(lines) else ""
+
+
+def _rank(key: str, captures) -> int:
+    """Lower wins at one name: the kind's priority, then the capture that knows more (a receiver,
+    where the value goes)."""
+    priority = _REFERENCE_KEYS.get(key, len(KIND_PRIORITY))
+    knows_flow = "assigned" in captures or "returns" in captures or "declares" in captures
+    return 4 * priority - ("receiver" in captures) - knows_flow
+
+
+@lru_cache(maxsize=None)
+def _reference_patterns(language: str) -> tuple[tuple[str | bool | None, int, bool], ...]:
+    """Per pattern of the language's combined query: (its reference capture, its rank, whether the rank
+    is worked out per match). The capture is "" for a references.scm pattern without one (an annotation
+    region), None for an alternation of kinds (ranked per match, as its receiver may be missing too),
+    and False for the patterns of the other query files."""
+    table = []
+    for names in get_query_set(language).pattern_captures("references"):
+        if not names:  # a pattern of another query file
+            table.append((False, 0, False))
+            continue
+        keys = [k for k in names if k in _REFERENCE_KEYS or k.startswith("name.reference.")]
+        alternation = len(keys) > 1 or ("receiver" in names and any(k in names for k in ("declares", "assigned", "returns")))
+        key = keys[0] if len(keys) == 1 else ("" if not keys else None)
+        table.append((key, _rank(key, names) if key else 0, alternation))
+    return tuple(table)
 
 
 def _add_region(captures: dict, source: bytes, regions: list[tuple[int, int, str]]) -> None:
@@ -315,14 +386,11 @@ class _LocalScopes:
     binding_starts: set[int] = field(default_factory=set)  # where a bound name stands (never a reference)
 
     @classmethod
-    def collect(cls, language: str, root, source: bytes) -> "_LocalScopes":
+    def collect(cls, matches, source: bytes) -> "_LocalScopes":
         scopes = cls()
-        query = get_query(language, "locals")
-        if query is None:
-            return scopes
         spans: list[tuple[int, int]] = []
         bindings: list[tuple[int, str]] = []
-        for captures in run_matches(query, root):
+        for _, captures in matches:
             if "local.scope" in captures:
                 node = captures["local.scope"][0]
                 spans.append((node.start_byte, -node.end_byte))
@@ -361,7 +429,12 @@ class _LocalScopes:
         return False
 
 
+_QUOTES = "\"'`<> \t\r\n"
+
+
 def _unquote(text: str) -> str:
+    if text and text[0] not in _QUOTES and text[-1] not in _QUOTES:
+        return text
     text = text.strip()
     if len(text) >= 2 and text[0] in "\"'`<" and text[-1] in "\"'`>":
         return text[1:-1]

@@ -8,7 +8,7 @@
 ; @ignore: a name that is no reference at all (keyword names, module paths, `obj.attr = ...` targets);
 ; an import capture at the same place still wins.
 
-; imports: `from m import A`, `from m import A as B`, `import m`, `import m as n`
+; imports: `from m import A`, `from m import A as B`, `import m`, `import m as n`, `from m import *`
 (import_from_statement
   module_name: (_) @module
   name: (dotted_name (identifier) @name.reference.import))
@@ -26,6 +26,10 @@
   name: (aliased_import
     name: (dotted_name) @module @name.reference.import
     alias: (identifier) @alias))
+
+(import_from_statement
+  module_name: (_) @module
+  (wildcard_import) @name.reference.import)
 
 (dotted_name (identifier) @ignore)
 (aliased_import alias: (identifier) @ignore)
