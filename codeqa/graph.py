@@ -360,7 +360,7 @@ class _Resolver:
             innermost = False
         local = index.top_level.get(path, {}).get(name)
         if local:
-            return self._symbols([s.id for s in local])
+            return self._defined(path, name, local)
         for star in self.stars.get(path, ()):
             found = _union(self.export(f, name) for f in index.files_for_module(star.module or "", path))
             if found.known():
@@ -385,6 +385,14 @@ class _Resolver:
         if not refs:
             return _UNKNOWN
         return _union(self.import_value(r) for r in refs)
+
+    def _defined(self, path: str, name: str, symbols: Sequence[Symbol]) -> _Value:
+        """Top-level definitions, with what evidence says the name holds besides (a decorated function)."""
+        value = self._symbols([s.id for s in symbols])
+        if (path, name) not in self.facts:
+            return value
+        typed = self.variable(path, name)
+        return _Value(value.ids, tuple(dict.fromkeys(value.classes + typed.classes)), typed.files, False, value.confidence)
 
     def _symbols(self, ids: Sequence[str]) -> _Value:
         classes = tuple(i for i in ids if self.index.by_id[i].kind in CLASS_LIKE)
@@ -440,7 +448,7 @@ class _Resolver:
         index = self.index
         defined = index.top_level.get(path, {}).get(name)
         if defined:
-            return self._symbols([s.id for s in defined])
+            return self._defined(path, name, defined)
         value = self._imported(path, name)
         if value.known():
             return value

@@ -142,6 +142,15 @@
   (identifier) @name.reference.attribute
   (attribute object: (_) @receiver attribute: (identifier) @name.reference.attribute)]))
 
+; a decorated function is what its outermost decorator makes of it: `@click.group()` gives a Group
+(decorated_definition
+  . (decorator [
+    (identifier) @name.reference.call
+    (attribute object: (_) @receiver attribute: (identifier) @name.reference.call)
+    (call function: (identifier) @name.reference.call)
+    (call function: (attribute object: (_) @receiver attribute: (identifier) @name.reference.call))])
+  definition: (function_definition name: (identifier) @assigned))
+
 (with_item value: (as_pattern [
     (call function: (identifier) @name.reference.call)
     (call function: (attribute object: (_) @receiver attribute: (identifier) @name.reference.call))]
