@@ -657,6 +657,9 @@ class _Resolver:
             value = self.receiver_attribute(ref)
         else:
             value = self.name_value(ref.name, ref)
+            lang = self.language(ref.path)
+            if not value.known() and lang is not None and lang.explicit_imports:
+                value = _OUTSIDE  # no local, not defined, not imported: a builtin (`set()`, `[]`)
         if ref.kind in ("call", "instantiation"):
             return self.call(value)
         if ref.kind == "type":

@@ -78,10 +78,15 @@
 (type (subscript subscript: (string (string_content) @name.reference.type)))
 
 ; what an annotation declares (@declares: the annotation's own type node): the name itself, `mod.Name`,
-; "Name", or the name inside Optional/Union/... and `Name | None`; `list[Name]` declares no Name
+; "Name", a generic's head (`List[int]`: a list), the names inside Optional/Union/... and `Name | None`;
+; `list[Name]` declares a list, not a Name
 (type (identifier) @name.reference.type) @declares
 
 (type (attribute object: (_) @receiver attribute: (identifier) @name.reference.type)) @declares
+
+(type (generic_type (identifier) @name.reference.type)) @declares
+
+(type (subscript value: (attribute object: (_) @receiver attribute: (identifier) @name.reference.type))) @declares
 
 (type (string (string_content) @name.reference.type)) @declares
 
@@ -150,6 +155,21 @@
     (call function: (identifier) @name.reference.call)
     (call function: (attribute object: (_) @receiver attribute: (identifier) @name.reference.call))])
   definition: (function_definition name: (identifier) @assigned))
+
+; a literal holds no object of ours: `x = []`, `x = {}`, `x = ""`, `x = 0`; its first token stands for
+; the builtin type (a name that no file defines or imports is another program's)
+(assignment left: (_) @assigned right: [
+  (list "[" @name.reference.attribute)
+  (list_comprehension "[" @name.reference.attribute)
+  (dictionary "{" @name.reference.attribute)
+  (dictionary_comprehension "{" @name.reference.attribute)
+  (set "{" @name.reference.attribute)
+  (set_comprehension "{" @name.reference.attribute)
+  (tuple "(" @name.reference.attribute)
+  (string (string_start) @name.reference.attribute)
+  (concatenated_string . (string (string_start) @name.reference.attribute))
+  (integer) @name.reference.attribute
+  (float) @name.reference.attribute])
 
 (with_item value: (as_pattern [
     (call function: (identifier) @name.reference.call)
