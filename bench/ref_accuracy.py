@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import random
 import re
 import sys
@@ -325,8 +326,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     results = []
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     for project in args.projects:
-        r = measure(project, args.max_symbols, args.seed, args.repeat, args.own_code_first)
+        # a fresh process per project: Jedi's caches from one project make it fail on the next
+        with context.Pool(1) as pool:
+            r = pool.apply(measure, (project, args.max_symbols, args.seed, args.repeat, args.own_code_first))
         results.append(r)
         print(f"{r['project']}: {r['files']} files, {r['symbols_sampled']} symbols | precision {r['precision']:.3f} "
               f"recall {r['recall']:.3f} F1 {r['f1']:.3f} | tp {r['tp']} fp {r['fp']} fn {r['fn']} unsure {r['unsure']} "
