@@ -218,7 +218,7 @@ def _union(values: Iterable[_Value]) -> _Value:
         classes.update(dict.fromkeys(v.classes))
         files.update(dict.fromkeys(v.files))
         outside = outside or v.outside
-        if v.confidence != "exact":
+        if v.confidence != "exact" and (v.ids or v.classes or v.files):  # what is not ours weighs nothing
             confidence = "likely"
     ours = bool(ids or classes or files)
     return _Value(tuple(ids), tuple(classes), tuple(files), outside and not ours, confidence)
