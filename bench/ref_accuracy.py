@@ -1,31 +1,37 @@
 """Python reference accuracy of the graph stage, measured against Jedi, plus the graph-stage speed.
 
-For each project: walk it with codeqa, parse every Python file and resolve references (timed: the
-graph stage's files/s, best of --repeat runs), sample top-level classes, top-level functions and
-public methods (seeded), and compare, per symbol, the (file, line) pairs where codeqa says the
+For each project (in a fresh process): walk it with codeqa, parse every Python file and resolve
+references (timed: files/s of parse + resolve by wall clock and by CPU time, best of --repeat runs
+after a warm-up), sample top-level classes, top-level functions and public methods (name not
+starting with `_`), seeded, and compare per symbol the (file, line) pairs where codeqa says the
 symbol is referenced (a reference counts for every id in its target_ids) with Jedi's
 `Script(code, path, project=jedi.Project(root)).get_references(line, column, scope="project")`
 called at the definition's name.
 
 How the two sides are made comparable (one rule each, the same for every project):
-  - the definition site itself is left out on both sides;
   - import lines count on both sides (`from .core import Foo` is a reference of Foo: Jedi reports
     the imported name, codeqa records an import reference);
-  - Jedi results that are definitions of their own (a rebinding in the same scope, not an import)
-    are not references and are left out;
+  - a definition is no reference: Jedi's results that are definitions (not imports) are the
+    symbol's identity, left out on both sides: its own site, and what Jedi merges with it
+    (overloads, a property's setter, a stub and its code);
   - only files codeqa walks are compared (Jedi also reads files codeqa's walker skips).
-Jedi is the truth only where it is sure:
-  - every pair Jedi reports is a true reference;
-  - a pair only codeqa reports is checked with Jedi's `goto(follow_imports=True)` at codeqa's
-    reference position: landing on the symbol's definition -> a true reference Jedi's search left out
-    (it gives up after 30 files containing the name and never searches names of <= 2 characters in
-    other files); landing elsewhere -> a false positive; no answer, or an answer in an installed copy
-    of one of the project's own modules (site-packages shadowing a src/ layout) -> Jedi is not sure
-    and the pair is left out of both sides.
-The raw figures (Jedi's get_references as is, no goto check) are printed too.
+Jedi is the truth only where it is sure; disagreements are settled with Jedi's own
+`goto(follow_imports=True)` at the name:
+  - a pair both report is a true reference;
+  - a pair only codeqa reports: goto lands on the identity only -> true (Jedi's search gives up
+    after 30 files holding the name, and never looks for names of <= 2 characters in other files);
+    only elsewhere -> false positive; nowhere, both there and elsewhere, in an installed copy of one
+    of the project's own modules (site-packages shadowing a src/ layout), or on `self.name = ...`
+    assignments where the symbol is a property (Jedi reads those as instance attributes, not as the
+    property's setter) -> unsure, left out;
+  - a pair only Jedi reports: goto lands on the identity only -> false negative; otherwise Jedi
+    contradicts itself (its search merges anything a union-typed call may reach) -> unsure.
+The raw figures (get_references as is, no goto) are printed too. `--own-code-first` gives Jedi the
+project's import roots and the standard library as sys.path, so that an installed copy of the
+project (a src/ layout in this venv) does not take the project's own references away.
 
     python bench/ref_accuracy.py PROJECT_DIR [PROJECT_DIR ...] [--max-symbols 150] [--seed 0]
-        [--repeat 3] [--show-errors [K]] [--json OUT.json]
+        [--repeat 3] [--own-code-first] [--show-errors [K]] [--json OUT.json]
 
 Get projects as sdists, e.g. `pip download --no-binary :all: --no-deps click==8.1.7 -d /tmp/sdists`.
 The script prints figures; it asserts nothing.

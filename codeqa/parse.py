@@ -1,8 +1,20 @@
-"""Parse stage: run queries/<language>/definitions.scm and references.scm over a file.
+"""Parse stage: run queries/<language>/{definitions,references,locals}.scm over a file.
 
-One generic function serves every language; what differs lives in the .scm files (see
-queries/README.md for the capture names). Output: `Symbol`s with stable ids and qualified names,
-and unresolved `Reference`s (graph.py resolves them).
+One generic function serves every language; what differs lives in the .scm files, compiled into
+one query so a tree is walked once. Output: `Symbol`s with stable ids and qualified names, and
+unresolved `Reference`s (graph.py resolves them). The captures this module understands:
+
+  definitions  @definition.<kind> (whole node), @name, @doc, @receiver (Go/C++ method owner)
+  references   @name.reference.<kind>; @receiver (`obj` of obj.name), @module and @alias (imports);
+               @ignore (a name that is no reference); type evidence for graph.py: @assigned (the
+               variable a value goes to), @assigned + @assigned.type and @returns.type (annotation
+               regions), @declares (the annotation a name is what it declares of), @returns
+  locals       @local.scope, @local.definition (tree-sitter locals convention)
+
+Where several patterns capture one name, the kind first in KIND_PRIORITY wins, then the capture
+that knows more (a receiver, type evidence). A name bound in an enclosing local scope is a local
+variable: dropped, or kept with confidence "local" when it carries type evidence. In languages
+where every name is defined or imported in its file, a bare name that is neither is dropped too.
 """
 
 from __future__ import annotations
