@@ -46,7 +46,7 @@ import random
 import re
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +74,8 @@ class Outcome:
     raw_jedi: int = 0
     jedi_definitions_dropped: int = 0
     jedi_unsure: int = 0  # pairs Jedi reports but its own goto does not land on the symbol alone
+    unsure_reasons: Counter = field(default_factory=Counter)  # codeqa-only pairs left out, by why
+    unsure_examples: list[dict] = field(default_factory=list)
     by_confidence: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))  # -> [tp, fp]
     false_positives: list[dict] = field(default_factory=list)
     false_negatives: list[dict] = field(default_factory=list)
@@ -87,8 +89,9 @@ class Outcome:
         return {"precision": precision, "recall": recall, "f1": f1, "raw_precision": raw_p, "raw_recall": raw_r}
 
 
-def graph_stage(root: Path, repeat: int) -> tuple[list[ParsedFile], list[Reference], int, float, float]:
-    """(parsed files, resolved references, python file count, files/s by wall clock, files/s by CPU time):
+def graph_stage(root: Path, repeat: int) -> tuple[list[ParsedFile], list[Reference], int, float, float, int]:
+    """(parsed files, resolved references, python file count, files/s by wall clock, files/s by CPU time,
+    lines of Python):
     parse + resolve in this process, after one untimed run (grammar load, query compilation), the best
     of `repeat` runs. CPU time is what the stage costs; wall clock also shows how busy the machine is."""
     files = [f for f in walk_repository(root).files if f.language == "python"]
@@ -102,7 +105,7 @@ def graph_stage(root: Path, repeat: int) -> tuple[list[ParsedFile], list[Referen
         references = resolve_references(parsed)
         wall = min(wall, time.perf_counter() - started)
         cpu = min(cpu, time.process_time() - started_cpu)
-    return parsed, references, len(files), len(files) / wall, len(files) / cpu
+    return parsed, references, len(files), len(files) / wall, len(files) / cpu, sum(t.count("\n") for t in texts)
 
 
 def sample_symbols(parsed: list[ParsedFile], max_symbols: int, seed: int) -> list[Symbol]:
@@ -199,13 +202,14 @@ class JediOracle:
 
     def verdict(self, identity: set[Pair], path: str, line: int, column: int, name: str = "") -> str:
         """Jedi's goto at one name: "same" (lands on the symbol's identity only), "mixed" (there and
-        elsewhere), "other" (elsewhere only) or "unsure" (nowhere, or in an installed copy of the project)."""
+        elsewhere), "other" (elsewhere only) or "unsure: <why>" (nowhere, in an installed copy of the
+        project, on instance-attribute assignments where the symbol is a property)."""
         try:
             names = self.script(path).goto(line, column, follow_imports=True)
         except Exception:  # Jedi fails on some code (recursion): then it is not sure
-            return "unsure"
+            return "unsure: goto failed"
         if not names:
-            return "unsure"
+            return "unsure: no answer"
         inside = [self.relative(n.module_path) is not None for n in names]
         hits = [(self.relative(n.module_path), n.line) in identity for n in names]
         if all(hits):
@@ -213,11 +217,11 @@ class JediOracle:
         if any(hits):
             return "mixed"
         if name and all(self._assigns_attribute(n, name) for n in names):
-            return "unsure"  # Jedi takes `self.name = ...` for the attribute, even where name is a property
+            return "unsure: property read as instance attribute"  # `self.name = ...` taken for the attribute
 
         outside = [n for n, ours in zip(names, inside) if not ours]
         if outside and len(outside) == len(names) and any(n.module_name in self.module_names for n in outside):
-            return "unsure"  # an installed copy of the project's own module shadows it
+            return "unsure: installed copy"  # an installed copy of the project's own module shadows it
         return "other"
 
 
@@ -253,7 +257,7 @@ def project_module_names(paths: list[str]) -> set[str]:
 
 
 def measure(root: Path, max_symbols: int, seed: int, repeat: int, own_code_first: bool = False) -> dict:
-    parsed, references, n_files, files_per_second, files_per_cpu_second = graph_stage(root, repeat)
+    parsed, references, n_files, files_per_second, files_per_cpu_second, n_lines = graph_stage(root, repeat)
     symbols = sample_symbols(parsed, max_symbols, seed)
     by_target: dict[str, dict[Pair, list[Reference]]] = defaultdict(lambda: defaultdict(list))
     for ref in references:
@@ -293,6 +297,10 @@ def measure(root: Path, max_symbols: int, seed: int, repeat: int, own_code_first
                 outcome.false_positives.append(_example(symbol, pair, oracle, refs[0].confidence, refs[0].kind))
             else:
                 outcome.unsure += 1
+                why = "mixed" if "mixed" in verdicts else sorted(verdicts)[0]
+                outcome.unsure_reasons[why] += 1
+                if len(outcome.unsure_examples) < 200:
+                    outcome.unsure_examples.append({**_example(symbol, pair, oracle, refs[0].confidence, refs[0].kind), "why": why})
         for pair in agreed:
             outcome.by_confidence[codeqa_pairs[pair][0].confidence][0] += 1
         for pair in sorted(jedi_pairs.keys() - codeqa_pairs.keys()):
@@ -304,11 +312,12 @@ def measure(root: Path, max_symbols: int, seed: int, repeat: int, own_code_first
                 outcome.jedi_unsure += 1
     return {
         "project": root.name, "files": n_files, "graph_files_per_second": round(files_per_second, 1),
-        "graph_files_per_cpu_second": round(files_per_cpu_second, 1),
+        "graph_files_per_cpu_second": round(files_per_cpu_second, 1), "lines": n_lines,
         "symbols_sampled": len(symbols) - skipped - jedi_failed, "jedi_failed": jedi_failed, "jedi_seconds": round(time.perf_counter() - started, 1),
         "tp": outcome.tp, "fp": outcome.fp, "fn": outcome.fn, "unsure": outcome.unsure,
         "confirmed_by_goto": outcome.confirmed_by_goto, "jedi_definitions_dropped": outcome.jedi_definitions_dropped,
-        "jedi_unsure": outcome.jedi_unsure, "by_confidence": {k: {"tp": v[0], "fp": v[1]} for k, v in sorted(outcome.by_confidence.items())},
+        "jedi_unsure": outcome.jedi_unsure, "unsure_reasons": dict(outcome.unsure_reasons),
+        "unsure_examples": outcome.unsure_examples, "by_confidence": {k: {"tp": v[0], "fp": v[1]} for k, v in sorted(outcome.by_confidence.items())},
         **{k: round(v, 4) for k, v in outcome.figures().items()},
         "false_positives": outcome.false_positives, "false_negatives": outcome.false_negatives,
     }
@@ -338,7 +347,7 @@ def main() -> None:
         with context.Pool(1) as pool:
             r = pool.apply(measure, (project, args.max_symbols, args.seed, args.repeat, args.own_code_first))
         results.append(r)
-        print(f"{r['project']}: {r['files']} files, {r['symbols_sampled']} symbols | precision {r['precision']:.3f} "
+        print(f"{r['project']}: {r['files']} files ({r['lines'] / 1000:.1f}k lines), {r['symbols_sampled']} symbols | precision {r['precision']:.3f} "
               f"recall {r['recall']:.3f} F1 {r['f1']:.3f} | tp {r['tp']} fp {r['fp']} fn {r['fn']} unsure {r['unsure']} "
               f"jedi-failed {r['jedi_failed']} "
               f"(goto-confirmed {r['confirmed_by_goto']}) | raw precision {r['raw_precision']:.3f} recall "
@@ -346,7 +355,7 @@ def main() -> None:
               f"{r['graph_files_per_cpu_second']:.0f} files/s CPU | jedi {r['jedi_seconds']:.0f}s",
               flush=True)
         print("  by confidence (tp/fp): " + ", ".join(f"{k} {v['tp']}/{v['fp']}" for k, v in r["by_confidence"].items())
-              + f" | jedi pairs left out as unsure {r['jedi_unsure']}")
+              + f" | codeqa pairs left out: {r['unsure_reasons']} | jedi pairs left out {r['jedi_unsure']}")
         if args.show_errors:
             for label, key in (("false positives", "false_positives"), ("false negatives", "false_negatives")):
                 examples = r[key][: args.show_errors]
