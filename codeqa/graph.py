@@ -26,7 +26,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
 from .languages import Language, language_by_name
@@ -55,6 +55,7 @@ class GraphIndex:
     module_files: dict[str, set[str]]  # dotted module key (and its suffixes) -> paths
     dir_files: dict[str, list[str]]  # posix dir -> paths
     languages: dict[str, str]  # path -> language
+    _module_cache: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (module, importer) -> files
 
     @classmethod
     def build(cls, parsed: Iterable[ParsedFile]) -> "GraphIndex":
@@ -86,7 +87,12 @@ class GraphIndex:
 
     def files_for_module(self, module: str, importer: str) -> list[str]:
         """Files a module string names, seen from the importing file (relative imports included)."""
-        return _prefer_stubs_or_code(self._files_for_module(module, importer), importer, _language(self.languages.get(importer, "")))
+        key = (module, importer)
+        found = self._module_cache.get(key)
+        if found is None:
+            lang = _language(self.languages.get(importer, ""))
+            found = self._module_cache[key] = _prefer_stubs_or_code(self._files_for_module(module, importer), importer, lang)
+        return found
 
     def _files_for_module(self, module: str, importer: str) -> list[str]:
         module = module.strip().strip("\"'")
@@ -384,6 +390,8 @@ class _Resolver:
         refs = self.imports.get((scope, name))
         if not refs:
             return _UNKNOWN
+        if len(refs) == 1:
+            return self.import_value(refs[0])
         return _union(self.import_value(r) for r in refs)
 
     def _defined(self, path: str, name: str, symbols: Sequence[Symbol]) -> _Value:
