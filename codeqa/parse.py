@@ -192,6 +192,8 @@ def _signature(node, source: bytes) -> str:
 def _docstring(d: _Def, source: bytes) -> str:
     if d.doc_node is not None:
         raw = _text(d.doc_node, source)
+        if raw[:3] in ('"""', "'''") and raw[-3:] == raw[:3] and "\\" not in raw and len(raw) >= 6:
+            return _clean_doc(raw[3:-3])  # the common docstring: nothing to unescape, no need to compile it
         try:
             value = ast.literal_eval(raw)
             if isinstance(value, str):
