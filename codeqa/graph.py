@@ -26,7 +26,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator, Sequence
 
 from .languages import Language, language_by_name
@@ -202,9 +202,13 @@ class _Value:
     files: tuple[str, ...] = ()  # a module: its files
     outside: bool = False  # something that is not ours: another project's module, a literal, a missing member
     confidence: str = "exact"  # "likely" once typed by evidence or ambiguous
+    makes: tuple[str, ...] = ()  # classes that calling it instantiates (`URL = Url` holds a class)
+
+    def ours(self) -> bool:
+        return bool(self.ids or self.classes or self.files or self.makes)
 
     def known(self) -> bool:
-        return bool(self.ids or self.classes or self.files or self.outside)
+        return self.outside or self.ours()
 
 
 _UNKNOWN = _Value()
@@ -218,20 +222,22 @@ def _union(values: Iterable[_Value]) -> _Value:
     ids: dict[str, None] = {}
     classes: dict[str, None] = {}
     files: dict[str, None] = {}
+    makes: dict[str, None] = {}
     outside, confidence = False, "exact"
     for v in values:
         ids.update(dict.fromkeys(v.ids))
         classes.update(dict.fromkeys(v.classes))
         files.update(dict.fromkeys(v.files))
+        makes.update(dict.fromkeys(v.makes))
         outside = outside or v.outside
-        if v.confidence != "exact" and (v.ids or v.classes or v.files):  # what is not ours weighs nothing
+        if v.confidence != "exact" and v.ours():  # what is not ours weighs nothing
             confidence = "likely"
-    ours = bool(ids or classes or files)
-    return _Value(tuple(ids), tuple(classes), tuple(files), outside and not ours, confidence)
+    ours = bool(ids or classes or files or makes)
+    return _Value(tuple(ids), tuple(classes), tuple(files), outside and not ours, confidence, tuple(makes))
 
 
 def _likely(v: _Value) -> _Value:
-    return _Value(v.ids, v.classes, v.files, v.outside, "likely") if v.known() and v.confidence != "likely" else v
+    return replace(v, confidence="likely") if v.known() and v.confidence != "likely" else v
 
 
 def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = None) -> list[Reference]:
@@ -400,7 +406,8 @@ class _Resolver:
         if (path, name) not in self.facts:
             return value
         typed = self.variable(path, name)
-        return _Value(value.ids, tuple(dict.fromkeys(value.classes + typed.classes)), typed.files, False, value.confidence)
+        return _Value(value.ids, tuple(dict.fromkeys(value.classes + typed.classes)), typed.files, False, value.confidence,
+                      typed.makes)
 
     def _symbols(self, ids: Sequence[str]) -> _Value:
         classes = tuple(i for i in ids if self.index.by_id[i].kind in CLASS_LIKE)
@@ -562,7 +569,7 @@ class _Resolver:
             if typed.known():
                 parts.append(typed)
         value = _union(parts)
-        if value.ids or value.classes or value.files:
+        if value.ours():
             return value
         return _OUTSIDE if owner.known() else _UNKNOWN  # a known owner without that member: not ours
 
@@ -636,6 +643,8 @@ class _Resolver:
         classes = tuple(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE)
         functions = [i for i in value.ids if self.index.by_id[i].kind in FUNCTION_KINDS]
         parts = [_Value(classes=classes, confidence=value.confidence)] if classes else []
+        if value.makes:
+            parts.append(_Value(classes=value.makes, confidence="likely"))
         if functions:
             parts.append(self.returns(functions))
         result = _union(parts)
@@ -654,7 +663,7 @@ class _Resolver:
             value = _union(self.evidence(r) for r in refs if r.kind == "type")
             if not (value.classes or value.files):  # no declared type of ours: what is assigned
                 value = _union(self.evidence(r) for r in refs if r.kind != "type")
-            self.memo[key] = _likely(_Value(classes=value.classes, files=value.files, outside=value.outside))
+            self.memo[key] = _likely(replace(value, ids=()))  # a variable is no symbol of ours
         return self.memo[key]
 
     def evidence(self, ref: Reference) -> _Value:
@@ -675,7 +684,8 @@ class _Resolver:
                           outside=value.outside)
         if value.ids and self._all_methods(value.ids):
             return self.returns(value.ids)  # `x = self.prop`
-        return value
+        classes = tuple(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE)
+        return replace(value, ids=(), makes=value.makes + classes) if classes else value  # `URL = Url`
 
     def _all_methods(self, ids: Sequence[str]) -> bool:
         return bool(ids) and all(self.index.by_id[i].kind == "method" for i in ids)
