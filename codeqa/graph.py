@@ -26,171 +26,19 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Iterable, Iterator, Sequence
 
-from .languages import Language, language_by_name
+from .graph_index import GraphIndex, file_stem, language_of, last_component
+from .languages import Language
 from .parse import CLASS_LIKE, RETURNS
 from .types import ParsedFile, Reference, Symbol
 
-_MODULE_SEPARATORS = re.compile(r"::|/|\\\\|\.")
-_STRIP_MODULE_PREFIXES = ("crate.", "self.", "super.", "@.", "~.")
-_INDEX_NAMES = ("__init__", "index", "mod", "lib", "main")
-_SOURCE_EXT = re.compile(r"\.(py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|java|go|rs|c|h|cc|cpp|hpp|cs|rb|php)$")
 FUNCTION_KINDS = frozenset({"function", "method"})
 _BASE_NAMES = ("super", "base", "parent")  # receivers that mean "the enclosing class's bases"
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _LITERAL = re.compile(r"""^([rbfuRBFU]{0,2}["']|\d|\[|\{)""")  # `"".join`, `b"".decode`, `[].append`
 _ATTRIBUTE_TARGET = re.compile(r"([\w$]+)\s*(?:\.|->)\s*([\w$]+)")  # `self.x`, `$this->x`
-
-
-@dataclass
-class GraphIndex:
-    """Lookup tables over all symbols of the project."""
-
-    by_id: dict[str, Symbol]
-    by_name: dict[str, list[Symbol]]
-    top_level: dict[str, dict[str, list[Symbol]]]  # path -> name -> top-level symbols
-    members: dict[str, dict[str, list[Symbol]]]  # class (or function) id -> member name -> symbols
-    module_files: dict[str, set[str]]  # dotted module key (and its suffixes) -> paths
-    dir_files: dict[str, list[str]]  # posix dir -> paths
-    languages: dict[str, str]  # path -> language
-    _module_cache: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (module, importer) -> files
-
-    @classmethod
-    def build(cls, parsed: Iterable[ParsedFile]) -> "GraphIndex":
-        parsed = list(parsed)
-        by_id: dict[str, Symbol] = {}
-        by_name: dict[str, list[Symbol]] = defaultdict(list)
-        top_level: dict[str, dict[str, list[Symbol]]] = defaultdict(lambda: defaultdict(list))
-        members: dict[str, dict[str, list[Symbol]]] = defaultdict(lambda: defaultdict(list))
-        module_files: dict[str, set[str]] = defaultdict(set)
-        dir_files: dict[str, list[str]] = defaultdict(list)
-        languages: dict[str, str] = {pf.file.path: pf.file.language or "" for pf in parsed}
-        packages = _package_dirs(languages)
-        for pf in parsed:
-            path = pf.file.path
-            dir_files[posixpath.dirname(path)].append(path)
-            lang = _language(languages[path])
-            keys = _package_module_keys(path, packages, lang.package_init) if lang and lang.package_init else _module_keys(path)
-            for key in keys:
-                module_files[key].add(path)
-            for sym in pf.symbols:
-                by_id[sym.id] = sym
-                by_name[sym.name].append(sym)
-                if sym.parent_id is None:
-                    top_level[path][sym.name].append(sym)
-        for sym in by_id.values():
-            if sym.parent_id is not None:
-                members[sym.parent_id][sym.name].append(sym)
-        return cls(dict(by_id), dict(by_name), top_level, members, module_files, dir_files, languages)
-
-    def files_for_module(self, module: str, importer: str) -> list[str]:
-        """Files a module string names, seen from the importing file (relative imports included)."""
-        key = (module, importer)
-        found = self._module_cache.get(key)
-        if found is None:
-            lang = _language(self.languages.get(importer, ""))
-            found = self._module_cache[key] = _prefer_stubs_or_code(self._files_for_module(module, importer), importer, lang)
-        return found
-
-    def _files_for_module(self, module: str, importer: str) -> list[str]:
-        module = module.strip().strip("\"'")
-        if not module:
-            return []
-        if module.startswith("."):  # relative: Python `.mod`, `..pkg`, JS `./x`, `../x`
-            base = posixpath.dirname(importer)
-            if "/" in module or module in (".", ".."):  # JS-style path
-                target = posixpath.normpath(posixpath.join(base, module))
-                key = _dotted(_SOURCE_EXT.sub("", target))
-                return sorted(self.module_files.get(key, ()))
-            dots = len(module) - len(module.lstrip("."))
-            for _ in range(dots - 1):
-                base = posixpath.dirname(base)
-            rest = module[dots:]
-            key = _dotted(posixpath.join(base, rest.replace(".", "/")) if rest else base)
-            return sorted(self.module_files.get(key, ()))
-        key = _dotted(_SOURCE_EXT.sub("", module))
-        lang = _language(self.languages.get(importer, ""))
-        if lang is not None and lang.package_init:  # the import names the module in full
-            return sorted(self.module_files.get(key, ()))
-        for prefix in _STRIP_MODULE_PREFIXES:
-            if key.startswith(prefix):
-                key = key[len(prefix):]
-        parts = key.split(".")
-        for start in range(len(parts)):  # longest suffix that names files of ours
-            files = self.module_files.get(".".join(parts[start:]))
-            if files:
-                return sorted(files)
-        return []
-
-
-def _language(name: str) -> Language | None:
-    try:
-        return language_by_name(name) if name else None
-    except KeyError:
-        return None
-
-
-def _dotted(path: str) -> str:
-    return ".".join(p for p in _MODULE_SEPARATORS.split(path.strip("/")) if p and p != ".")
-
-
-def _module_keys(path: str) -> list[str]:
-    """`src/pkg/mod.py` -> src.pkg.mod, pkg.mod, mod; `pkg/__init__.py` -> pkg too; plus the folder keys."""
-    stem = _SOURCE_EXT.sub("", path)
-    parts = [p for p in stem.split("/") if p]
-    keys = []
-    if parts and parts[-1] in _INDEX_NAMES and len(parts) > 1:
-        pkg = parts[:-1]
-        keys.extend(".".join(pkg[i:]) for i in range(len(pkg)))
-    keys.extend(".".join(parts[i:]) for i in range(len(parts)))
-    folder = parts[:-1]
-    keys.extend(".".join(folder[i:]) for i in range(len(folder)))  # Go/Java packages: the folder
-    return keys
-
-
-def _package_dirs(languages: dict[str, str]) -> set[str]:
-    """Folders that are packages: they hold the language's package file (`__init__.py`)."""
-    dirs = set()
-    for path, name in languages.items():
-        lang = _language(name)
-        if lang is not None and lang.package_init and _stem(path) == lang.package_init:
-            dirs.add(posixpath.dirname(path))
-    return dirs
-
-
-def _package_module_keys(path: str, packages: set[str], package_init: str) -> list[str]:
-    """`src/pkg/sub/mod.py` in packages pkg and pkg/sub -> pkg.sub.mod (from the first folder up that is
-    no package, as on sys.path) and src.pkg.sub.mod (from the project root); `pkg/__init__.py` -> pkg."""
-    parts = [p for p in _SOURCE_EXT.sub("", path).split("/") if p]
-    folder = posixpath.dirname(path)
-    if _stem(path) == package_init:
-        parts = parts[:-1]
-        folder = posixpath.dirname(folder)
-    depth = 0
-    while folder and folder in packages:
-        depth += 1
-        folder = posixpath.dirname(folder)
-    top = len(parts) - depth - 1
-    return [".".join(parts)] + ([".".join(parts[top:])] if top > 0 else [])
-
-
-def _stem(path: str) -> str:
-    return posixpath.splitext(posixpath.basename(path))[0]
-
-
-def _prefer_stubs_or_code(files: list[str], importer: str, lang: Language | None) -> list[str]:
-    """A stub (`.pyi`) beside its module: stubs see the stub, everyone else the code."""
-    if lang is None or not lang.stub_extensions or len(files) < 2:
-        return files
-    stubs = {posixpath.splitext(f)[0] for f in files if f.endswith(lang.stub_extensions)}
-    code = {posixpath.splitext(f)[0] for f in files if not f.endswith(lang.stub_extensions)}
-    paired = stubs & code
-    if not paired:
-        return files
-    want_stub = importer.endswith(lang.stub_extensions)
-    return [f for f in files if posixpath.splitext(f)[0] not in paired or f.endswith(lang.stub_extensions) == want_stub]
 
 
 @dataclass(frozen=True)
@@ -278,7 +126,7 @@ class _Resolver:
         self.memo: dict[tuple, object] = {}
         self.languages: dict[str, Language | None] = {}
         for pf in parsed:
-            lang = _language(pf.file.language or "")
+            lang = language_of(pf.file.language or "")
             for ref in pf.references:
                 scope = ref.enclosing_symbol_id or ref.path
                 if ref.kind == "import":
@@ -297,7 +145,7 @@ class _Resolver:
 
     def language(self, path: str) -> Language | None:
         if path not in self.languages:
-            self.languages[path] = _language(self.index.languages.get(path, ""))
+            self.languages[path] = language_of(self.index.languages.get(path, ""))
         return self.languages[path]
 
     # ---- the answer for one reference -------------------------------------------------------
@@ -474,7 +322,7 @@ class _Resolver:
         if (path, name) in self.facts:
             return self.variable(path, name)
         lang = self.language(path)
-        if lang is not None and lang.package_init and _stem(path) == lang.package_init:
+        if lang is not None and lang.package_init and file_stem(path) == lang.package_init:
             sub = index.files_for_module("." + name, path)
             if sub:
                 return _Value(files=tuple(sub))
@@ -721,11 +569,7 @@ def _import_local(ref: Reference, lang: Language | None) -> str:
         return ref.alias
     if lang is not None and lang.package_init and (ref.module is None or ref.module == ref.name):
         return ref.name.split(".")[0]  # Python `import a.b` binds `a`
-    return _last_component(ref.name)
-
-
-def _last_component(name: str) -> str:
-    return _MODULE_SEPARATORS.split(name.rstrip("/"))[-1] if name else name
+    return last_component(ref.name)
 
 
 def _chain(text: str) -> list[tuple[str, int]] | None:
