@@ -221,10 +221,9 @@ class _Resolver:
         local = index.top_level.get(path, {}).get(name)
         if local:
             return self._defined(path, name, local)
-        for star in self.stars.get(path, ()):
-            found = _union(self.export(f, name) for f in index.files_for_module(star.module or "", path))
-            if found.known():
-                return _likely(found)
+        found = self._from_stars(path, name)
+        if found.known():
+            return found
         if (path, name) in self.facts:
             return self.variable(path, name)
         return _UNKNOWN
@@ -247,6 +246,14 @@ class _Resolver:
         if len(refs) == 1:
             return self.import_value(refs[0])
         return _union(self.import_value(r) for r in refs)
+
+    def _from_stars(self, path: str, name: str) -> _Value:
+        """`name` as the file's star imports bring it (likely: the other module may not export it)."""
+        for star in self.stars.get(path, ()):
+            found = _union(self.export(f, name) for f in self.index.files_for_module(star.module or "", path))
+            if found.known():
+                return _likely(found)
+        return _UNKNOWN
 
     def _defined(self, path: str, name: str, symbols: Sequence[Symbol]) -> _Value:
         """Top-level definitions, with what evidence says the name holds besides (a decorated function)."""
@@ -295,7 +302,8 @@ class _Resolver:
 
     @staticmethod
     def _outside_if_explicit(lang: Language | None) -> _Value:
-        # where every name is imported, an import that names no file of ours is another project's
+        # a Python import whose module names no file of ours is another project's (the standard
+        # library, a dependency); elsewhere the module path may just be one we cannot map
         return _OUTSIDE if lang is not None and lang.package_init else _UNKNOWN
 
     def export(self, path: str, name: str) -> _Value:
@@ -315,10 +323,9 @@ class _Resolver:
         value = self._imported(path, name)
         if value.known():
             return value
-        for star in self.stars.get(path, ()):
-            found = _union(self.export(f, name) for f in index.files_for_module(star.module or "", path))
-            if found.known():
-                return _likely(found)
+        value = self._from_stars(path, name)
+        if value.known():
+            return value
         if (path, name) in self.facts:
             return self.variable(path, name)
         lang = self.language(path)
@@ -447,8 +454,8 @@ class _Resolver:
             value = self.attribute(value, name)
             if calls:
                 value = self.call(value)
-            elif rest and self._all_methods(value.ids):
-                value = self.returns(value.ids)  # a method read without a call: a property
+            elif self._all_methods(value.ids):
+                value = self.returns(value.ids)  # a method read without a call, then used: a property
         return value
 
     def _head_value(self, head: str, calls: int, ref: Reference) -> _Value:
