@@ -237,6 +237,7 @@ def _collect_references(file: SourceFile, matches: list, scopes: "_LocalScopes",
     declared: set[tuple[int, int]] = set()  # (name start byte, start byte of the annotation it declares)
     patterns = _reference_patterns(file.language)
     nameable = _nameable(file.language, defs, [c for i, c in matches if patterns[i][0] == _IMPORT_KEY], source)
+    nameable_bytes = {n.encode("utf-8") for n in nameable} if nameable is not None else None
     skip = scopes.binding_starts | def_name_starts  # where a name is bound or defined: no reference
     for pattern, captures in matches:  # all query files' matches: patterns of the others have no entry
         key, rank, per_match = patterns[pattern]
@@ -245,8 +246,8 @@ def _collect_references(file: SourceFile, matches: list, scopes: "_LocalScopes",
             start = node.start_byte
             if start in skip or start in best:
                 continue  # (anything else captured here ranks higher)
-            name = source[start:node.end_byte].decode("utf-8", errors="replace")
-            if (nameable is not None and name not in nameable) or scopes.binds(start, name):
+            raw = source[start:node.end_byte]
+            if (nameable_bytes is not None and raw not in nameable_bytes) or scopes.binds(start, raw):
                 continue  # a local variable, a builtin, another program's global
             best[start] = (rank, key, captures)
             continue
@@ -273,14 +274,15 @@ def _collect_references(file: SourceFile, matches: list, scopes: "_LocalScopes",
         if key == "ignore" or start in skip:
             continue
         node = captures[key][0]
-        name = _unquote(source[start:node.end_byte].decode("utf-8", errors="replace"))
+        raw = source[start:node.end_byte]
+        name = _unquote(raw.decode("utf-8", errors="replace"))
         if not name:
             continue
         receiver = captures.get("receiver")
         carries_type = "assigned" in captures or "returns" in captures or "declares" in captures
         confidence = "unresolved"
         if receiver is None and key != _IMPORT_KEY:
-            if scopes.binds(start, name):
+            if scopes.binds(start, raw):
                 if not carries_type:
                     continue  # a local variable: no symbol of ours, and no type evidence either
                 confidence = "local"
@@ -396,21 +398,21 @@ class _LocalScopes:
     starts: list[int] = field(default_factory=list)
     ends: list[int] = field(default_factory=list)
     parents: list[int] = field(default_factory=list)  # index of the enclosing scope, -1 at the top
-    names: list[set[str]] = field(default_factory=list)
+    names: list[set[bytes]] = field(default_factory=list)
     binding_starts: set[int] = field(default_factory=set)  # where a bound name stands (never a reference)
 
     @classmethod
     def collect(cls, matches, source: bytes) -> "_LocalScopes":
         scopes = cls()
         spans: list[tuple[int, int]] = []
-        bindings: list[tuple[int, str]] = []
+        bindings: list[tuple[int, bytes]] = []
         for _, captures in matches:
             if "local.scope" in captures:
                 node = captures["local.scope"][0]
                 spans.append((node.start_byte, -node.end_byte))
             elif "local.definition" in captures:
                 node = captures["local.definition"][0]
-                bindings.append((node.start_byte, _text(node, source)))
+                bindings.append((node.start_byte, source[node.start_byte:node.end_byte]))
                 scopes.binding_starts.add(node.start_byte)
         stack: list[int] = []
         for start, neg_end in sorted(set(spans)):  # nesting by byte containment
@@ -433,7 +435,7 @@ class _LocalScopes:
             i = self.parents[i]
         return i
 
-    def binds(self, byte: int, name: str) -> bool:
+    def binds(self, byte: int, name: bytes) -> bool:
         """Is `name`, read at `byte`, bound by an enclosing local scope?"""
         i = self._innermost(byte)
         while i >= 0:
