@@ -86,7 +86,7 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
         if gitignore.is_file():
             try:
                 lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-                specs.append((rel_dir + "/" if rel_dir else "", pathspec.GitIgnoreSpec.from_lines(lines)))
+                specs.append((rel_dir + "/" if rel_dir else "", _gitignore_spec(lines)))
                 pushed = True
             except OSError:
                 pass
@@ -115,6 +115,21 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
     visit(root, "")
     result.files.sort(key=lambda f: f.path)
     return result
+
+
+def _gitignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    """A .gitignore's rules; a line git itself would not understand (a lone `!`) is skipped, not fatal."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # GitIgnorePatternError is a ValueError
+        valid = []
+        for line in lines:
+            try:
+                pathspec.GitIgnoreSpec.from_lines([line])
+            except ValueError:
+                continue
+            valid.append(line)
+        return pathspec.GitIgnoreSpec.from_lines(valid)
 
 
 def _consider_file(path: Path, rel: str, entry: os.DirEntry, max_bytes: int, result: WalkResult) -> None:

@@ -1,21 +1,40 @@
 """Resolve stage: references -> definitions across files.
 
 Order of evidence, strongest first:
-  1. imports and aliases (`from x import Y as Z`, JS import/require, Java/Go/Rust/C#/PHP imports,
-     barrel re-exports) -> exact
-  2. the enclosing scope: same-file definitions, `self.m()` / `this.m()` on the enclosing class
-     (and its bases), `Alias.m()` on an imported class or module, members of enclosing classes
-     and modules -> exact
-  3. same folder/package (Go, Java, C#, PHP), star imports (`import a.*`, `#include`, `using Ns;`),
-     scopes reopened in another file (Ruby modules, C# partial classes), typed variables -> likely
-  4. a name defined exactly once in the project (languages without explicit imports) -> name-only
-Calls whose target is a class become instantiations. Unresolved references are dropped.
+  1. imports and aliases (`from x import Y as Z`, JS import/require, Java/Go/Rust/C#/PHP imports),
+     followed through re-exports (`from .core import Y` in a package's `__init__`, JS barrels
+     `export { A } from "./a"` / `export * from "./a"`, Rust `pub use`) and Java static imports; an
+     import inside a function binds there only -> exact (a name a Python star import passes on:
+     likely, as `__all__` is not read)
+  2. the enclosing scope: definitions nested in the enclosing function, a class body's own members,
+     where members are in scope without `this` (Java, C#, C++, Ruby) the members of the enclosing
+     classes and modules, same-file definitions -> exact; a module or partial class reopened in
+     another file -> likely
+  3. star imports: `from m import *`, `import a.*`, `use a::*`, and imports that make a whole file
+     visible (`#include "x.h"`, `using Ns;`, `require_relative`; transitively in C, C++, Ruby, PHP)
+     -> likely
+  4. members of what the receiver is: `self.m()` / `cls.m()` / `super().m()` / `this.m()` /
+     `$this->m()` / `parent::m()` on the enclosing class and its bases (in any file), `mod.f()` on an
+     imported module, `Foo.m()` on a class, `crate::geo::Point::origin()` / `\\App\\User::find()` on a
+     path -> exact; a receiver typed by evidence -> likely: `x = Foo()`, `x: Foo`, `Foo x`,
+     `with Foo() as x`, `self.x = ...` in any method, `x: Foo` in the class body or a declared field
+     (`private Repo repo`, a struct field) read through `this` or bare, a module-level `x: Foo`
+     imported elsewhere, a function's return annotation, `return Foo()` or declared result type
+     (`func New() *Server`, `fn new() -> Self`), a method read as a property, and chains of these
+     (`self.client.session().send()`)
+  5. same folder/package (Go, Java, C#, PHP) -> likely
+  6. a name defined exactly once in the project (languages without explicit imports), or a method name
+     defined exactly once when nothing at all is known about the receiver and the name is no method
+     every builtin object has (`each`, `map`, `toString`) -> name-only
+A receiver known to be something else (another project's module, a literal, a variable declared with
+a type that is not ours in a statically typed language, a class of ours without that member) gets no
+name-only guess. Overloads (one name defined several times in one file, statically typed languages)
+count as one definition; a constructor never stands for its class. Calls whose target is a class
+become instantiations. Unresolved references are dropped, and so are reads of local variables
+(parse.py keeps those only as type evidence).
 
-How an import string becomes files is decided by the importing language's registry row
-(`codeqa/languages.py`): relative paths (`./util` -> util.ts or util/index.ts), Rust module paths
-(`crate::`, `self::`, `super::`, mod.rs), Go package folders, C/Ruby paths next to the importer,
-otherwise the longest suffix of the dotted path that names files of ours (Java packages, C#/PHP
-namespaces by folder).
+Which facts apply to a language is decided by its registry row (`codeqa/languages.py`); the files a
+module string names are worked out in graph_index.py.
 """
 
 from __future__ import annotations
@@ -23,362 +42,700 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
-from typing import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Iterable, Iterator, Sequence
 
-from .languages import Language, language_by_name
-from .parse import CLASS_LIKE
+from .graph_index import GraphIndex, file_stem, join_module, language_of, last_component
+from .languages import Language
+from .parse import CLASS_LIKE, RETURNS
 from .types import ParsedFile, Reference, Symbol
 
-_MODULE_SEPARATORS = re.compile(r"::|/|\\|\.")  # PHP namespaces use one backslash
-_STRIP_MODULE_PREFIXES = ("crate.", "self.", "super.", "@.", "~.")
-_INDEX_NAMES = ("__init__", "index", "mod", "lib", "main")
-_SOURCE_EXT = re.compile(r"\.(d\.ts|d\.mts|d\.cts|py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|java|go|rs|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php)$")
-_RUST_PATH_HEADS = ("crate", "self", "super")
-_MAX_REEXPORT_DEPTH = 4
+FUNCTION_KINDS = frozenset({"function", "method"})
+_BASE_NAMES = ("super", "base", "parent")  # receivers that mean "the enclosing class's bases"
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+_LITERAL = re.compile(r"""^([rbfuRBFU]{0,2}["']|\d|\[|\{)""")  # `"".join`, `b"".decode`, `[].append`
+_ATTRIBUTE_TARGET = re.compile(r"([\w$]+)\s*(?:\.|->)\s*([\w$]+)")  # `self.x`, `$this->x`
+_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
-@dataclass
-class _FileScope:
-    """What one file can name: imported symbols, imported modules (alias -> files), star imports."""
+@dataclass(frozen=True)
+class _Value:
+    """What a name or an expression stands for, as far as the evidence goes."""
 
-    names: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)  # local name -> (ids, conf)
-    modules: dict[str, tuple[str, ...]] = field(default_factory=dict)  # local name -> file paths
-    star_files: list[str] = field(default_factory=list)
-    variables: dict[tuple[str | None, str], tuple[str, ...]] = field(default_factory=dict)  # (scope, var) -> class ids
-    foreign: set[tuple[str | None, str]] = field(default_factory=set)  # (scope, var) declared with a type not ours
+    ids: tuple[str, ...] = ()  # the symbols it is bound to
+    classes: tuple[str, ...] = ()  # classes whose members it has: an instance, or the class itself
+    files: tuple[str, ...] = ()  # a module: its files
+    outside: bool = False  # something that is not ours: another project's module, a literal, a missing member
+    confidence: str = "exact"  # "likely" once typed by evidence or ambiguous
+    makes: tuple[str, ...] = ()  # classes that calling it instantiates (`URL = Url` holds a class)
 
+    def ours(self) -> bool:
+        return bool(self.ids or self.classes or self.files or self.makes)
 
-@dataclass
-class GraphIndex:
-    """Lookup tables over all symbols of the project."""
-
-    by_id: dict[str, Symbol]
-    by_name: dict[str, list[Symbol]]
-    top_level: dict[str, dict[str, list[Symbol]]]  # path -> name -> top-level symbols
-    members: dict[str, dict[str, list[Symbol]]]  # class id -> member name -> symbols
-    module_files: dict[str, set[str]]  # dotted module key (and its suffixes) -> paths
-    dir_files: dict[str, list[str]]  # posix dir -> paths
-    languages: dict[str, str]  # path -> language
-    stem_files: dict[str, list[str]] = field(default_factory=dict)  # path without extension -> paths
-    folder_files: dict[str, set[str]] = field(default_factory=dict)  # dotted folder key (and suffixes) -> paths
-
-    @classmethod
-    def build(cls, parsed: Iterable[ParsedFile]) -> "GraphIndex":
-        by_id: dict[str, Symbol] = {}
-        by_name: dict[str, list[Symbol]] = defaultdict(list)
-        top_level: dict[str, dict[str, list[Symbol]]] = defaultdict(lambda: defaultdict(list))
-        members: dict[str, dict[str, list[Symbol]]] = defaultdict(lambda: defaultdict(list))
-        module_files: dict[str, set[str]] = defaultdict(set)
-        dir_files: dict[str, list[str]] = defaultdict(list)
-        stem_files: dict[str, list[str]] = defaultdict(list)
-        folder_files: dict[str, set[str]] = defaultdict(set)
-        languages: dict[str, str] = {}
-        for pf in parsed:
-            path = pf.file.path
-            languages[path] = pf.file.language or ""
-            dir_files[posixpath.dirname(path)].append(path)
-            stem_files[_SOURCE_EXT.sub("", path)].append(path)
-            for key in _module_keys(path):
-                module_files[key].add(path)
-            folder = posixpath.dirname(path).split("/") if "/" in path else []
-            for i in range(len(folder)):
-                folder_files[".".join(folder[i:])].add(path)
-            for sym in pf.symbols:
-                by_id[sym.id] = sym
-                by_name[sym.name].append(sym)
-                if sym.parent_id is None and sym.qualified_name == sym.name:
-                    top_level[path][sym.name].append(sym)
-        index = cls(dict(by_id), dict(by_name), top_level, members, module_files, dir_files, languages,
-                     stem_files, folder_files)
-        for sym in by_id.values():
-            if sym.parent_id is not None:
-                members[sym.parent_id][sym.name].append(sym)
-            elif sym.qualified_name != sym.name:  # `func (s *T) M()` / `void T::m()` / `impl T` elsewhere
-                owner = index._owner(sym)
-                if owner is not None:
-                    members[owner.id][sym.name].append(sym)
-        return index
-
-    def _owner(self, method: Symbol) -> Symbol | None:
-        """The type a method defined outside it belongs to: same file, else same folder, else same
-        file stem (shape.hpp / shape.cpp), else the only type of that name."""
-        type_name = method.qualified_name.rsplit(".", 1)[0].rsplit(".", 1)[-1]
-        candidates = [s for s in self.by_name.get(type_name, ()) if s.kind in CLASS_LIKE]
-        folder, stem = posixpath.dirname(method.path), _SOURCE_EXT.sub("", posixpath.basename(method.path))
-        for keep in (lambda s: s.path == method.path,
-                     lambda s: posixpath.dirname(s.path) == folder,
-                     lambda s: _SOURCE_EXT.sub("", posixpath.basename(s.path)) == stem,
-                     lambda s: True):
-            found = [s for s in candidates if keep(s)]
-            if found:
-                return found[0] if len(found) == 1 else None
-        return None
-
-    def files_for_module(self, module: str, importer: str) -> list[str]:
-        """Files a module string names, seen from the importing file (relative imports included)."""
-        module = module.strip().strip("\"'")
-        if not module:
-            return []
-        lang = _language(self.languages.get(importer, ""))
-        if lang is not None and lang.import_is_folder:
-            return self._longest_suffix(self.folder_files, _dotted(module))
-        if lang is not None and lang.imports_relative_to == "module" and module.split("::")[0] in _RUST_PATH_HEADS:
-            found = self._rust_path(module, importer)
-            if found:
-                return found
-        if module.startswith("."):  # relative: Python `.mod`, `..pkg`, JS `./x`, `../x`
-            base = posixpath.dirname(importer)
-            if "/" in module or module in (".", ".."):  # JS-style path
-                target = posixpath.normpath(posixpath.join(base, module))
-                if "/" in module:
-                    found = self._files_at(target)
-                    if found:
-                        return found
-                key = _dotted(_SOURCE_EXT.sub("", target))
-                return sorted(self.module_files.get(key, ()))
-            dots = len(module) - len(module.lstrip("."))
-            for _ in range(dots - 1):
-                base = posixpath.dirname(base)
-            rest = module[dots:]
-            key = _dotted(posixpath.join(base, rest.replace(".", "/")) if rest else base)
-            return sorted(self.module_files.get(key, ()))
-        if lang is not None and lang.imports_relative_to:
-            base = posixpath.dirname(importer) if lang.imports_relative_to == "file" else _rust_module_dir(importer)
-            found = self._files_at(posixpath.join(base, module.replace("::", "/")))
-            if found:
-                return found
-        key = _dotted(_SOURCE_EXT.sub("", module))
-        for prefix in _STRIP_MODULE_PREFIXES:
-            if key.startswith(prefix):
-                key = key[len(prefix):]
-        return self._longest_suffix(self.module_files, key)
-
-    @staticmethod
-    def _longest_suffix(table: dict[str, set[str]], key: str) -> list[str]:
-        parts = key.split(".")
-        for start in range(len(parts)):  # longest suffix that names files of ours
-            files = table.get(".".join(parts[start:]))
-            if files:
-                return sorted(files)
-        return []
-
-    def _files_at(self, target: str) -> list[str]:
-        """Files for a path without guessing: `x.ts`/`x.h`+`x.c` (same stem), else `x/index.*`, `x/mod.rs`..."""
-        stem = posixpath.normpath(_SOURCE_EXT.sub("", target))
-        if stem in self.stem_files:
-            return sorted(self.stem_files[stem])
-        for index_name in _INDEX_NAMES:
-            found = self.stem_files.get(posixpath.join(stem, index_name))
-            if found:
-                return sorted(found)
-        return []
-
-    def _rust_path(self, module: str, importer: str) -> list[str]:
-        """`crate::a::b`, `self::a`, `super::super::a` -> the file of that module."""
-        parts = module.split("::")
-        base = _rust_module_dir(importer)
-        if parts[0] == "crate":
-            base = self._crate_root(importer)
-            if base is None:
-                return []
-            parts = parts[1:]
-        elif parts[0] == "self":
-            parts = parts[1:]
-        while parts and parts[0] == "super":
-            base = posixpath.dirname(base)
-            parts = parts[1:]
-        return self._files_at(posixpath.join(base, *parts)) if parts else self._files_at(base)
-
-    def _crate_root(self, importer: str) -> str | None:
-        folder = posixpath.dirname(importer)
-        while True:
-            if posixpath.join(folder, "lib") in self.stem_files or posixpath.join(folder, "main") in self.stem_files:
-                return folder
-            if not folder:
-                return None
-            folder = posixpath.dirname(folder)
+    def known(self) -> bool:
+        return self.outside or self.ours()
 
 
-def _language(name: str) -> Language | None:
-    try:
-        return language_by_name(name) if name else None
-    except KeyError:
-        return None
+_UNKNOWN = _Value()
+_OUTSIDE = _Value(outside=True)
 
 
-def _rust_module_dir(path: str) -> str:
-    """Where a Rust file's child modules live: src/a/mod.rs -> src/a, src/a/b.rs -> src/a/b."""
-    stem = _SOURCE_EXT.sub("", path)
-    return posixpath.dirname(path) if posixpath.basename(stem) in _INDEX_NAMES else stem
+def _union(values: Iterable[_Value]) -> _Value:
+    values = [v for v in values if v.known()]
+    if len(values) < 2:
+        return values[0] if values else _UNKNOWN
+    ids: dict[str, None] = {}
+    classes: dict[str, None] = {}
+    files: dict[str, None] = {}
+    makes: dict[str, None] = {}
+    outside, confidence = False, "exact"
+    for v in values:
+        ids.update(dict.fromkeys(v.ids))
+        classes.update(dict.fromkeys(v.classes))
+        files.update(dict.fromkeys(v.files))
+        makes.update(dict.fromkeys(v.makes))
+        outside = outside or v.outside
+        if v.confidence != "exact" and v.ours():  # what is not ours weighs nothing
+            confidence = "likely"
+    ours = bool(ids or classes or files or makes)
+    return _Value(tuple(ids), tuple(classes), tuple(files), outside and not ours, confidence, tuple(makes))
 
 
-def _dotted(path: str) -> str:
-    return ".".join(p for p in _MODULE_SEPARATORS.split(path.strip("/")) if p and p != ".")
-
-
-def _module_keys(path: str) -> list[str]:
-    """`src/pkg/mod.py` -> src.pkg.mod, pkg.mod, mod; `pkg/__init__.py` -> pkg too; plus the folder keys."""
-    stem = _SOURCE_EXT.sub("", path)
-    parts = [p for p in stem.split("/") if p]
-    keys = []
-    if parts and parts[-1] in _INDEX_NAMES and len(parts) > 1:
-        pkg = parts[:-1]
-        keys.extend(".".join(pkg[i:]) for i in range(len(pkg)))
-    keys.extend(".".join(parts[i:]) for i in range(len(parts)))
-    folder = parts[:-1]
-    keys.extend(".".join(folder[i:]) for i in range(len(folder)))  # Go/Java packages: the folder
-    return keys
-
-
-def _join_module(module: str, name: str) -> str:
-    """`pkg.mod` + `x` -> `pkg.mod.x`; `crate::a` + `x` -> `crate::a::x`; `App\\Models` + `x` likewise."""
-    for separator in ("::", "\\"):
-        if separator in module:
-            return f"{module}{separator}{name}"
-    return f"{module}.{name}"
+def _likely(v: _Value) -> _Value:
+    return replace(v, confidence="likely") if v.known() and v.confidence != "likely" else v
 
 
 def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = None) -> list[Reference]:
     """Every resolvable reference with target_ids and confidence set; the rest dropped."""
     index = index or GraphIndex.build(parsed)
-    scopes = _Scopes({pf.file.path: pf for pf in parsed}, index)
-    for pf in parsed:
-        scopes.get(pf.file.path)
-    direct = {path: list(scope.star_files) for path, scope in scopes.built.items()}
-    for pf in parsed:
-        lang = _language(pf.file.language or "")
-        if lang is not None and lang.imports_are_transitive:
-            scopes.built[pf.file.path].star_files = scopes.included(pf.file.path, direct)
-    bases = _class_bases(parsed, index, scopes)
+    resolver = _Resolver(parsed, index)
+    twins = resolver.stub_twins()
     resolved: list[Reference] = []
     for pf in parsed:
-        scope = scopes.get(pf.file.path)
-        lang = _language(pf.file.language or "")
-        for ref in pf.references:  # `x = Foo()` / `x: Foo`: remember x's class in its scope
-            if ref.assigned and ref.kind in ("call", "instantiation", "type"):
-                targets, _ = _resolve(ref, pf, scope, index, bases)
-                classes = tuple(t for t in targets if index.by_id[t].kind in CLASS_LIKE)
-                if not classes and targets and lang is not None and lang.static_types:
-                    classes = tuple(c for t in targets for c in _returned_classes(index.by_id[t], index, scopes))
-                if classes:
-                    scope.variables[(ref.enclosing_symbol_id, ref.assigned)] = classes
-                elif not targets and ref.kind == "type" and lang is not None and lang.static_types:
-                    scope.foreign.add((ref.enclosing_symbol_id, ref.assigned))
         for ref in pf.references:
-            targets, confidence = _resolve(ref, pf, scope, index, bases)
+            targets, confidence = resolver.resolve(ref)
             if not targets:
                 continue
+            if twins:  # a stub declares the same thing as its code: a reference counts for both
+                targets = list(dict.fromkeys(t2 for t in targets for t2 in (t, *twins.get(t, ()))))
             kind = ref.kind
             if kind == "call" and all(index.by_id[t].kind in CLASS_LIKE for t in targets):
                 kind = "instantiation"
-            resolved.append(replace(ref, target_ids=tuple(targets), confidence=confidence, kind=kind))
+            resolved.append(_resolved(ref, tuple(targets), confidence, kind))
     return resolved
 
 
-class _Scopes:
-    """File scopes, built on first use: a barrel file's scope is needed while building its importers'."""
+def _resolved(ref: Reference, target_ids: tuple[str, ...], confidence: str, kind: str) -> Reference:
+    # faster than dataclasses.replace(), which re-checks every field: this runs for every reference
+    return Reference(**{**vars(ref), "target_ids": target_ids, "confidence": confidence, "kind": kind})
 
-    def __init__(self, files: dict[str, ParsedFile], index: GraphIndex):
-        self.files = files
+
+class _Resolver:
+    """What names and receivers stand for: lazily worked out and remembered, since evidence chains
+    across files (an import of a re-export of a class whose attribute is typed in another module)."""
+
+    def __init__(self, parsed: Sequence[ParsedFile], index: GraphIndex):
         self.index = index
-        self.built: dict[str, _FileScope] = {}
-        self.building: set[str] = set()
+        self.imports: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, local name) -> imports
+        self.stars: dict[str, list[Reference]] = defaultdict(list)  # scope -> star imports
+        self.facts: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, variable) -> evidence
+        self.inherits: dict[str, list[Reference]] = defaultdict(list)  # class id -> base references
+        self.memo: dict[tuple, object] = {}
+        self.languages: dict[str, Language | None] = {}
+        for pf in parsed:
+            lang = language_of(pf.file.language or "")
+            for ref in pf.references:
+                scope = ref.enclosing_symbol_id or ref.path
+                if ref.kind == "import":
+                    if ref.name == "*" or _binds_no_name(ref, lang):
+                        self.stars[scope].append(ref)
+                    else:
+                        self.imports[(scope, _import_local(ref, lang))].append(ref)
+                    continue
+                if ref.kind == "inheritance" and ref.enclosing_symbol_id:
+                    self.inherits[ref.enclosing_symbol_id].append(ref)
+                if ref.assigned:
+                    key = self._fact_key(ref, lang)
+                    if key is not None:
+                        self.facts[key].append(ref)
+        self.imported_names = {name for _, name in self.imports}
 
-    def get(self, path: str) -> _FileScope:
-        if path not in self.built:
-            self.building.add(path)
-            self.built[path] = _file_scope(self.files[path], self.index, self)
-            self.building.discard(path)
-        return self.built[path]
+    def language(self, path: str) -> Language | None:
+        if path not in self.languages:
+            self.languages[path] = language_of(self.index.languages.get(path, ""))
+        return self.languages[path]
 
-    def included(self, path: str, direct: dict[str, list[str]]) -> list[str]:
-        """Files a file includes: directly first, then what those include (breadth first)."""
-        seen = dict.fromkeys(direct.get(path, ()))
-        queue = list(seen)
-        while queue:
-            for other in direct.get(queue.pop(0), ()):
-                if other not in seen and other != path:
-                    seen[other] = None
-                    queue.append(other)
-        return list(seen)
+    # ---- the answer for one reference -------------------------------------------------------
+    def resolve(self, ref: Reference) -> tuple[list[str], str]:
+        if ref.confidence == "local" or (ref.name not in self.index.by_name and ref.name not in self.imported_names):
+            return [], ""  # a local variable's read, or a name that no symbol of ours has nor an import gives
+        if ref.kind == "import":
+            value = self.import_value(ref) if ref.name != "*" else _UNKNOWN
+            return self._targets(value, ref)
+        if ref.receiver:
+            return self._resolve_member(ref)
+        value = self.name_value(ref.name, ref)
+        if value.ids:
+            return self._targets(value, ref)
+        return self._resolve_without_imports(ref)
 
-    def exported(self, files: Iterable[str], name: str, depth: int = 0) -> list[str]:
-        """Ids `name` has when imported from `files`: defined there, or imported/re-exported by them."""
-        found: list[str] = []
-        for path in files:
-            defined = self.index.top_level.get(path, {}).get(name)
-            if defined:
-                found.extend(s.id for s in defined)
-                continue
-            if path in self.building or path not in self.files or depth >= _MAX_REEXPORT_DEPTH:
-                continue
-            scope = self.get(path)
-            if name in scope.names:
-                found.extend(scope.names[name][0])
-            else:
-                found.extend(self.exported(scope.star_files, name, depth + 1))
-        return list(dict.fromkeys(found))
+    def _targets(self, value: _Value, ref: Reference) -> tuple[list[str], str]:
+        """The ids a value is bound to: exact for one definition; in languages with overloads, one name
+        defined several times in one file (`f(int)`, `f(String)`, TS overload signatures) is one too."""
+        if not value.ids:
+            return [], ""
+        if value.confidence != "exact":
+            return list(value.ids), "likely"
+        if len(value.ids) == 1:
+            return list(value.ids), "exact"
+        lang = self.language(ref.path)
+        symbols = [self.index.by_id[i] for i in value.ids]
+        one = lang is not None and lang.static_types and len({(s.path, s.qualified_name) for s in symbols}) == 1
+        return list(value.ids), "exact" if one else "likely"
 
+    def _resolve_member(self, ref: Reference) -> tuple[list[str], str]:
+        owner = self.receiver_value(ref)
+        if owner.known():
+            return self._targets(self.attribute(owner, ref.name), ref)
+        lang = self.language(ref.path)
+        if ref.kind in ("type", "instantiation", "inheritance") and "::" in ref.line_text and _chain(ref.receiver or ""):
+            # `geo::Point`, `new ns::Foo()`: a namespace we do not model; the name on its own, at most likely
+            found, confidence = self._targets(self.name_value(ref.name, ref), ref)
+            if not found:
+                found, confidence = self._resolve_without_imports(ref)
+            if found:
+                return found, "likely" if confidence == "exact" else confidence
+        generic = lang is not None and ref.name in lang.generic_methods
+        if ref.kind in ("call", "instantiation") and not ref.name.startswith("__") and not generic and _chain(ref.receiver or ""):
+            # nothing is known about a receiver of names and calls (an element of a container may be
+            # anything): a method name defined once in the whole project, unless every builtin
+            # object has one (`x.map()`, `x.toString()`)
+            candidates = [s for s in self.index.by_name.get(ref.name, ()) if s.kind == "method"]
+            if len(candidates) == 1:
+                return [candidates[0].id], "name-only"
+        return [], ""
 
-def _file_scope(pf: ParsedFile, index: GraphIndex, scopes: _Scopes) -> _FileScope:
-    scope = _FileScope()
-    path = pf.file.path
-    lang = _language(pf.file.language or "")
-    for ref in pf.references:
-        if ref.kind != "import":
-            continue
+    def _resolve_without_imports(self, ref: Reference) -> tuple[list[str], str]:
+        """Languages where a file can name what it never imported: same package, then a unique name."""
+        lang = self.language(ref.path)
+        if lang is None or lang.explicit_imports:
+            return [], ""
+        folder = posixpath.dirname(ref.path)
+        same_package = [s for f in self.index.dir_files.get(folder, ()) for s in self.index.top_level.get(f, {}).get(ref.name, ())]
+        if same_package:
+            return [s.id for s in same_package], "likely"
+        candidates = [s for s in self.index.by_name.get(ref.name, ()) if s.parent_id is None and s.qualified_name == s.name]
+        if len(candidates) == 1 and ref.kind != "attribute":
+            return [candidates[0].id], "name-only"
+        if len(candidates) > 1 and ref.kind != "attribute" and all(c.kind in CLASS_LIKE for c in candidates):
+            return [c.id for c in candidates], "name-only"  # a partial class / reopened module: still one name
+        return [], ""
+
+    # ---- names ------------------------------------------------------------------------------
+    def name_value(self, name: str, ref: Reference) -> _Value:
+        """A bare name where `ref` stands: enclosing scopes (imports, nested definitions, the class body),
+        then the file (imports, definitions, star imports, module-level variables)."""
+        key = ("name", ref.enclosing_symbol_id or ref.path, name)
+        if key not in self.memo:
+            self.memo[key] = _UNKNOWN
+            self.memo[key] = self._name_value(name, ref)
+        return self.memo[key]
+
+    def _name_value(self, name: str, ref: Reference) -> _Value:
+        index, path = self.index, ref.path
+        lang = self.language(path)
+        if lang is not None and lang.implicit_this:
+            found = self.lexical_member(ref.enclosing_symbol_id, name)
+            if found.known():
+                return found
+        innermost = True
+        for scope in self._scopes(ref):
+            value = self._imported(scope, name)
+            if value.known():
+                return value
+            symbol = index.by_id.get(scope)
+            if symbol is not None and (symbol.kind in FUNCTION_KINDS or (innermost and symbol.kind in CLASS_LIKE)):
+                nested = index.members.get(scope, {}).get(name)
+                if nested:
+                    return self._symbols([s.id for s in nested])
+            innermost = False
+        local = index.top_level.get(path, {}).get(name)
+        if local:
+            return self._defined(path, name, local)
+        for scope in self._scopes(ref):  # `use super::*;` inside a Rust `mod tests`, then the file's
+            found = self._from_stars(scope, name)
+            if found.known():
+                return found
+        if (path, name) in self.facts:
+            return self.variable(path, name)
+        return _UNKNOWN
+
+    def _scopes(self, ref: Reference) -> Iterator[str]:
+        """The enclosing symbols of `ref`, innermost first, then its file."""
+        scope = ref.enclosing_symbol_id
+        while scope is not None:
+            yield scope
+            symbol = self.index.by_id.get(scope)
+            scope = symbol.parent_id if symbol is not None else None
+        yield ref.path
+
+    def _imported(self, scope: str, name: str) -> _Value:
+        if name not in self.imported_names:
+            return _UNKNOWN
+        refs = self.imports.get((scope, name))
+        if not refs:
+            return _UNKNOWN
+        if len(refs) == 1:
+            return self.import_value(refs[0])
+        return _union(self.import_value(r) for r in refs)
+
+    def _from_stars(self, scope: str, name: str, sure: bool = False) -> _Value:
+        """`name` as the star imports of a scope bring it (`from m import *`, `import a.*`,
+        `#include "x.h"`): likely, as several may bring one name and the other module may not export
+        it; `sure` keeps the confidence (a name imported by name through a re-exporting module)."""
+        for star in self.stars.get(scope, ()):
+            files = self.index.files_for_module(self._module_path(star), star.path)
+            found = _union(self.export(f, name) for f in files)
+            if found.known():
+                return found if sure else _likely(found)
+        return _UNKNOWN
+
+    def _defined(self, path: str, name: str, symbols: Sequence[Symbol]) -> _Value:
+        """Top-level definitions, with what evidence says the name holds besides (a decorated function)."""
+        value = self._symbols([s.id for s in symbols])
+        if (path, name) not in self.facts:
+            return value
+        typed = self.variable(path, name)
+        return _Value(value.ids, tuple(dict.fromkeys(value.classes + typed.classes)), typed.files, False, value.confidence,
+                      typed.makes)
+
+    def _symbols(self, ids: Sequence[str]) -> _Value:
+        classes = tuple(i for i in ids if self.index.by_id[i].kind in CLASS_LIKE)
+        return _Value(ids=tuple(dict.fromkeys(ids)), classes=classes)
+
+    # ---- imports and what modules export -------------------------------------------------------
+    def import_value(self, ref: Reference) -> _Value:
+        key = ("import", ref.path, ref.line, ref.column)
+        if key not in self.memo:
+            self.memo[key] = _UNKNOWN  # an import cycle resolves to nothing
+            self.memo[key] = self._import_value(ref)
+        return self.memo[key]
+
+    def _module_path(self, ref: Reference) -> str:
+        """The module an import names; inside `mod tests { use super::*; }` the first `super` is the
+        file's own module (languages whose imports are relative to the importing module)."""
         module = ref.module or ref.name
+        lang = self.language(ref.path)
         if lang is not None and lang.imports_relative_to == "module" and module.startswith("super"):
-            module = _skip_inline_modules(module, ref, index)
-        name = ref.name
-        local = ref.alias or _last_component(name)
-        if name == "*":
-            scope.star_files.extend(index.files_for_module(module, path))
-            continue
-        files = index.files_for_module(module, path) if ref.module else []
-        whole_module = ref.module is not None and module == name  # `import m`, `#include "x.h"`, `require("./m")`
-        if whole_module and lang is not None and lang.bare_import_is_star and not ref.alias:
-            scope.star_files.extend(files)
-            continue
-        if ref.alias == name and lang is not None and lang.default_import_by_name:
-            scope.modules[local] = tuple(files)  # a default export may be an object: `fmt.format()`
-        # `from pkg import mod` / Java `import a.b.C` / `import pkg.mod`: the name may itself be a module
-        sub_files = index.files_for_module(_join_module(module, name), path) if ref.module and module != name else []
-        targets = [s.id for f in files for s in index.top_level.get(f, {}).get(name, ())]
-        if not targets and sub_files:
-            targets = [s.id for f in sub_files for s in index.top_level.get(f, {}).get(name, ())]
-        if not targets and files and not whole_module and lang is not None:
-            if lang.reexports:  # `export { A } from "./a"` / `export * from "./a"` in the imported file
-                targets = scopes.exported(files, name)
-            if not targets:  # Java `import static a.b.C.m;`: a member of the class the module names
-                owner = _last_component(module)
-                targets = [m.id for f in files for c in index.top_level.get(f, {}).get(owner, ())
-                           if c.kind in CLASS_LIKE for m in index.members.get(c.id, {}).get(name, ())]
-        if targets:
-            scope.names[local] = (tuple(dict.fromkeys(targets)), _confidence(targets, index, lang))
-            continue
-        module_files = sub_files or (files if module == name or not ref.module else [])
-        if module_files:
-            scope.modules[local] = tuple(module_files)
-            if module == name and "." in name and not ref.alias:  # `import a.b` binds `a`; keep full name too
-                scope.modules[name] = tuple(module_files)
-    return scope
+            module = _skip_inline_modules(module, ref, self.index)
+        return module
+
+    def _import_value(self, ref: Reference) -> _Value:
+        index, path = self.index, ref.path
+        lang = self.language(path)
+        module, name = self._module_path(ref), ref.name
+        if ref.module is None and not (lang is not None and lang.package_init):
+            return _UNKNOWN  # an import without a module path names nothing we can find
+        whole_module = ref.module is None or ref.module == name
+        if whole_module:  # `import a.b [as c]`: a module; in Python `import a.b` binds the package a
+            if lang is not None and lang.package_init and not ref.alias:
+                module = module.split(".")[0]
+            files = index.files_for_module(module, path)
+            return _Value(files=tuple(files)) if files else self._outside_if_explicit(lang)
+        files = index.files_for_module(module, path)
+        value = _union(self.export(f, name) for f in files)
+        if ref.alias == name and files and lang is not None and lang.default_import_by_name:
+            return _union([value, _Value(files=tuple(files))])  # a default export may be an object: `fmt.format()`
+        if value.known():
+            return value
+        sub_files = index.files_for_module(join_module(module, name), path)  # `from pkg import mod`, Java `import a.b.C`
+        value = _union(self.export(f, name) for f in sub_files)
+        if value.ids:
+            return value
+        if sub_files:
+            return _Value(files=tuple(sub_files))
+        owner = last_component(module)  # Java `import static a.b.C.m;`: a member of the class the module names
+        static = [m.id for f in files for c in index.top_level.get(f, {}).get(owner, ())
+                  if c.kind in CLASS_LIKE for m in index.members.get(c.id, {}).get(name, ())]
+        if static:
+            return self._symbols(static)
+        return _UNKNOWN if files else self._outside_if_explicit(lang)
+
+    @staticmethod
+    def _outside_if_explicit(lang: Language | None) -> _Value:
+        # a Python import whose module names no file of ours is another project's (the standard
+        # library, a dependency); elsewhere the module path may just be one we cannot map
+        return _OUTSIDE if lang is not None and lang.package_init else _UNKNOWN
+
+    def export(self, path: str, name: str) -> _Value:
+        """What `from <module of path> import name` gets: a definition, a re-export, a star import's
+        name, a module-level variable, or a submodule of a package."""
+        key = ("export", path, name)
+        if key not in self.memo:
+            self.memo[key] = _UNKNOWN
+            self.memo[key] = self._export(path, name)
+        return self.memo[key]
+
+    def _export(self, path: str, name: str) -> _Value:
+        index = self.index
+        defined = index.top_level.get(path, {}).get(name)
+        if defined:
+            return self._defined(path, name, defined)
+        lang = self.language(path)
+        if lang is not None and lang.reexports:
+            value = self._imported(path, name)
+            if value.known():
+                return value
+        if lang is not None and (lang.reexports or lang.imports_are_transitive):
+            value = self._from_stars(path, name, sure=not lang.star_import_filters)
+            if value.known():
+                return value
+        if (path, name) in self.facts:
+            return self.variable(path, name)
+        if lang is not None and lang.package_init and file_stem(path) == lang.package_init:
+            sub = index.files_for_module("." + name, path)
+            if sub:
+                return _Value(files=tuple(sub))
+        return _UNKNOWN
+
+    def stub_twins(self) -> dict[str, tuple[str, ...]]:
+        """Symbol id -> the ids declaring the same thing in the paired stub or code file (`m.pyi` / `m.py`):
+        top-level names as the code module exports them, and the members of twin classes."""
+        index = self.index
+        pairs: list[tuple[str, str]] = []
+        for key in list(self.index.top_level):
+            lang = self.language(key)
+            if lang is not None and key.endswith(lang.stub_extensions):
+                stem = posixpath.splitext(key)[0]
+                pairs.extend((key, stem + ext) for ext in lang.extensions if stem + ext in index.languages and ext not in lang.stub_extensions)
+        twins: dict[str, set[str]] = defaultdict(set)
+
+        def link(stub_ids: Iterable[str], code_ids: Iterable[str]) -> None:
+            for a in stub_ids:
+                for b in code_ids:
+                    twins[a].add(b)
+                    twins[b].add(a)
+
+        for stub, code in pairs:
+            for name, symbols in index.top_level.get(stub, {}).items():
+                code_ids = self.export(code, name).ids
+                link([s.id for s in symbols], code_ids)
+                for symbol in symbols:
+                    if symbol.kind not in CLASS_LIKE:
+                        continue
+                    for member, declared in index.members.get(symbol.id, {}).items():
+                        link([d.id for d in declared], [m for c in code_ids for m in self.members(c, member)])
+        return {k: tuple(sorted(v)) for k, v in twins.items()}
+
+    # ---- classes ----------------------------------------------------------------------------
+    def enclosing_class(self, symbol_id: str | None) -> Symbol | None:
+        while symbol_id is not None:
+            sym = self.index.by_id.get(symbol_id)
+            if sym is None:
+                return None
+            if sym.kind in CLASS_LIKE:
+                return sym
+            symbol_id = sym.parent_id
+        return None
+
+    def bases(self, class_id: str) -> tuple[str, ...]:
+        key = ("bases", class_id)
+        if key not in self.memo:
+            self.memo[key] = ()
+            found: list[str] = []
+            for ref in self.inherits.get(class_id, ()):
+                value = self.receiver_attribute(ref) if ref.receiver else self.name_value(ref.name, ref)
+                found.extend(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE and i != class_id)
+            self.memo[key] = tuple(dict.fromkeys(found))
+        return self.memo[key]
+
+    def members(self, class_id: str, name: str, depth: int = 0) -> list[str]:
+        """`name` on the class or, failing that, on its bases (depth first, as Python's MRO mostly is).
+        A constructor named like its class is never what `Name` means inside that class (`class B : A`
+        is the class A, not A's constructor)."""
+        owner = self.index.by_id.get(class_id)
+        found = [s.id for s in self.index.members.get(class_id, {}).get(name, ()) if owner is None or name != owner.name]
+        if found or depth > 8:
+            return found
+        for base in self.bases(class_id):
+            found = self.members(base, name, depth + 1)
+            if found:
+                return found
+        return []
+
+    def lexical_member(self, symbol_id: str | None, name: str) -> _Value:
+        """Where members are in scope without `this`: `name` as a member of the enclosing class (and its
+        bases), then of the classes and modules around it; a module reopened in another file (Ruby
+        `module Shop`, C# partial class) counts as likely."""
+        scopes = []
+        cls = self.enclosing_class(symbol_id)
+        while cls is not None:
+            scopes.append(cls)
+            found = self.members(cls.id, name)
+            if found:
+                return self._symbols(found)
+            cls = self.enclosing_class(cls.parent_id)
+        for enclosing in scopes:
+            reopened = [s for s in self.index.by_name.get(enclosing.name, ())
+                        if s.id != enclosing.id and s.qualified_name == enclosing.qualified_name and s.kind in CLASS_LIKE]
+            found = [m.id for s in reopened for m in self.index.members.get(s.id, {}).get(name, ())]
+            if found:
+                return _likely(self._symbols(found))
+        return _UNKNOWN
+
+    def attribute_types(self, class_id: str, name: str, depth: int = 0) -> _Value:
+        """What `self.name = ...` in any method, or `name: T` in the class body, says it holds (PHP
+        declares `private Repo $repo` and reads `$this->repo`)."""
+        for key in ("." + name, ".$" + name):
+            if (class_id, key) in self.facts:
+                return self.variable(class_id, key)
+        if depth > 8:
+            return _UNKNOWN
+        return _union(self.attribute_types(b, name, depth + 1) for b in self.bases(class_id))
+
+    def attribute(self, owner: _Value, name: str) -> _Value:
+        """`owner.name`: a module's export, a class member, or what an instance attribute holds."""
+        key = ("attribute", owner, name)
+        if key not in self.memo:
+            self.memo[key] = _UNKNOWN
+            self.memo[key] = self._attribute(owner, name)
+        return self.memo[key]
+
+    def _attribute(self, owner: _Value, name: str) -> _Value:
+        parts = [self.export(f, name) for f in owner.files]
+        for class_id in owner.classes:
+            found = self.members(class_id, name)
+            if found:
+                found_value = self._symbols(found)
+                parts.append(found_value if owner.confidence == "exact" else _likely(found_value))
+            typed = self.attribute_types(class_id, name)
+            if typed.known():
+                parts.append(typed)
+        value = _union(parts)
+        if value.ours():
+            return value
+        return _OUTSIDE if owner.known() else _UNKNOWN  # a known owner without that member: not ours
+
+    # ---- receivers and type evidence ------------------------------------------------------------
+    def receiver_value(self, ref: Reference) -> _Value:
+        key = ("receiver", ref.enclosing_symbol_id or ref.path, ref.receiver)
+        if key not in self.memo:
+            self.memo[key] = _UNKNOWN
+            self.memo[key] = self._receiver_value(ref)
+        return self.memo[key]
+
+    def receiver_attribute(self, ref: Reference) -> _Value:
+        return self.attribute(self.receiver_value(ref), ref.name)
+
+    def _receiver_value(self, ref: Reference) -> _Value:
+        text = (ref.receiver or "").strip()
+        if _LITERAL.match(text):
+            return _OUTSIDE
+        if "::" in text or "\\" in text:  # `crate::geo::Point::origin()`, PHP `\App\User::find()`
+            value = self._path_value(text, ref)
+            if value.known():
+                return value
+        chain = _chain(text)
+        if not chain:
+            return _UNKNOWN
+        (head, calls), rest = chain[0], chain[1:]
+        value = self._head_value(head, calls, ref)
+        for name, calls in rest:
+            if not value.known() or value.outside:
+                return value
+            value = self.attribute(value, name)
+            if calls:
+                value = self.call(value)
+            elif self._all_methods(value.ids):
+                value = self.returns(value.ids)  # a method read without a call, then used: a property
+        return value
+
+    def _path_value(self, text: str, ref: Reference) -> _Value:
+        """A receiver written as a path: the module's files when it names one of ours that defines the
+        member, else the class its last segment names (likely)."""
+        files = self.index.files_for_module(text, ref.path)
+        if files and self.attribute(_Value(files=tuple(files)), ref.name).ours():
+            return _Value(files=tuple(files))
+        last = last_component(text)
+        value = self.name_value(last, ref)
+        if not value.known():
+            ids, _ = self._resolve_without_imports(replace(ref, name=last, receiver=None))
+            value = self._symbols(ids)
+        classes = tuple(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE)
+        return _Value(classes=classes, confidence="likely") if classes else _UNKNOWN
+
+    def _head_value(self, head: str, calls: int, ref: Reference) -> _Value:
+        lang = self.language(ref.path)
+        self_names = lang.self_names if lang else ()
+        if head in _BASE_NAMES and (calls or head in self_names):  # super().m(), base.m(), parent::m()
+            cls = self.enclosing_class(ref.enclosing_symbol_id)
+            if cls is None:
+                return _UNKNOWN
+            bases = self.bases(cls.id)
+            return _Value(classes=bases) if bases else _OUTSIDE  # no base of ours: another project's class
+        if head in self_names or f"{head}()" in self_names:
+            cls = self.enclosing_class(ref.enclosing_symbol_id)
+            return _Value(classes=(cls.id,)) if cls is not None and not calls else _UNKNOWN
+        value = self.local_value(head, ref)
+        if not value.known() and lang is not None and lang.implicit_this:  # a field without `this.`
+            cls = self.enclosing_class(ref.enclosing_symbol_id)
+            if cls is not None:
+                value = self.attribute_types(cls.id, head)
+        if not value.known():
+            value = self.name_value(head, ref)
+        if not value.known() and lang is not None and not lang.explicit_imports:
+            ids, confidence = self._resolve_without_imports(replace(ref, name=head, receiver=None))
+            value = self._symbols(ids) if confidence == "exact" else _likely(self._symbols(ids))
+        for _ in range(calls):
+            value = self.call(value)
+        return value
+
+    def local_value(self, name: str, ref: Reference) -> _Value:
+        """A variable of the enclosing functions, typed by its evidence (`self` is the enclosing class)."""
+        lang = self.language(ref.path)
+        if lang is not None and name in lang.self_names:
+            cls = self.enclosing_class(ref.enclosing_symbol_id)
+            return _Value(classes=(cls.id,)) if cls is not None else _UNKNOWN
+        for scope in self._scopes(ref):
+            if scope == ref.path:
+                break
+            symbol = self.index.by_id.get(scope)
+            if symbol is not None and symbol.kind in CLASS_LIKE:
+                continue  # a class body's names are attributes, not variables of its methods
+            if (scope, name) in self.facts:
+                return self.variable(scope, name)
+        return _UNKNOWN
+
+    def call(self, value: _Value) -> _Value:
+        """What calling `value` gives: an instance of a class, or what a function returns."""
+        classes = tuple(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE)
+        functions = [i for i in value.ids if self.index.by_id[i].kind in FUNCTION_KINDS]
+        parts = [_Value(classes=classes, confidence=value.confidence)] if classes else []
+        if value.makes:
+            parts.append(_Value(classes=value.makes, confidence="likely"))
+        if functions:
+            parts.append(self.returns(functions))
+        result = _union(parts)
+        return result if result.known() else (_OUTSIDE if value.outside else _UNKNOWN)
+
+    def returns(self, function_ids: Iterable[str]) -> _Value:
+        return _union(self._returns(f) for f in function_ids)
+
+    def _returns(self, function_id: str) -> _Value:
+        """What a function returns: its return evidence (annotations, `return Foo()`), else, where the
+        signature declares it, the first type of ours named in the signature's return part."""
+        value = self.variable(function_id, RETURNS)
+        function = self.index.by_id[function_id]
+        lang = self.language(function.path)
+        if value.known() or lang is None or not lang.static_types:
+            return value
+        classes = self._returned_classes(function)
+        return _Value(classes=classes, confidence="likely") if classes else value
+
+    def _returned_classes(self, function: Symbol) -> tuple[str, ...]:
+        """Our classes a function's signature says it returns: `func New() *Server`, `fn new() -> Self`,
+        `f(): Foo`, `public Item add(...)`, `Vec2 vec_add(...)`. The first type name of ours wins."""
+        signature = function.signature
+        at = re.search(rf"\b{re.escape(function.name)}\b", signature)
+        if at is None:
+            return ()
+        before = re.sub(r"[\w<>]*::\s*$", "", signature[:at.start()].rstrip())  # `double Circle::area()`
+        after, depth, opened = "", 0, False
+        for i, char in enumerate(signature[at.end():]):
+            depth += char == "("
+            opened = opened or char == "("
+            depth -= char == ")"
+            if opened and depth == 0:
+                after = signature[at.end() + i + 1:]
+                break
+        probe = Reference(function.name, function.path, function.start_line, 0, "type", function.id, (), "unresolved", "")
+        for word in _WORD.findall(after) + _WORD.findall(before)[-1:]:
+            if word == "Self":
+                owner = self.enclosing_class(function.parent_id) or self.index.owner(function)
+                return (owner.id,) if owner is not None else ()
+            value = self.name_value(word, probe)
+            if not value.known():
+                ids, _ = self._resolve_without_imports(replace(probe, name=word))
+                value = self._symbols(ids)
+            classes = tuple(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE)
+            if classes:
+                return classes
+        return ()
+
+    def variable(self, scope: str, name: str) -> _Value:
+        """The type evidence about one variable (or a function's result, or an instance attribute):
+        a declared type wins over assigned values."""
+        key = ("variable", scope, name)
+        if key not in self.memo:
+            self.memo[key] = _UNKNOWN
+            refs = self.facts.get((scope, name), ())
+            value = _union(self.evidence(r) for r in refs if r.kind == "type")
+            lang = self.language(refs[0].path) if refs else None
+            static = lang is not None and lang.static_types and value.outside  # a declared type not ours decides
+            if not (value.classes or value.files or static):  # no declared type of ours: what is assigned
+                value = _union(self.evidence(r) for r in refs if r.kind != "type")
+            self.memo[key] = _likely(replace(value, ids=()))  # a variable is no symbol of ours
+        return self.memo[key]
+
+    def evidence(self, ref: Reference) -> _Value:
+        """What a reference that carries type evidence gives to its variable."""
+        if ref.confidence == "local":
+            value = self.local_value(ref.name, ref)
+        elif ref.receiver:
+            value = self.receiver_attribute(ref)
+        else:
+            value = self.name_value(ref.name, ref)
+            lang = self.language(ref.path)
+            if not value.known() and lang is not None and not lang.explicit_imports and ref.kind != "attribute":
+                ids, confidence = self._resolve_without_imports(ref)  # same package, a unique name
+                value = self._symbols(ids) if confidence == "exact" else _likely(self._symbols(ids))
+            if not value.known() and lang is not None and (lang.explicit_imports or (lang.static_types and ref.kind == "type")):
+                # no local, not defined, not imported: a builtin (`set()`, `[]`); a declared type
+                # that is none of ours (`List<Item> items`: `items.add()` is not our add)
+                value = _OUTSIDE
+        if ref.kind in ("call", "instantiation"):
+            return self.call(value)
+        if ref.kind == "type":  # an alias without members of its own (`type T = A | B`, a typedef) types nothing
+            classes = tuple(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE) or value.classes
+            classes = tuple(i for i in classes if self.index.by_id[i].kind != "type" or i in self.index.members)
+            return _Value(classes=classes, outside=value.outside)
+        if value.ids and self._all_methods(value.ids):
+            return self.returns(value.ids)  # `x = self.prop`
+        classes = tuple(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE)
+        return replace(value, ids=(), makes=value.makes + classes) if classes else value  # `URL = Url`
+
+    def _all_methods(self, ids: Sequence[str]) -> bool:
+        return bool(ids) and all(self.index.by_id[i].kind == "method" for i in ids)
+
+    def _fact_key(self, ref: Reference, lang: Language | None) -> tuple[str, str] | None:
+        """Where a reference's type evidence goes: a variable of its scope, the enclosing function's
+        result, or an attribute of the enclosing class (`self.x = ...`, `x: T` in a class body)."""
+        target = ref.assigned or ""
+        scope = ref.enclosing_symbol_id or ref.path
+        if target == RETURNS:
+            return (scope, RETURNS)
+        attribute = _ATTRIBUTE_TARGET.fullmatch(target)
+        if attribute and lang is not None and attribute.group(1) in lang.self_names:
+            cls = self.enclosing_class(ref.enclosing_symbol_id)
+            return (cls.id, "." + attribute.group(2)) if cls is not None else None
+        if not _IDENTIFIER.fullmatch(target):
+            return None  # `a, b = ...`, `d[k] = ...`: no single variable to type
+        symbol = self.index.by_id.get(scope)
+        if symbol is not None and symbol.kind in CLASS_LIKE:
+            return (scope, "." + target)
+        return (scope, target)
 
 
-def _confidence(targets: Sequence[str], index: GraphIndex, lang: Language | None) -> str:
-    """exact for one definition; in languages with overloads, one name defined several times in one
-    file (`f(int)`, `f(String)`, TS overload signatures) still counts as one definition."""
-    if len(set(targets)) == 1:
-        return "exact"
-    if lang is not None and lang.static_types:
-        if len({(index.by_id[t].path, index.by_id[t].qualified_name) for t in targets}) == 1:
-            return "exact"
-    return "likely"
+def _binds_no_name(ref: Reference, lang: Language | None) -> bool:
+    """An import of a whole module that makes its names visible instead of binding it to a name
+    (`#include "x.h"`, `using Ns;`, `require_relative "x"`): it acts as a star import."""
+    return (lang is not None and lang.bare_import_is_star and not ref.alias and ref.module is not None
+            and ref.module == ref.name)
 
 
 def _skip_inline_modules(module: str, ref: Reference, index: GraphIndex) -> str:
-    """Inside `mod tests { use super::*; }` the first `super` is the file's own module."""
+    """`super::x` as written inside `mod tests { ... }` of the same file: one `super` per inline module
+    is that file's own module."""
     depth, symbol_id = 0, ref.enclosing_symbol_id
     while symbol_id is not None and symbol_id in index.by_id:
         symbol = index.by_id[symbol_id]
@@ -391,226 +748,61 @@ def _skip_inline_modules(module: str, ref: Reference, index: GraphIndex) -> str:
     return "::".join(["self"] + parts[skipped:]) if skipped else module
 
 
-def _last_component(name: str) -> str:
-    return _MODULE_SEPARATORS.split(name.rstrip("/"))[-1] if name else name
+def _import_local(ref: Reference, lang: Language | None) -> str:
+    """The name an import binds in its scope."""
+    if ref.alias:
+        return ref.alias
+    if lang is not None and lang.package_init and (ref.module is None or ref.module == ref.name):
+        return ref.name.split(".")[0]  # Python `import a.b` binds `a`
+    return last_component(ref.name)
 
 
-def _class_bases(parsed: Sequence[ParsedFile], index: GraphIndex, scopes: _Scopes) -> dict[str, list[str]]:
-    bases: dict[str, list[str]] = defaultdict(list)
-    for pf in parsed:
-        for ref in pf.references:
-            if ref.kind != "inheritance" or ref.enclosing_symbol_id is None:
-                continue
-            targets, _ = _resolve_plain(ref, pf, scopes.get(pf.file.path), index)
-            bases[ref.enclosing_symbol_id].extend(t for t in targets if index.by_id[t].kind in CLASS_LIKE)
-    return bases
-
-
-def _resolve(ref: Reference, pf: ParsedFile, scope: _FileScope, index: GraphIndex,
-             bases: dict[str, list[str]]) -> tuple[list[str], str]:
-    if ref.kind == "import":
-        local = ref.alias or _last_component(ref.name)
-        if local in scope.names and ref.name != "*":
-            return list(scope.names[local][0]), scope.names[local][1]
-        return [], ""
-    if ref.receiver:
-        return _resolve_member(ref, pf, scope, index, bases)
-    return _resolve_plain(ref, pf, scope, index, bases)
-
-
-def _resolve_plain(ref: Reference, pf: ParsedFile, scope: _FileScope, index: GraphIndex,
-                   bases: dict[str, list[str]] | None = None) -> tuple[list[str], str]:
-    name, path = ref.name, pf.file.path
-    lang = _language(pf.file.language or "")
-    if lang is not None and lang.implicit_this and bases is not None:
-        found, confidence = _lexical_member(ref.enclosing_symbol_id, name, index, bases)
-        if found:
-            return found, confidence
-    if name in scope.names:
-        ids, confidence = scope.names[name]
-        return list(ids), confidence
-    local = index.top_level.get(path, {}).get(name)
-    if local:
-        return [s.id for s in local], _confidence([s.id for s in local], index, lang)
-    for star in scope.star_files:
-        found = index.top_level.get(star, {}).get(name)
-        if found:
-            return [s.id for s in found], "likely"
-    if lang is not None and not lang.explicit_imports:
-        folder = posixpath.dirname(path)
-        same_package = [s for f in index.dir_files.get(folder, ()) for s in index.top_level.get(f, {}).get(name, ())]
-        if same_package:
-            return [s.id for s in same_package], "likely"
-        candidates = [s for s in index.by_name.get(name, ()) if s.parent_id is None and s.qualified_name == s.name]
-        if len(candidates) == 1 and ref.kind != "attribute":
-            return [candidates[0].id], "name-only"
-        if len(candidates) > 1 and ref.kind != "attribute" and all(c.kind in CLASS_LIKE for c in candidates):
-            return [c.id for c in candidates], "name-only"  # a partial class / reopened module: still one name
-    return [], ""
-
-
-def _lexical_member(symbol_id: str | None, name: str, index: GraphIndex,
-                    bases: dict[str, list[str]]) -> tuple[list[str], str]:
-    """`name` as a member of the enclosing class (and its bases), then of the classes and modules
-    around it; a module reopened in another file (Ruby `module Shop`, C# partial class) counts as
-    likely."""
-    scopes = []
-    cls = _enclosing_class(symbol_id, index)
-    while cls is not None:
-        scopes.append(cls)
-        found = _member(cls.id, name, index, bases)
-        if found:
-            return found, "exact"
-        cls = _enclosing_class(cls.parent_id, index)
-    for enclosing in scopes:
-        reopened = [s for s in index.by_name.get(enclosing.name, ())
-                    if s.id != enclosing.id and s.qualified_name == enclosing.qualified_name and s.kind in CLASS_LIKE]
-        found = [m.id for s in reopened for m in index.members.get(s.id, {}).get(name, ())]
-        if found:
-            return found, "likely"
-    return [], ""
-
-
-def _resolve_member(ref: Reference, pf: ParsedFile, scope: _FileScope, index: GraphIndex,
-                    bases: dict[str, list[str]]) -> tuple[list[str], str]:
-    receiver = ref.receiver.strip()
-    lang = _language(pf.file.language or "")
-    self_names = lang.self_names if lang else ()
-    if receiver in self_names or receiver.startswith("super("):
-        cls = _enclosing_class(ref.enclosing_symbol_id, index)
-        if cls is not None:
-            if receiver.startswith("super") or receiver in ("base", "parent"):
-                found = [t for b in bases.get(cls.id, ()) for t in _member(b, ref.name, index, bases)]
-            else:
-                found = _member(cls.id, ref.name, index, bases)
-            if found:
-                return found, "exact"
-        return [], ""
-    typed, variable = _variable_classes(ref, receiver, scope, index, self_names, lang)
-    if typed:
-        found = [t for cls_id in typed for t in _member(cls_id, ref.name, index, bases)]
-        if found:
-            return found, "likely"
-    if variable in scope.foreign:
-        return [], ""  # declared with a library type: `items.add()` on a List is not ours
-    head = re.split(r"[.(\[]|::|->", receiver, maxsplit=1)[0]
-    if head in scope.modules and head == receiver:
-        found = [s.id for f in scope.modules[head] for s in index.top_level.get(f, {}).get(ref.name, ())]
-        return found, _confidence(found, index, lang) if found else ""
-    if receiver in scope.modules:
-        found = [s.id for f in scope.modules[receiver] for s in index.top_level.get(f, {}).get(ref.name, ())]
-        if found:
-            return found, _confidence(found, index, lang)
-    if "::" in receiver or "\\" in receiver:  # `crate::geo::Point::origin()`, PHP `\App\User::find()`
-        found = [s.id for f in index.files_for_module(receiver, pf.file.path)
-                 for s in index.top_level.get(f, {}).get(ref.name, ())]
-        if found:
-            return found, _confidence(found, index, lang)
-        owner_ids, confidence = _resolve_plain(replace(ref, name=_last_component(receiver), receiver=None),
-                                               pf, scope, index, bases)
-        found = [t for o in owner_ids if index.by_id[o].kind in CLASS_LIKE for t in _member(o, ref.name, index, bases)]
-        if found:
-            return found, "likely"
-    if head == receiver and receiver[:1].isalpha():
-        owner_ids, confidence = _resolve_plain(replace(ref, name=receiver, receiver=None), pf, scope, index, bases)
-        owners = [index.by_id[o] for o in owner_ids if index.by_id[o].kind in CLASS_LIKE]
-        found = [t for o in owners for t in _member(o.id, ref.name, index, bases)]
-        if found:
-            return found, confidence if confidence != "name-only" else "likely"
-        if owner_ids and not owners:
-            return [], ""  # receiver is a known function/variable: nothing to say about its attribute
-        if ref.kind in ("type", "instantiation", "inheritance") and not owner_ids and "::" in ref.line_text:
-            # `geo::Point`, `new ns::Foo()`: a namespace we do not model; the name on its own, at most likely
-            found, confidence = _resolve_plain(replace(ref, receiver=None), pf, scope, index, bases)
-            if found:
-                return found, "likely" if confidence == "exact" else confidence
-    if ref.kind in ("call", "instantiation"):
-        # an object of unknown type: a method name defined once in the whole project
-        candidates = [s for s in index.by_name.get(ref.name, ()) if s.kind == "method"]
-        generic = lang is not None and ref.name in lang.generic_methods
-        if len(candidates) == 1 and not ref.name.startswith("__") and not generic:
-            return [candidates[0].id], "name-only"
-    return [], ""
-
-
-def _variable_classes(ref: Reference, receiver: str, scope: _FileScope, index: GraphIndex,
-                      self_names: tuple[str, ...], lang: Language | None) -> tuple[tuple[str, ...], tuple]:
-    """Classes a receiver variable was assigned or declared with, and the (scope, name) key it was
-    found under: a local (`x = Foo()`, `Foo x`), a field through `this.x` / `$this->x`, or (where
-    members are in scope without `this`) a bare field."""
-    key = (ref.enclosing_symbol_id, receiver)
-    if key in scope.variables or key in scope.foreign:
-        return scope.variables.get(key, ()), key
-    for self_name in self_names:
-        for separator in (".", "->"):
-            prefix = self_name + separator
-            if receiver.startswith(prefix) and re.fullmatch(r"\$?\w+", receiver[len(prefix):]):
-                cls = _enclosing_class(ref.enclosing_symbol_id, index)
-                if cls is None:
-                    return (), key
-                field_name = receiver[len(prefix):].lstrip("$")
-                key = (cls.id, field_name)
-                if key not in scope.variables and key not in scope.foreign:
-                    key = (cls.id, "$" + field_name)  # PHP declares `private Repo $repo`, reads `$this->repo`
-                return scope.variables.get(key, ()), key
-    if lang is not None and lang.implicit_this:
-        cls = _enclosing_class(ref.enclosing_symbol_id, index)
-        if cls is not None:
-            key = (cls.id, receiver)
-            return scope.variables.get(key, ()), key
-    return (), key
-
-
-def _returned_classes(function: Symbol, index: GraphIndex, scopes: _Scopes) -> tuple[str, ...]:
-    """Our classes a function's signature says it returns: `func New() *Server`, `fn new() -> Self`,
-    `f(): Foo`, `public Item add(...)`, `Vec2 vec_add(...)`. The first type name of ours wins."""
-    signature = function.signature
-    at = re.search(rf"\b{re.escape(function.name)}\b", signature)
-    if at is None or function.path not in scopes.files:
-        return ()
-    before = re.sub(r"[\w<>]*::\s*$", "", signature[:at.start()].rstrip())  # `double Circle::area()`
-    after, depth, opened = "", 0, False
-    for i, char in enumerate(signature[at.end():]):
-        depth += char == "("
-        opened = opened or char == "("
-        depth -= char == ")"
-        if opened and depth == 0:
-            after = signature[at.end() + i + 1:]
-            break
-    words = re.findall(r"[A-Za-z_]\w*", after) + re.findall(r"[A-Za-z_]\w*", before)[-1:]
-    pf = scopes.files[function.path]
-    for word in words:
-        if word == "Self":
-            owner = _enclosing_class(function.parent_id, index) or index._owner(function)
-            return (owner.id,) if owner is not None else ()
-        probe = Reference(word, function.path, function.start_line, 0, "type", function.id, (), "unresolved", "")
-        targets, _ = _resolve_plain(probe, pf, scopes.get(function.path), index)
-        classes = tuple(t for t in targets if index.by_id[t].kind in CLASS_LIKE)
-        if classes:
-            return classes
-    return ()
-
-
-def _enclosing_class(symbol_id: str | None, index: GraphIndex) -> Symbol | None:
-    while symbol_id is not None:
-        sym = index.by_id.get(symbol_id)
-        if sym is None:
+def _chain(text: str) -> list[tuple[str, int]] | None:
+    """`self.client.session().send` -> [(self, 0), (client, 0), (session, 1), (send, 0)];
+    None when the receiver is no plain chain of names and calls (subscripts, operators, literals)."""
+    parts: list[tuple[str, int]] = []
+    i, n = 0, len(text)
+    while i < n:
+        match = _IDENTIFIER.match(text, i)
+        if match is None:
             return None
-        if sym.kind in CLASS_LIKE:
-            return sym
-        symbol_id = sym.parent_id
-    return None
+        name, calls, i = match.group(), 0, match.end()
+        while i < n and text[i] == "(":
+            i = _skip_group(text, i)
+            if i < 0:
+                return None
+            calls += 1
+        parts.append((name, calls))
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        if text[i] == ".":
+            i += 1
+        elif text.startswith(("::", "->"), i):
+            i += 2
+        else:
+            return None
+        while i < n and text[i].isspace():
+            i += 1
+    return parts or None
 
 
-def _member(class_id: str, name: str, index: GraphIndex, bases: dict[str, list[str]], depth: int = 0) -> list[str]:
-    """Members called `name` of a class or its bases; a constructor named like its class is never
-    what `Name` means inside that class (`class B : A` is the class A, not A's constructor)."""
-    owner = index.by_id.get(class_id)
-    found = [s.id for s in index.members.get(class_id, {}).get(name, ()) if owner is None or name != owner.name]
-    if found or depth > 5:
-        return found
-    for base in bases.get(class_id, ()):
-        found = _member(base, name, index, bases, depth + 1)
-        if found:
-            return found
-    return []
+def _skip_group(text: str, i: int) -> int:
+    """Index after the parenthesised group starting at text[i] == "(", or -1 when it never closes."""
+    depth = 0
+    quote = ""
+    for j in range(i, len(text)):
+        c = text[j]
+        if quote:
+            if c == quote and text[j - 1] != "\\":
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return -1

@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
 
 
 @dataclass(frozen=True)
@@ -25,6 +24,11 @@ class Language:
     self_names: tuple[str, ...] = ("this",)  # receivers that mean "the enclosing class"
     implicit_this: bool = False  # a bare `m()` inside a class may call the class's own member
     explicit_imports: bool = False  # a name neither defined nor imported in a file cannot be ours
+    # Python-style packages: a folder is a package when it holds this file (`__init__`); a module's
+    # dotted path runs from the nearest folder above that is no package; an import names its module
+    # in full (folders are no modules, no prefix is dropped); `import a.b` binds `a`
+    package_init: str = ""
+    stub_extensions: tuple[str, ...] = ()  # declarations-only files beside the code (`.pyi`)
     # an import that names no symbol (`#include "x.h"`, `using Ns;`, `require_relative "x"`) makes every
     # top-level name of those files visible, instead of binding the module to a name
     bare_import_is_star: bool = False
@@ -32,8 +36,12 @@ class Language:
     imports_are_transitive: bool = False
     # `import X from "./m"` / `const X = require("./m")` bind m's default export, found by X's name
     default_import_by_name: bool = False
-    # a module re-exports what it imports (`export { A } from "./a"`, `export * from "./a"`, barrels)
+    # a module re-exports what it imports (`export { A } from "./a"`, `export * from "./a"`, barrels,
+    # Python's `from .core import A` in a package's __init__)
     reexports: bool = False
+    # a star import brings only some names (Python: those `__all__` lists, else the public ones), which
+    # is not modelled: a name imported by name through a star re-export stays likely
+    star_import_filters: bool = False
     # an import path names a package folder, not a file (Go: "example.com/app/server" -> server/*.go)
     import_is_folder: bool = False
     # where a plain import path is looked up before the rest of the project: "file" = next to the
@@ -83,7 +91,8 @@ _JS = dict(self_names=("this", "super"), explicit_imports=True, default_import_b
 _TS = dict(_JS, static_types=True)
 LANGUAGES: tuple[Language, ...] = (
     Language("python", "python", (".py", ".pyi", ".pyw"), ("python",), docstring_in_body=True,
-             self_names=("self", "cls", "super()"), explicit_imports=True),
+             self_names=("self", "cls", "super()"), explicit_imports=True, package_init="__init__",
+             stub_extensions=(".pyi",), reexports=True, star_import_filters=True),
     Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",), **_JS),
     Language("typescript", "typescript", (".ts", ".mts", ".cts"), **_TS),
     Language("tsx", "tsx", (".tsx",), **_TS),
@@ -178,13 +187,61 @@ def query_text(name: str, kind: str) -> str | None:
     return "\n".join([query_text(parent, kind) or "" for parent in parents] + [text])
 
 
-def run_matches(query, node) -> Iterator[dict[str, list]]:
-    """Matches of `query` under `node` as {capture name: [nodes]} (tree-sitter 0.23-0.26 shim)."""
-    try:
-        from tree_sitter import QueryCursor  # 0.24+
+QUERY_KINDS = ("definitions", "references", "locals")  # queries/<language>/<kind>.scm
 
-        matches = QueryCursor(query).matches(node)
+
+@dataclass(frozen=True)
+class QuerySet:
+    """A language's query files compiled as one query, so that a tree is walked once."""
+
+    query: object
+    ranges: dict[str, range]  # kind -> its patterns' indexes in the combined query
+    captures: tuple[frozenset[str], ...]  # capture names of each pattern, by combined index
+
+    def run(self, node) -> list[tuple[int, dict[str, list]]]:
+        """Matches under `node` as (pattern index in the combined query, {capture name: [nodes]})."""
+        return _matches(self.query, node)
+
+    def select(self, matches: list, kind: str) -> list[tuple[int, dict[str, list]]]:
+        """The matches of one query file's patterns."""
+        patterns = self.ranges.get(kind, range(0))
+        return [m for m in matches if m[0] in patterns]
+
+    def pattern_captures(self, kind: str) -> tuple[frozenset[str], ...]:
+        """Capture names of every pattern of the combined query that belongs to `kind`; empty for the others."""
+        patterns = self.ranges.get(kind, range(0))
+        return tuple(names if i in patterns else frozenset() for i, names in enumerate(self.captures))
+
+
+@lru_cache(maxsize=None)
+def get_query_set(name: str) -> QuerySet | None:
+    """queries/<name>/{definitions,references,locals}.scm as one QuerySet; None without any of them."""
+    from tree_sitter import Query
+
+    texts, ranges, count = [], {}, 0
+    for kind in QUERY_KINDS:
+        query = get_query(name, kind)
+        if query is None:
+            continue
+        ranges[kind] = range(count, count + query.pattern_count)
+        count += query.pattern_count
+        texts.append(query_text(name, kind))
+    if not texts:
+        return None
+    text = "\n".join(texts)
+    combined = Query(get_ts_language(name), text)
+    raw = text.encode("utf-8")
+    captures = tuple(
+        frozenset(c.decode() for c in re.findall(rb"@([\w.]+)", raw[combined.start_byte_for_pattern(i):combined.end_byte_for_pattern(i)]))
+        for i in range(combined.pattern_count)
+    )
+    return QuerySet(combined, ranges, captures)
+
+
+def _matches(query, node) -> list[tuple[int, dict[str, list]]]:
+    try:
+        from tree_sitter import QueryCursor  # 0.24+: captures already map to lists
+
+        return QueryCursor(query).matches(node)
     except ImportError:  # 0.23
-        matches = query.matches(node)
-    for _pattern, captures in matches:
-        yield {name: (nodes if isinstance(nodes, list) else [nodes]) for name, nodes in captures.items()}
+        return [(i, {n: (v if isinstance(v, list) else [v]) for n, v in c.items()}) for i, c in query.matches(node)]

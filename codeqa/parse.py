@@ -1,23 +1,38 @@
-"""Parse stage: run queries/<language>/definitions.scm and references.scm over a file.
+"""Parse stage: run queries/<language>/{definitions,references,locals}.scm over a file.
 
-One generic function serves every language; what differs lives in the .scm files (see
-queries/README.md for the capture names). Output: `Symbol`s with stable ids and qualified names,
-and unresolved `Reference`s (graph.py resolves them).
+One generic function serves every language; what differs lives in the .scm files, compiled into
+one query so a tree is walked once. Output: `Symbol`s with stable ids and qualified names, and
+unresolved `Reference`s (graph.py resolves them). The captures this module understands:
+
+  definitions  @definition.<kind> (whole node), @name, @doc, @receiver (Go/C++ method owner)
+  references   @name.reference.<kind>; @receiver (`obj` of obj.name), @module and @alias (imports);
+               @ignore (a name that is no reference); type evidence for graph.py: @assigned (the
+               variable a value goes to), @assigned + @assigned.type and @returns.type (annotation
+               regions), @declares (the annotation a name is what it declares of), @returns
+  locals       @local.scope, @local.definition (tree-sitter locals convention)
+
+Where several patterns capture one name, the kind first in KIND_PRIORITY wins, then the capture
+that knows more (a receiver, type evidence). A name bound in an enclosing local scope is a local
+variable: dropped, or kept with confidence "local" when it carries type evidence. In languages
+where every name is defined or imported in its file, a bare name that is neither is dropped too.
 """
 
 from __future__ import annotations
 
 import ast
-import bisect
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from .languages import get_parser, get_query, language_by_name, run_matches
+from .languages import get_parser, get_query_set, language_by_name
 from .types import ParsedFile, Reference, SourceFile, Symbol
 
 CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "module", "type"})
-# When two patterns capture the same name node, the first kind in this order wins.
-KIND_PRIORITY = ("import", "inheritance", "instantiation", "call", "type", "attribute")
+# When two patterns capture the same name node, the first kind in this order wins; "ignore" is no
+# kind: it drops the name (keyword names, module paths), unless an import capture is at the same place.
+KIND_PRIORITY = ("import", "ignore", "inheritance", "instantiation", "call", "type", "attribute")
+RETURNS = "return"  # Reference.assigned of a value or type the enclosing function returns
 SIGNATURE_MAX_CHARS = 240
 LINE_TEXT_MAX_CHARS = 240
 _COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*)")
@@ -63,10 +78,13 @@ def parse_source(file: SourceFile, text: str):
     except Exception as exc:  # a grammar crash must not end the index run
         return ParsedFile(file, (), (), error=f"parse failed: {exc}", partial=True), None
     lines = text.splitlines()
-    defs = _collect_definitions(language, tree.root_node, source)
+    queries = get_query_set(language)
+    matches = queries.run(tree.root_node) if queries is not None else []
+    defs = _collect_definitions(queries.select(matches, "definitions") if matches else [], source)
     symbols = _build_symbols(file, language, defs, source, lines)
-    def_name_positions = {(d.name_node.start_point, d.name_node.end_point) for d in defs if d.name_node is not None}
-    references = _collect_references(file, language, tree.root_node, source, lines, defs, def_name_positions)
+    def_name_starts = {d.name_node.start_byte for d in defs if d.name_node is not None}
+    scopes = _LocalScopes.collect(queries.select(matches, "locals") if matches else [], source)
+    references = _collect_references(file, language, matches, scopes, source, lines, defs, def_name_starts)
     error = None
     if tree.root_node.has_error:
         error = f"syntax errors near line {_first_error_line(tree.root_node)}; parsed what was readable"
@@ -103,12 +121,9 @@ def _first_error_line(node) -> int:
     return node.start_point[0] + 1
 
 
-def _collect_definitions(language: str, root, source: bytes) -> list[_Def]:
-    query = get_query(language, "definitions")
-    if query is None:
-        return []
+def _collect_definitions(matches, source: bytes) -> list[_Def]:
     by_node: dict[tuple[int, int], _Def] = {}
-    for captures in run_matches(query, root):
+    for _, captures in matches:
         def_key = next((k for k in captures if k.startswith("definition.")), None)
         if def_key is None:
             continue
@@ -208,6 +223,8 @@ def _signature(node, source: bytes) -> str:
 def _docstring(d: _Def, source: bytes) -> str:
     if d.doc_node is not None:
         raw = _text(d.doc_node, source)
+        if raw[:3] in ('"""', "'''") and raw[-3:] == raw[:3] and "\\" not in raw and len(raw) >= 6:
+            return _clean_doc(raw[3:-3])  # the common docstring: nothing to unescape, no need to compile it
         try:
             value = ast.literal_eval(raw)
             if isinstance(value, str):
@@ -254,38 +271,80 @@ def _clean_doc(text: str) -> str:
     return inspect.cleandoc(text).strip()[:2000]
 
 
-def _collect_references(file: SourceFile, language: str, root, source: bytes, lines: list[str], defs: list[_Def],
-                        def_name_positions: set) -> list[Reference]:
-    query = get_query(language, "references")
-    if query is None:
+def _collect_references(file: SourceFile, language: str, matches: list, scopes: "_LocalScopes", source: bytes,
+                        lines: list[str], defs: list[_Def], def_name_starts: set[int]) -> list[Reference]:
+    if not matches:
         return []
-    found: dict[tuple[int, int], tuple[int, Reference]] = {}
-    starts = [d.node.start_byte for d in defs]
-    for captures in run_matches(query, root):
-        ref_key = next((k for k in captures if k.startswith("name.reference.")), None)
-        if ref_key is None:
+    best: dict[int, tuple[int, str, dict]] = {}  # name start byte -> (rank, capture key, captures) that wins
+    regions: list[tuple[int, int, str]] = []  # annotations: (start byte, end byte, what they type)
+    declared: set[tuple[int, int]] = set()  # (name start byte, start byte of the annotation it declares)
+    patterns = _reference_patterns(language)
+    nameable = _nameable(language, defs, [c for i, c in matches if patterns[i][0] == _IMPORT_KEY], source)
+    nameable_bytes = {n.encode("utf-8") for n in nameable} if nameable is not None else None
+    skip = scopes.binding_starts | def_name_starts  # where a name is bound or defined: no reference
+    for pattern, captures in matches:  # all query files' matches: patterns of the others have no entry
+        key, rank, per_match = patterns[pattern]
+        if rank == _BARE_NAME_RANK:  # a name and nothing else: the commonest match, filtered right away
+            node = captures[key][0]
+            start = node.start_byte
+            if start in skip or start in best:
+                continue  # (anything else captured here ranks higher)
+            raw = source[start:node.end_byte]
+            if (nameable_bytes is not None and raw not in nameable_bytes) or scopes.binds(start, raw):
+                continue  # a local variable, a builtin, another program's global
+            best[start] = (rank, key, captures)
             continue
-        kind = ref_key.rsplit(".", 1)[1]
-        node = captures[ref_key][0]
-        if (node.start_point, node.end_point) in def_name_positions:
+        if per_match:  # an alternation: which kind matched, and whether it came with a receiver
+            if key is None:
+                key = next(k for k in captures if k in _REFERENCE_KEYS)
+            rank = _rank(key, captures)
+        elif not key:
+            if key == "":
+                _add_region(captures, source, regions)
             continue
-        name = _unquote(_text(node, source))
+        start = captures[key][0].start_byte
+        if "declares" in captures:
+            declared.add((start, captures["declares"][0].start_byte))
+        previous = best.get(start)
+        if previous is None or rank < previous[0]:
+            best[start] = (rank, key, captures)
+    regions.sort()
+    region_starts = [r[0] for r in regions]
+    def_starts = [d.node.start_byte for d in defs]
+    line_texts: dict[int, str] = {}
+    references = []
+    for start, (_, key, captures) in best.items():
+        if key == "ignore" or start in skip:
+            continue
+        node = captures[key][0]
+        raw = source[start:node.end_byte]
+        name = _unquote(raw.decode("utf-8", errors="replace"))
         if not name:
             continue
-        line, column = node.start_point[0] + 1, node.start_point[1]
-        priority = KIND_PRIORITY.index(kind) if kind in KIND_PRIORITY else len(KIND_PRIORITY)
-        previous = found.get((line, column))
-        assigned = captures.get("assigned")
         receiver = captures.get("receiver")
-        # the same name captured twice: the stronger kind wins, then the capture that knows more
-        if previous is not None and (previous[0] < priority or (
-                previous[0] == priority and not assigned and (previous[1].receiver is not None or not receiver))):
+        carries_type = "assigned" in captures or "returns" in captures or "declares" in captures
+        confidence = "unresolved"
+        if receiver is None and key != _IMPORT_KEY:
+            if scopes.binds(start, raw):
+                if not carries_type:
+                    continue  # a local variable: no symbol of ours, and no type evidence either
+                confidence = "local"
+            elif nameable is not None and name not in nameable and not carries_type:
+                continue  # neither defined nor imported here: a builtin or a global of another program
+        kind = key.rsplit(".", 1)[1]
+        assigned = RETURNS if "returns" in captures else (_text(captures["assigned"][0], source) if "assigned" in captures else None)
+        region = _region_at(regions, region_starts, start)
+        if region is not None:  # a name inside an annotation is a type; it may be the one declared
+            kind = "type" if kind == "attribute" else kind
+            if assigned is None and (start, region[0]) in declared:
+                assigned = region[2]
+        if confidence == "local" and assigned is None:
             continue
+        line, column = node.start_point[0] + 1, node.start_point[1]
         module = captures.get("module")
         alias = captures.get("alias")
-        enclosing = _innermost(defs, starts, node.start_byte)
-        line_text = lines[line - 1].strip()[:LINE_TEXT_MAX_CHARS] if line - 1 < len(lines) else ""
-        found[(line, column)] = (priority, Reference(
+        enclosing = _innermost(defs, def_starts, start)
+        references.append(Reference(
             name=name,
             path=file.path,
             line=line,
@@ -293,17 +352,148 @@ def _collect_references(file: SourceFile, language: str, root, source: bytes, li
             kind=kind,
             enclosing_symbol_id=enclosing.symbol.id if enclosing and enclosing.symbol else None,
             target_ids=(),
-            confidence="unresolved",
-            line_text=line_text,
+            confidence=confidence,
+            line_text=line_texts.get(line) or line_texts.setdefault(line, _line_text(lines, line)),
             receiver=_text(receiver[0], source) if receiver else None,
             module=_unquote(_text(module[0], source)) if module else None,
             alias=_text(alias[0], source) if alias else None,
-            assigned=_text(assigned[0], source) if assigned else None,
+            assigned=assigned,
         ))
-    return [ref for _, ref in sorted(found.values(), key=lambda item: (item[1].line, item[1].column))]
+    references.sort(key=lambda r: (r.line, r.column))
+    return references
+
+
+def _nameable(language: str, defs: list[_Def], imports: list[dict], source: bytes) -> set[str] | None:
+    """Where every name is defined or imported in its file (`explicit_imports`), the bare names that
+    can mean a symbol of ours: the file's definitions and what its imports bind; None without that
+    rule or with a star import."""
+    if not language_by_name(language).explicit_imports:
+        return None
+    names = {d.name for d in defs}
+    for captures in imports:
+        imported = _unquote(_text(captures[_IMPORT_KEY][0], source))
+        if imported == "*":
+            return None
+        if "alias" in captures:
+            names.add(_text(captures["alias"][0], source))
+        parts = re.split(r"[./\\:]+", imported)
+        names.update((imported, parts[0], parts[-1]))
+    return names
+
+
+_IMPORT_KEY = "name.reference.import"
+_REFERENCE_KEYS = {f"name.reference.{k}" if k != "ignore" else k: i for i, k in enumerate(KIND_PRIORITY)}
+_BARE_NAME_RANK = 4 * _REFERENCE_KEYS["name.reference.attribute"]  # the lowest rank: a name, no receiver, no flow
+
+
+def _line_text(lines: list[str], line: int) -> str:
+    return lines[line - 1].strip()[:LINE_TEXT_MAX_CHARS] if line - 1 < len(lines) else ""
+
+
+def _rank(key: str, captures) -> int:
+    """Lower wins at one name: the kind's priority, then the capture that knows more (a receiver,
+    where the value goes)."""
+    priority = _REFERENCE_KEYS.get(key, len(KIND_PRIORITY))
+    knows_flow = "assigned" in captures or "returns" in captures or "declares" in captures
+    return 4 * priority - ("receiver" in captures) - knows_flow
+
+
+@lru_cache(maxsize=None)
+def _reference_patterns(language: str) -> tuple[tuple[str | bool | None, int, bool], ...]:
+    """Per pattern of the language's combined query: (its reference capture, its rank, whether the rank
+    is worked out per match). The capture is "" for a references.scm pattern without one (an annotation
+    region), None for an alternation of kinds (ranked per match, as its receiver may be missing too),
+    and False for the patterns of the other query files."""
+    table = []
+    for names in get_query_set(language).pattern_captures("references"):
+        if not names:  # a pattern of another query file
+            table.append((False, 0, False))
+            continue
+        keys = [k for k in names if k in _REFERENCE_KEYS or k.startswith("name.reference.")]
+        alternation = len(keys) > 1 or ("receiver" in names and any(k in names for k in ("declares", "assigned", "returns")))
+        key = keys[0] if len(keys) == 1 else ("" if not keys else None)
+        table.append((key, _rank(key, names) if key else 0, alternation))
+    return tuple(table)
+
+
+def _add_region(captures: dict, source: bytes, regions: list[tuple[int, int, str]]) -> None:
+    """`@assigned` + `@assigned.type`, or `@returns.type`: the names inside the type node declare a type."""
+    if "returns.type" in captures:
+        node, target = captures["returns.type"][0], RETURNS
+    elif "assigned.type" in captures and "assigned" in captures:
+        node, target = captures["assigned.type"][0], _text(captures["assigned"][0], source)
+    else:
+        return
+    regions.append((node.start_byte, node.end_byte, target))
+
+
+def _region_at(regions: list[tuple[int, int, str]], starts: list[int], byte: int) -> tuple[int, int, str] | None:
+    i = bisect_right(starts, byte) - 1
+    if i >= 0 and byte < regions[i][1]:
+        return regions[i]
+    return None
+
+
+@dataclass
+class _LocalScopes:
+    """locals.scm over one file: scopes (functions, lambdas, comprehensions) and the names each binds."""
+
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    parents: list[int] = field(default_factory=list)  # index of the enclosing scope, -1 at the top
+    names: list[set[bytes]] = field(default_factory=list)
+    binding_starts: set[int] = field(default_factory=set)  # where a bound name stands (never a reference)
+
+    @classmethod
+    def collect(cls, matches, source: bytes) -> "_LocalScopes":
+        scopes = cls()
+        spans: list[tuple[int, int]] = []
+        bindings: list[tuple[int, bytes]] = []
+        for _, captures in matches:
+            if "local.scope" in captures:
+                node = captures["local.scope"][0]
+                spans.append((node.start_byte, -node.end_byte))
+            elif "local.definition" in captures:
+                node = captures["local.definition"][0]
+                bindings.append((node.start_byte, source[node.start_byte:node.end_byte]))
+                scopes.binding_starts.add(node.start_byte)
+        stack: list[int] = []
+        for start, neg_end in sorted(set(spans)):  # nesting by byte containment
+            while stack and start >= scopes.ends[stack[-1]]:
+                stack.pop()
+            scopes.starts.append(start)
+            scopes.ends.append(-neg_end)
+            scopes.parents.append(stack[-1] if stack else -1)
+            scopes.names.append(set())
+            stack.append(len(scopes.starts) - 1)
+        for start, name in bindings:
+            index = scopes._innermost(start)
+            if index >= 0:
+                scopes.names[index].add(name)
+        return scopes
+
+    def _innermost(self, byte: int) -> int:
+        i = bisect_right(self.starts, byte) - 1
+        while i >= 0 and byte >= self.ends[i]:
+            i = self.parents[i]
+        return i
+
+    def binds(self, byte: int, name: bytes) -> bool:
+        """Is `name`, read at `byte`, bound by an enclosing local scope?"""
+        i = self._innermost(byte)
+        while i >= 0:
+            if name in self.names[i]:
+                return True
+            i = self.parents[i]
+        return False
+
+
+_QUOTES = "\"'`<> \t\r\n"
 
 
 def _unquote(text: str) -> str:
+    if text and text[0] not in _QUOTES and text[-1] not in _QUOTES:
+        return text
     text = text.strip()
     if len(text) >= 2 and text[0] in "\"'`<" and text[-1] in "\"'`>":
         return text[1:-1]
@@ -313,7 +503,7 @@ def _unquote(text: str) -> str:
 def _innermost(defs: list[_Def], starts: list[int], byte: int) -> _Def | None:
     """The innermost definition with a symbol around `byte`. `defs` are sorted by start and nested,
     so every definition around `byte` is an ancestor of the last one starting at or before it."""
-    d = defs[bisect.bisect_right(starts, byte) - 1] if starts and starts[0] <= byte else None
+    d = defs[bisect_right(starts, byte) - 1] if starts and starts[0] <= byte else None
     while d is not None and not (byte < d.node.end_byte and d.symbol is not None):
         d = d.parent
     return d
@@ -323,4 +513,4 @@ def is_class_like(symbol: Symbol) -> bool:
     return symbol.kind in CLASS_LIKE
 
 
-__all__ = ["parse_source", "parse_file", "is_class_like", "CLASS_LIKE", "language_by_name"]
+__all__ = ["parse_source", "parse_file", "is_class_like", "CLASS_LIKE", "RETURNS", "language_by_name"]

@@ -47,7 +47,7 @@ class Reference:
     kind: str  # call, instantiation, type, import, inheritance, attribute
     enclosing_symbol_id: str | None
     target_ids: tuple[str, ...]
-    confidence: str  # exact | likely | name-only | unresolved
+    confidence: str  # exact | likely | name-only; from parse: unresolved, or local (a local variable's read, kept as type evidence only)
     line_text: str
     # qualifier the reference was written with: "self", "this", an import alias, a module...
     receiver: str | None = None
@@ -55,7 +55,8 @@ class Reference:
     module: str | None = None
     # for imports bound to another local name ("from x import Y as Z" -> alias "Z")
     alias: str | None = None
-    # the variable this call/type was assigned or declared to (`x = Foo()`, `Foo x`, `x: Foo`):
+    # the variable this call/type was assigned or declared to (`x = Foo()`, `Foo x`, `x: Foo`,
+    # `self.x = ...`), or "return" for what the enclosing function returns:
     # lets graph.py resolve a later `x.method()` to Foo.method
     assigned: str | None = None
 

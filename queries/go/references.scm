@@ -93,6 +93,21 @@
            package: (package_identifier) @receiver
            name: (type_identifier) @name.reference.instantiation)))]))
 
+; struct fields: `db *store.Store` types the field, so `h.db.Save()` resolves on Store
+(field_declaration
+  name: (field_identifier) @assigned
+  type: [(type_identifier) @name.reference.type (pointer_type (type_identifier) @name.reference.type)])
+
+(field_declaration
+  name: (field_identifier) @assigned
+  type: [(qualified_type
+          package: (package_identifier) @receiver
+          name: (type_identifier) @name.reference.type)
+        (pointer_type
+          (qualified_type
+            package: (package_identifier) @receiver
+            name: (type_identifier) @name.reference.type))])
+
 (var_spec
   name: (identifier) @assigned
   type: [(type_identifier) (pointer_type (type_identifier))] @name.reference.type)
