@@ -1,7 +1,9 @@
 """The language registry: extension/shebang -> tree-sitter grammar -> queries/<language>/*.scm.
 
 This is the one place that touches the tree-sitter API version and finds query files. Adding a
-language = one row in LANGUAGES plus queries/<name>/definitions.scm and references.scm.
+language = one row in LANGUAGES plus queries/<name>/definitions.scm and references.scm (and
+optionally locals.scm); a language's query files are compiled into one QuerySet, each file with the
+files it inherits (`; inherits: <language>`) first.
 """
 
 from __future__ import annotations

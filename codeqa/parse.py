@@ -15,6 +15,8 @@ Where several patterns capture one name, the kind first in KIND_PRIORITY wins, t
 that knows more (a receiver, type evidence). A name bound in an enclosing local scope is a local
 variable: dropped, or kept with confidence "local" when it carries type evidence. In languages
 where every name is defined or imported in its file, a bare name that is neither is dropped too.
+A file that does not parse cleanly is parsed again with its registry row's `retry_as` grammar (C++
+headers named .h); the parse with fewer errors wins, and its language's queries run.
 """
 
 from __future__ import annotations
