@@ -190,8 +190,13 @@ _EXAMPLE_DIRS = re.compile(r"(^|/)(examples?|samples?|demos?)/")
 _DOC_PATH = re.compile(r"(^|/)docs?/|\.(md|markdown|mdx|rst|txt)$", re.IGNORECASE)
 
 
+_STUB_PATH = re.compile(r"\.(pyi|d\.ts|d\.mts|d\.cts)$")
+
+
 def path_role(rel: str) -> str:
-    """What a file is for: "test", "example", "docs" or "code" (everything else)."""
+    """What a file is for: "test", "example", "docs", "stub" (type declarations) or "code" (everything else)."""
+    if _STUB_PATH.search(rel):
+        return "stub"
     if _TEST_PATH.search(rel):
         return "test"
     if _EXAMPLE_DIRS.search(rel):

@@ -30,7 +30,7 @@ from .types import Hit, Reference, Retrieval, Snippet, Symbol
 SYMBOL_BOOST = 1.0  # times the code share of the query: above any cosine / RRF score for a bare identifier
 HOP_BOOST = 0.02
 HOP_SOURCES = 3
-SECONDARY_PENALTY = 0.05
+ROLE_PENALTY = {"test": 0.05, "example": 0.05, "docs": 0.05, "stub": 0.1}
 SECONDARY_WORDS = re.compile(r"\b(tests?|tested|testing|examples?|samples?|demos?|docs?|documentation|readme|guide|tutorial)\b",
                              re.IGNORECASE)
 USAGE_SITES_SHOWN = 8  # reference sites shown with context; the others are listed one line each
@@ -541,10 +541,10 @@ def code_terms(query: str) -> list[str]:
 
 
 def _demote_secondary_files(hits: list[Hit], query: str) -> list[Hit]:
-    """At equal similarity the implementation beats its tests, examples and docs, unless those are asked for."""
-    if SECONDARY_WORDS.search(query):
-        return hits
-    out = [replace(h, score=h.score - SECONDARY_PENALTY) if path_role(h.path) != "code" else h for h in hits]
+    """At equal similarity the implementation beats its tests, examples, docs and type stubs, unless asked for."""
+    asked = SECONDARY_WORDS.search(query)
+    out = [replace(h, score=h.score - ROLE_PENALTY[role]) if (role := path_role(h.path)) != "code"
+           and not (asked and role != "stub") else h for h in hits]
     return sorted(out, key=lambda h: -h.score)
 
 
