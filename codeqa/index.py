@@ -25,18 +25,18 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from . import __version__
-from .chunk import chunk_embedding_text, chunk_file
+from .chunk import NestingTooDeep, chunk_embedding_text, chunk_file
 from .config import Settings
 from .embed import Embedder, EmbeddingCache, make_embedder
 from .errors import IndexLockedError, IndexMismatchError
-from .files import walk_repository
+from .files import read_source_text, redact_source, walk_repository
 from .graph import resolve_references
 from .parse import parse_source
 from .store import ManifestEntry, QdrantStore, dir_size
 from .types import Chunk, ParsedFile, SkippedFile, SourceFile
 
 # Bump when chunk boundaries or embedded text change: old indexes then need --full.
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"  # 2: credentials redacted before chunking
 PARSE_CACHE_VERSION = "1"
 PARALLEL_PARSE_MIN_FILES = 400  # below this, starting worker processes costs more than it saves
 FILE_BATCH = 64
@@ -82,7 +82,7 @@ class IndexReport:
             "symbols": self.symbols, "references": self.references,
             "references_by_confidence": self.references_by_confidence, "chunks": self.chunks,
             "chunks_embedded": self.chunks_embedded,
-            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "skipped": [{"path": s.path, "reason": s.reason, **({"detail": s.detail} if s.detail else {})} for s in self.skipped],
             "skipped_by_reason": self.skipped_by_reason,
             "partial": [{"path": p, "reason": r} for p, r in self.partial],
             "graph_seconds": round(self.graph_seconds, 3), "graph_files_per_second": round(self.graph_files_per_second, 1),
@@ -179,7 +179,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         report.references = meta.get("references", 0)
         report.references_by_confidence = meta.get("references_by_confidence", {})
         report.chunks = store.count(store.chunks)
-        report.partial = [(p, e.status) for p, e in manifest.items() if e.status not in ("ok", "text")]
+        report.partial = sorted((p, e.reason or e.status) for p, e in manifest.items() if e.status == "partial")
         return
     store.write_meta({**meta, **wanted_meta, "graph_dirty": True, "repo": str(repo)})
     for path in deleted + [f.path for f in changed if f.path in manifest]:
@@ -201,7 +201,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         else:
             cached = _load_parsed(cache_dir, f)
             parsed.append(cached if cached is not None else _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars))[0])
-    report.partial = [(pf.file.path, pf.error) for pf in parsed if pf.error]
+    report.partial = sorted((pf.file.path, pf.error) for pf in parsed if pf.error)
     report.graph_seconds = time.perf_counter() - graph_started
 
     # embed + store, file batch by file batch; a file's manifest entry is written last
@@ -230,7 +230,8 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             store.upsert_symbols([s for pf, _ in group for s in pf.symbols])
             for pf, cs in group:
                 status = "partial" if pf.error else ("ok" if pf.file.language else "text")
-                store.put_manifest(ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols), status))
+                store.put_manifest(ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols),
+                                                 status, pf.error or ""))
             progress("store", min(start + FILE_BATCH, len(batch_files)), len(batch_files))
     finally:
         cache.close()
@@ -273,15 +274,16 @@ def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence
 def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list[Chunk]]:
     file, max_chars, min_chars = job
     try:
-        text = file.abs_path.read_text(encoding="utf-8")
+        text = redact_source(read_source_text(file.abs_path))  # credentials never reach symbols, chunks or vectors
     except (OSError, UnicodeDecodeError) as exc:
         return ParsedFile(file, (), (), error=f"unreadable: {exc}", partial=True), []
     parsed, tree = parse_source(file, text)
     try:
         chunks = chunk_file(file, text, tree, parsed.symbols, max_chars, min_chars)
-    except Exception as exc:  # a chunker bug on one file must not end the run: fall back to windows
+    except Exception as exc:  # too deep, or a chunker bug on one file: it must not end the run
+        reason = str(exc) if isinstance(exc, NestingTooDeep) else f"chunking failed ({type(exc).__name__}: {exc})"
         chunks = chunk_file(file, text, None, (), max_chars, min_chars)
-        parsed = ParsedFile(file, parsed.symbols, parsed.references, error=f"chunking failed ({exc}); used line windows", partial=True)
+        parsed = ParsedFile(file, parsed.symbols, parsed.references, error=f"{reason}; used line windows", partial=True)
     return parsed, chunks
 
 

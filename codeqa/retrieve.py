@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 from .config import Settings
 from .embed import Embedder, make_embedder, split_identifier
 from .errors import IndexMissingError
-from .files import path_role
+from .files import path_role, read_source_text, redact, redact_source
 from .index import check_compatible, open_store
 from .parse import CLASS_LIKE
 from .store import QdrantStore
@@ -63,31 +63,6 @@ INHERITANCE_QUESTION = re.compile(r"\b(implement\w*|extend\w*|subclass\w*|inheri
 STOP_NAMES = frozenset("""a an and are as at be by call called calls class code connection does do for from function
 get how in is it main method of on or run set the this to use used uses what where which who why with work works
 between relationship test tests file files return returns value values""".split())
-_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.DOTALL)
-_TOKEN = re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-                    r"|xox[abprs]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}"
-                    r"|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})")
-_SECRET_NAME = r"[A-Za-z_]*(?:password|passwd|secret|api_?key|apikey|access_?key|auth_?token|private_?key|token|credential)[A-Za-z_]*"
-_QUOTED_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"[\"']?\s*[:=]\s*)([\"'])([^\"'\s]{8,})\2")
-# unquoted values (KEY=value in configs): only token-looking values with a digit, so `token = get_token()` stays
-_BARE_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"\s*[:=]\s*)(?=[A-Za-z0-9_+/=-]*\d)(?=[A-Za-z0-9_+/=-]*[A-Za-z])"
-                          r"([A-Za-z0-9_+/=-]{16,})(?=\s*(?:$|[,;#]))", re.MULTILINE)
-_BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9_.~+/=-]{16,})")
-_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@\"']+:)([^@\s/\"']+)(@)")
-
-
-def redact(text: str) -> str:
-    """Blank out obvious credentials (private keys, API keys and tokens, password assignments,
-    passwords in URLs) before text leaves the machine. Line breaks are kept, so line numbers of
-    redacted text still match the file."""
-    text = _PRIVATE_KEY.sub(lambda m: "[REDACTED PRIVATE KEY]" + "\n" * m.group(0).count("\n"), text)
-    text = _TOKEN.sub("[REDACTED]", text)
-    text = _QUOTED_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}[REDACTED]{m.group(2)}", text)
-    text = _BARE_SECRET.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
-    text = _BEARER.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
-    return _URL_PASSWORD.sub(lambda m: f"{m.group(1)}[REDACTED]{m.group(3)}", text)
-
-
 _tokenizer = None
 _tokenizer_lock = threading.Lock()
 
@@ -390,7 +365,7 @@ class Retriever:
             if self.repo not in target.parents:
                 return None
             try:
-                self._file_lines[path] = target.read_text(encoding="utf-8").splitlines(keepends=True)
+                self._file_lines[path] = read_source_text(target).splitlines(keepends=True)
             except (OSError, UnicodeDecodeError):
                 return None
         return self._file_lines[path]
@@ -407,9 +382,7 @@ class Retriever:
             lines = self.file_lines(path)
             if lines is None:
                 return None
-            redacted = redact("".join(lines)).splitlines(keepends=True)
-            # line numbers must stay those of the file; should a pass ever change the count, redact line by line
-            self._redacted_lines[path] = redacted if len(redacted) == len(lines) else [redact(line) for line in lines]
+            self._redacted_lines[path] = redact_source("".join(lines)).splitlines(keepends=True)
         return self._redacted_lines[path]
 
     @property

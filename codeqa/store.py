@@ -59,7 +59,8 @@ class ManifestEntry:
     language: str | None
     chunks: int
     symbols: int
-    status: str = "ok"  # ok | partial (parse errors) | window (no grammar)
+    status: str = "ok"  # ok | partial (parse errors, too deep: see reason) | text (no grammar) | pending
+    reason: str = ""  # why a file is partial, for the report of a later run
 
 
 class QdrantStore:
