@@ -202,7 +202,7 @@ class Retriever:
     def indexed_paths(self) -> frozenset[str]:
         """Every file the index holds (from the manifest), relative posix paths."""
         if self._indexed_paths is None:
-            self._indexed_paths = frozenset(self.store.manifest())
+            self._indexed_paths = frozenset(p for p, e in self.store.manifest().items() if e.status != "pending")
         return self._indexed_paths
 
     def symbols_in_file(self, path: str) -> list[Symbol]:

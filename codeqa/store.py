@@ -123,9 +123,14 @@ class QdrantStore:
                 self.client.create_collection(name, vectors_config={}, **extra)
 
     def drop_all(self) -> None:
-        for name in (self.chunks, self.symbols, self.references, self.files):
+        """The manifest goes first: a crash halfway leaves no manifest, and a run without one drops the rest."""
+        for name in (self.files, self.chunks, self.symbols, self.references):
             if self.client.collection_exists(name):
                 self.client.delete_collection(name)
+
+    def has_orphans(self) -> bool:
+        """Collections left without their manifest (a crash while dropping or creating them)."""
+        return not self.exists() and any(self.client.collection_exists(n) for n in (self.chunks, self.symbols, self.references))
 
     # ---- meta and manifest ----------------------------------------------------------------
     def read_meta(self) -> dict[str, Any]:
@@ -148,21 +153,34 @@ class QdrantStore:
                 entries[payload["path"]] = ManifestEntry(**payload)
         return entries
 
-    def put_manifest(self, entry: ManifestEntry) -> None:
+    def put_manifest(self, entries: Sequence[ManifestEntry]) -> None:
         from qdrant_client import models
 
-        self.client.upsert(self.files, [models.PointStruct(id=point_id("file", entry.path), vector={},
-                                                           payload={**asdict(entry), "type": "file"})])
+        points = [models.PointStruct(id=point_id("file", e.path), vector={}, payload={**asdict(e), "type": "file"})
+                  for e in entries]
+        for batch in _batches(points, UPSERT_BATCH):
+            self.client.upsert(self.files, batch)
+
+    def mark_pending(self, paths: Sequence[str]) -> None:
+        """Write-ahead: before a file's points are written or deleted its entry says "pending" (a hash no
+        file has), so a run killed at any moment leaves it to be deleted and re-done by the next run."""
+        self.put_manifest([ManifestEntry(path, "", None, 0, 0, "pending") for path in paths])
 
     # ---- writes -----------------------------------------------------------------------------
-    def delete_file(self, path: str) -> None:
-        """Remove everything one file contributed; the manifest entry goes first so a crash re-does the file."""
+    def delete_points(self, paths: Sequence[str]) -> None:
+        """Remove the chunks and symbols of these files (their manifest entries stay: mark them pending first)."""
         from qdrant_client import models
 
-        self.client.delete(self.files, models.PointIdsList(points=[point_id("file", path)]))
-        flt = models.Filter(must=[models.FieldCondition(key="path", match=models.MatchValue(value=path))])
-        for name in (self.chunks, self.symbols):
-            self.client.delete(name, models.FilterSelector(filter=flt))
+        for batch in _batches(list(paths), 500):
+            flt = models.Filter(must=[models.FieldCondition(key="path", match=models.MatchAny(any=list(batch)))])
+            for name in (self.chunks, self.symbols):
+                self.client.delete(name, models.FilterSelector(filter=flt))
+
+    def delete_manifest(self, paths: Sequence[str]) -> None:
+        from qdrant_client import models
+
+        for batch in _batches([point_id("file", p) for p in paths], 1000):
+            self.client.delete(self.files, models.PointIdsList(points=list(batch)))
 
     def upsert_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]], embedded_texts: Sequence[str]) -> None:
         from qdrant_client import models
