@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from .embed import code_tokens
-from .errors import CodeQAError, UsageError
+from .errors import CodeQAError, StoreError, UsageError
 from .types import Chunk, Hit, Reference, Symbol
 
 META_POINT_ID = str(uuid.UUID(int=0))
@@ -80,7 +80,7 @@ class QdrantStore:
         from qdrant_client import QdrantClient
 
         if url:
-            client = QdrantClient(url=url, api_key=api_key, timeout=60)
+            client = _server_client(url, api_key)
         else:
             qdrant_dir = Path(index_dir) / "qdrant"
             if not create and not qdrant_dir.exists():
@@ -329,6 +329,28 @@ def _match(key: str, value: Any):
 def _batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
+
+
+def _server_client(url: str, api_key: str | None):
+    """A client for a Qdrant server or cluster, checked with one cheap call so a wrong URL or key
+    fails here with a clear message instead of halfway through an index run."""
+    from qdrant_client import QdrantClient
+    from qdrant_client.http.exceptions import UnexpectedResponse
+
+    client = QdrantClient(url=url, api_key=api_key, timeout=60, check_compatibility=False)
+    try:
+        client.get_collections()
+    except UnexpectedResponse as exc:
+        client.close()
+        if exc.status_code in (401, 403):
+            raise StoreError(f"The Qdrant server at {url} refused the request ({exc.status_code}): "
+                             "set QDRANT_API_KEY to a valid key.") from None
+        raise StoreError(f"The Qdrant server at {url} answered {exc.status_code}: {exc.reason_phrase}.") from None
+    except Exception as exc:  # connection refused, DNS, TLS, timeout
+        client.close()
+        raise StoreError(f"Cannot reach the Qdrant server at {url} ({type(exc).__name__}: {exc}); "
+                         "check --qdrant-url / QDRANT_URL.") from None
+    return client
 
 
 def _missing_index(repo: Path) -> UsageError:
