@@ -222,7 +222,12 @@ def _remove_state(index_dir: Path) -> None:
     try:
         (index_dir / STATE_FILE).unlink()
     except FileNotFoundError:
-        pass
+        return
+    fd = os.open(index_dir, os.O_RDONLY)  # the removal is on disk before the first write of the run
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 # ---- the run ---------------------------------------------------------------------------------
@@ -257,6 +262,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     stale = [p for p in deleted + [f.path for f in changed] if p in manifest]
     progress("delete", 0, len(stale))
     store.mark_pending(deleted + [f.path for f in changed])
+    store.flush(store.files)  # on disk before any point goes
     store.delete_points(stale)
     store.delete_manifest(deleted)
     progress("delete", len(stale), len(stale))
@@ -306,6 +312,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             progress("store", start, len(batch_files))
             store.upsert_chunks(chunks, vectors, texts)
             store.upsert_symbols([s for pf, _ in group for s in pf.symbols])
+            store.flush(store.chunks, store.symbols)  # the points are on disk before the entries that vouch for them
             store.put_manifest([ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols),
                                               "partial" if pf.error else ("ok" if pf.file.language else "text"), pf.error or "")
                                 for pf, cs in group])
@@ -320,6 +327,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     t0 = time.perf_counter()
     references = resolve_references(parsed)
     store.replace_references(references)
+    store.flush(store.references)
     report.graph_seconds += time.perf_counter() - t0
     progress("references", 1, 1)
     report.graph_files_per_second = len(changed) / report.graph_seconds if report.graph_seconds > 0 else 0.0
@@ -331,6 +339,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
                       "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                       "files": len(files), "symbols": report.symbols, "references": report.references,
                       "references_by_confidence": report.references_by_confidence, "chunks": report.chunks})
+    store.flush()
     _prune_parse_cache(cache_dir, files)
 
 
