@@ -1,0 +1,41 @@
+"""CODEQA_EMBEDDINGS=local-onnx: the bundled model exported to ONNX gives the torch vectors; the export is cached."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from codeqa.embed import make_embedder
+
+pytest.importorskip("onnxruntime", reason="optional: pip install 'codeqa[onnx]'")
+pytest.importorskip("onnx", reason="optional: pip install 'codeqa[onnx]'")
+
+TEXTS = ["def tokenize(text):\n    return text.split()\n", "where is the configuration loaded",
+         "class EncoderClass:\n    def encode(self, text):\n        return [hash(w) for w in tokenize(text)]\n" * 20]
+
+
+@pytest.mark.slow
+def test_onnx_export_gives_the_torch_vectors_and_is_cached(tmp_path, monkeypatch, embedder):
+    from codeqa.embed_onnx import OnnxEmbedder
+
+    monkeypatch.setenv("CODEQA_ONNX_CACHE", str(tmp_path / "onnx"))
+    fp32 = make_embedder("local-onnx")
+    assert isinstance(fp32, OnnxEmbedder) and not fp32.loaded
+    assert fp32.model_id == embedder.model_id  # same vectors: an index built with torch is searched with it
+    vectors = fp32.encode(TEXTS, batch_size=2)
+    expected = embedder.encode(TEXTS)
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert float((vectors * expected).sum(axis=1).min()) > 0.9999
+    exported = fp32.model_path
+    assert exported.is_file() and exported.parent.parent == tmp_path / "onnx"
+    stamp = exported.stat().st_mtime_ns
+    again = OnnxEmbedder()
+    again.load()  # from the cache: no second export
+    assert exported.stat().st_mtime_ns == stamp
+
+    int8 = make_embedder("local-onnx-int8")
+    assert int8.model_id == embedder.model_id + "+onnx-int8"  # other vectors: its own indexes
+    quantized = int8.encode(TEXTS)
+    assert int8.model_path.is_file() and int8.model_path.stat().st_size < exported.stat().st_size / 3
+    assert float((quantized * expected).sum(axis=1).min()) > 0.85
