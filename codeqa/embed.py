@@ -199,13 +199,12 @@ def make_embedder(spec: str = "local", adapter: str = "default", base_url: str |
                   api_key: str | None = None) -> Embedder:
     if spec.startswith("openai:"):
         return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key)
-    if spec in ("local-onnx", "local-onnx-int8"):
+    if spec == "local-onnx":
         from .embed_onnx import OnnxEmbedder
 
-        return OnnxEmbedder(adapter, quantized=spec.endswith("int8"))
+        return OnnxEmbedder(adapter)
     if spec != "local":
-        raise UsageError(f"CODEQA_EMBEDDINGS={spec!r} is not understood; use 'local', 'local-onnx', "
-                         "'local-onnx-int8' or 'openai:<model>'.")
+        raise UsageError(f"CODEQA_EMBEDDINGS={spec!r} is not understood; use 'local', 'local-onnx' or 'openai:<model>'.")
     return SentenceTransformerEmbedder(adapter)
 
 

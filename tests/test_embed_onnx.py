@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from codeqa.embed import make_embedder
+from codeqa.errors import UsageError
 
 pytest.importorskip("onnxruntime", reason="optional: pip install 'codeqa[onnx]'")
 pytest.importorskip("onnx", reason="optional: pip install 'codeqa[onnx]'")
@@ -34,8 +35,5 @@ def test_onnx_export_gives_the_torch_vectors_and_is_cached(tmp_path, monkeypatch
     again.load()  # from the cache: no second export
     assert exported.stat().st_mtime_ns == stamp
 
-    int8 = make_embedder("local-onnx-int8")
-    assert int8.model_id == embedder.model_id + "+onnx-int8"  # other vectors: its own indexes
-    quantized = int8.encode(TEXTS)
-    assert int8.model_path.is_file() and int8.model_path.stat().st_size < exported.stat().st_size / 3
-    assert float((quantized * expected).sum(axis=1).min()) > 0.85
+    with pytest.raises(UsageError, match="local-onnx"):
+        make_embedder("local-onnx-int8")  # tried, dropped: it cost 0.010 MRR on the docstring benchmark
