@@ -30,10 +30,21 @@ def test_sparse_scores_equal_qdrant_idf_scoring(store):
 
     for query in QUERIES:
         indices, _ = sparse_vector(query)
-        ours = store.sparse_index().search(indices, [1.0] * len(indices), 1000)
+        ours = store.local_vectors().sparse.search(indices, [1.0] * len(indices), 1000)
         engine = store.client.query_points(store.chunks, query=models.SparseVector(indices=indices, values=[1.0] * len(indices)),
                                            using="sparse", limit=1000).points
         assert ours and _rounded(ours) == _rounded((p.id, p.score) for p in engine), query
+
+
+def test_dense_scores_equal_qdrant_cosine(store, embedder):
+    for query in QUERIES:
+        vector = embedder.encode([query])[0]
+        ours = store.local_vectors().dense_search(vector, 20)
+        engine = store.client.query_points(store.chunks, query=vector.tolist(), using="dense", limit=20).points
+        assert [str(pid) for pid, _ in ours] == [str(p.id) for p in engine], query
+        assert all(abs(score - p.score) < 1e-5 for (_, score), p in zip(ours, engine)), query
+        hits = store.dense_search(vector, 5)
+        assert [(h.path, h.start_line) for h in hits] == [(p.payload["path"], p.payload["start_line"]) for p in engine[:5]]
 
 
 def test_local_hybrid_search_equals_the_engine_fusion(store, embedder):
