@@ -61,3 +61,16 @@ def test_local_hybrid_search_equals_the_engine_fusion(store, embedder):
         assert round(ours[0].score, 6) == round(engine[0].score, 6), query
         spans = lambda hits: {(h.path, h.start_line) for h in hits}  # noqa: E731
         assert len(spans(ours) & spans(engine)) >= 8, query
+
+
+def test_vectors_read_from_the_engine_equal_a_scroll(store):
+    import numpy as np
+
+    fast, slow = store._vectors_from_engine(), store._vectors_by_scroll()
+    assert fast is not None, "qdrant-client internals moved: local_vectors() now scrolls (slower, still correct)"
+    order = sorted(range(len(slow.ids)), key=lambda i: str(slow.ids[i]))
+    fast_order = sorted(range(len(fast.ids)), key=lambda i: str(fast.ids[i]))
+    assert [str(slow.ids[i]) for i in order] == [str(fast.ids[i]) for i in fast_order] and len(order) > 10
+    assert np.allclose(slow.dense[order], fast.dense[fast_order], atol=1e-6)
+    query = sparse_vector("tokenize EncoderClass encode")[0]
+    assert _rounded(fast.sparse.search(query, [1.0] * len(query), 50)) == _rounded(slow.sparse.search(query, [1.0] * len(query), 50))
