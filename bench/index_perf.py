@@ -25,7 +25,8 @@ def run_index(repo: Path, index_dir: Path, *extra: str) -> tuple[dict, float, fl
     code = ("import resource, runpy, sys; sys.argv = ['codeqa'] + sys.argv[1:];\n"
             "try:\n    runpy.run_module('codeqa', run_name='__main__')\n"
             "finally:\n    print('PEAK_RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code, "index", str(repo), "--index-dir", str(index_dir), "--json", *extra],
                           capture_output=True, text=True, env=env)

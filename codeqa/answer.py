@@ -22,7 +22,8 @@ from .chat import DEFAULT_MODEL, ChatModel, FakeChat, Message, OpenAIChat
 from .config import Settings
 from .errors import LLMError
 from .extractive import EXTRACTIVE_NOTE, describe_path, extractive_answer, span_label
-from .pack import count_tokens, redact
+from .files import redact
+from .pack import count_tokens
 from .retrieve import Retriever, group_references
 from .types import Answer, Citation, Retrieval, Snippet
 

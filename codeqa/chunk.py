@@ -31,6 +31,13 @@ _MD_HEADING = re.compile(r"^#{1,6}\s+\S")
 _ATTACHED = re.compile(r"comment|decorator|attribute|annotation|pragma")
 # A gap larger than this (in error nodes) means the tree is not worth chunking by.
 ERROR_SHARE_FOR_WINDOWS = 0.5
+# The syntax chunker recurses into big nodes; real code nests far less than this, generated or
+# hostile code (thousands of nested brackets) more: such a file is cut into line windows instead.
+MAX_SYNTAX_DEPTH = 200
+
+
+class NestingTooDeep(ValueError):
+    """The syntax tree nests deeper than MAX_SYNTAX_DEPTH where the chunker would have to recurse."""
 
 
 @dataclass
@@ -85,7 +92,9 @@ def _syntax_spans(root, lines: list[str], symbols: Sequence[Symbol], max_chars: 
         first = ends.get(end)
         return first is not None and start <= first
 
-    def chunk_node(node) -> list[_Piece]:
+    def chunk_node(node, depth: int = 0) -> list[_Piece]:
+        if depth > MAX_SYNTAX_DEPTH:
+            raise NestingTooDeep(f"code nested deeper than {MAX_SYNTAX_DEPTH} levels near line {node.start_point[0] + 1}")
         pieces: list[_Piece] = []
         run: _Piece | None = None
         children = [c for c in node.children if _end_row(c) >= c.start_point[0]]
@@ -108,7 +117,7 @@ def _syntax_spans(root, lines: list[str], symbols: Sequence[Symbol], max_chars: 
                 if run:
                     pieces.append(run)
                     run = None
-                sub = chunk_node(child) if child.child_count else []
+                sub = chunk_node(child, depth + 1) if child.child_count else []
                 if not sub:
                     sub = [_Piece(s, e, size_of(s, e), "code") for s, e in _cut_rows(start, end, row_sizes, max_chars)]
                 sub[0].start = min(sub[0].start, start)
@@ -292,4 +301,4 @@ def reassemble(chunks: Iterable[Chunk]) -> str:
     return "".join(out)
 
 
-__all__ = ["chunk_file", "chunk_embedding_text", "line_windows", "markdown_sections", "reassemble", "nonws_len"]
+__all__ = ["chunk_file", "NestingTooDeep", "MAX_SYNTAX_DEPTH", "chunk_embedding_text", "line_windows", "markdown_sections", "reassemble", "nonws_len"]

@@ -171,6 +171,7 @@ def cmd_index(args, settings: Settings) -> int:
 
 
 def _print_index_summary(report, console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     d = report.to_dict()
@@ -191,9 +192,10 @@ def _print_index_summary(report, console) -> None:
     table.add_row("time", f"{d['elapsed_seconds']:.2f}s")
     console.print(table)
     for item in d["partial"][:20]:
-        console.print(f"[yellow]partially parsed[/] {item['path']}: {item['reason']}")
+        console.print(f"[yellow]partially parsed[/] {escape(item['path'])}: {escape(item['reason'])}")
     for item in d["skipped"][:20]:
-        console.print(f"[dim]skipped {item['path']} ({item['reason']})[/]")
+        detail = f": {item['detail']}" if item.get("detail") else ""
+        console.print(f"[dim]skipped {escape(item['path'])} ({item['reason']}{escape(detail)})[/]")
     if len(d["skipped"]) > 20:
         console.print(f"[dim]... and {len(d['skipped']) - 20} more skipped files (see --json)[/]")
 

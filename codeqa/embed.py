@@ -199,8 +199,12 @@ def make_embedder(spec: str = "local", adapter: str = "default", base_url: str |
                   api_key: str | None = None) -> Embedder:
     if spec.startswith("openai:"):
         return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key)
+    if spec == "local-onnx":
+        from .embed_onnx import OnnxEmbedder
+
+        return OnnxEmbedder(adapter)
     if spec != "local":
-        raise UsageError(f"CODEQA_EMBEDDINGS={spec!r} is not understood; use 'local' or 'openai:<model>'.")
+        raise UsageError(f"CODEQA_EMBEDDINGS={spec!r} is not understood; use 'local', 'local-onnx' or 'openai:<model>'.")
     return SentenceTransformerEmbedder(adapter)
 
 

@@ -6,6 +6,7 @@
     │   ├── IndexMissingError    a command that reads an index ran before `codeqa index`
     │   └── IndexMismatchError   the index was built with another model/adapter/chunker: re-index with --full
     ├── IndexLockedError         another `codeqa index` holds the index lock (exit 1)
+    ├── StoreError               the Qdrant server cannot be reached or refuses the API key (exit 1)
     ├── EmbeddingError           the embedding model could not be loaded or called (exit 1)
     └── LLMError                 the chat endpoint failed or timed out (exit 1)
 """
@@ -34,6 +35,10 @@ class IndexMismatchError(UsageError):
 
 
 class IndexLockedError(CodeQAError):
+    pass
+
+
+class StoreError(CodeQAError):
     pass
 
 

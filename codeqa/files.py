@@ -2,14 +2,18 @@
 
 Rules, in order: default ignores (VCS, dependency and build folders, lock files, minified bundles),
 .gitignore files (nested ones apply below their folder), secret files (never opened), then size,
-binary and encoding checks. Every skipped file is returned with its reason.
+binary and encoding checks. Every skipped file is returned with its reason. Credentials written
+inside files that are read (tokens, keys, password assignments) are blanked by `redact_source`
+before any later stage sees the text.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +38,8 @@ MINIFIED_SUFFIXES = (".min.js", ".min.css", ".bundle.js", ".min.mjs", ".map")
 SECRET_SPEC = pathspec.GitIgnoreSpec.from_lines([
     ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks",
     "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*credentials*", "*.secret", "secrets.*",
-    ".netrc", ".pgpass", ".htpasswd", "*.kdbx",
+    ".netrc", ".pgpass", ".htpasswd", "*.kdbx", ".npmrc", ".pypirc", ".git-credentials", ".dockercfg",
+    "*.tfstate", "*.tfstate.backup", "token.json", ".ssh/", ".aws/", ".gnupg/", "**/.docker/config.json",
 ])
 MINIFIED_LINE_CHARS = 5000  # a source line longer than this (with few lines) is a generated bundle
 
@@ -50,7 +55,11 @@ def is_secret_path(rel_path: str) -> bool:
 
 
 def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
-    """All indexable files under `root`, sorted by path, plus the skipped ones with reasons."""
+    """All indexable files under `root`, sorted by path, plus the skipped ones with reasons.
+
+    The walk is iterative (any depth of folders), follows symlinks only inside the repository, and
+    never opens anything but regular files: a FIFO or socket with a source extension cannot block it.
+    """
     root = Path(root)
     if not root.exists():
         raise RepoNotFoundError(f"Repository path {root} does not exist; pass the folder of a code repository.")
@@ -58,66 +67,78 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
         raise RepoNotFoundError(f"Repository path {root} is not a directory; pass the folder of a code repository.")
     root = root.resolve()
     result = WalkResult()
-    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []  # (dir prefix, spec) from .gitignore files
     seen_dirs: set[tuple[int, int]] = set()
-
-    def ignored(rel: str, is_dir: bool) -> bool:
-        probe = rel + "/" if is_dir else rel
-        for prefix, spec in specs:
-            if prefix and not probe.startswith(prefix):
-                continue
-            if spec.match_file(probe[len(prefix):]):
-                return True
-        return False
-
-    def visit(directory: Path, rel_dir: str) -> None:
+    # (folder, its path relative to root, the .gitignore specs that apply in it as (prefix, spec))
+    stack: list[tuple[str, str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]]] = [(str(root), "", ())]
+    while stack:
+        directory, rel_dir, specs = stack.pop()
         try:
-            st = directory.stat()
-        except OSError:
-            result.skipped.append(SkippedFile(rel_dir or ".", "unreadable"))
-            return
+            st = os.stat(directory)
+        except OSError as exc:
+            result.skipped.append(SkippedFile(rel_dir or ".", "unreadable", _os_detail(exc)))
+            continue
         key = (st.st_dev, st.st_ino)
         if key in seen_dirs:  # symlink loop or a second link to a folder already walked
             result.skipped.append(SkippedFile(rel_dir, "symlink-loop"))
-            return
+            continue
         seen_dirs.add(key)
-        gitignore = directory / ".gitignore"
-        pushed = False
-        if gitignore.is_file():
-            try:
-                lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-                specs.append((rel_dir + "/" if rel_dir else "", _gitignore_spec(lines)))
-                pushed = True
-            except OSError:
-                pass
+        specs = specs + _gitignore_spec(directory, rel_dir)
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
-            result.skipped.append(SkippedFile(rel_dir or ".", "unreadable"))
-            entries = []
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            result.skipped.append(SkippedFile(rel_dir or ".", "unreadable", _os_detail(exc)))
+            continue
+        subdirs = []
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if not _valid_name(entry.name):  # not UTF-8: cannot be stored or cited
+                result.skipped.append(SkippedFile(_printable(rel), "bad-name"))
+                continue
             try:
                 is_dir = entry.is_dir()  # follows symlinks
             except OSError:
                 is_dir = False
             if is_dir:
-                if entry.name in DEFAULT_IGNORED_DIRS or entry.name.endswith(".egg-info") or ignored(rel, True):
+                if entry.name in DEFAULT_IGNORED_DIRS or entry.name.endswith(".egg-info") or _ignored(specs, rel, True):
                     continue
-                visit(Path(entry.path), rel)
+                if entry.is_symlink() and not _inside(root, entry.path):
+                    result.skipped.append(SkippedFile(rel, "outside-repo"))
+                    continue
+                subdirs.append((entry.path, rel, specs))
                 continue
-            if ignored(rel, False):
+            if _ignored(specs, rel, False):
                 continue
-            _consider_file(Path(entry.path), rel, entry, max_bytes, result)
-        if pushed:
-            specs.pop()
-
-    visit(root, "")
+            _consider_file(root, rel, entry, max_bytes, result)
+        stack.extend(reversed(subdirs))
     result.files.sort(key=lambda f: f.path)
+    result.skipped.sort(key=lambda s: s.path)
     return result
 
 
-def _gitignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+def _gitignore_spec(directory: str, rel_dir: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
+    path = os.path.join(directory, ".gitignore")
+    if not os.path.isfile(path):
+        return ()
+    try:
+        data = _read_regular(path, 1_000_000)
+    except (OSError, _NotRegular):
+        return ()
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return ((rel_dir + "/" if rel_dir else "", _parse_gitignore(lines)),)
+
+
+def _ignored(specs, rel: str, is_dir: bool) -> bool:
+    probe = rel + "/" if is_dir else rel
+    for prefix, spec in specs:
+        if prefix and not probe.startswith(prefix):
+            continue
+        if spec.match_file(probe[len(prefix):]):
+            return True
+    return False
+
+
+def _parse_gitignore(lines: list[str]) -> pathspec.GitIgnoreSpec:
     """A .gitignore's rules; a line git itself would not understand (a lone `!`) is skipped, not fatal."""
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines)
@@ -132,7 +153,7 @@ def _gitignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
         return pathspec.GitIgnoreSpec.from_lines(valid)
 
 
-def _consider_file(path: Path, rel: str, entry: os.DirEntry, max_bytes: int, result: WalkResult) -> None:
+def _consider_file(root: Path, rel: str, entry: os.DirEntry, max_bytes: int, result: WalkResult) -> None:
     name = entry.name
     if name in LOCK_FILES or name.endswith(MINIFIED_SUFFIXES):
         result.skipped.append(SkippedFile(rel, "generated"))
@@ -140,29 +161,41 @@ def _consider_file(path: Path, rel: str, entry: os.DirEntry, max_bytes: int, res
     if is_secret_path(rel):
         result.skipped.append(SkippedFile(rel, "secret"))
         return
-    try:
-        if not entry.is_file():
-            result.skipped.append(SkippedFile(rel, "not-a-file"))
-            return
-        size = entry.stat().st_size
-    except OSError:
-        result.skipped.append(SkippedFile(rel, "unreadable"))
-        return
-    if size > max_bytes:
-        result.skipped.append(SkippedFile(rel, "too-large"))
+    if entry.is_symlink() and not _inside(root, entry.path):  # never read /etc/passwd or ~/.ssh through a link
+        result.skipped.append(SkippedFile(rel, "outside-repo"))
         return
     try:
-        data = path.read_bytes()
-    except OSError:
-        result.skipped.append(SkippedFile(rel, "unreadable"))
+        st = entry.stat()  # follows symlinks
+    except FileNotFoundError:
+        result.skipped.append(SkippedFile(rel, "broken-symlink" if entry.is_symlink() else "unreadable", "vanished"))
+        return
+    except OSError as exc:
+        result.skipped.append(SkippedFile(rel, "unreadable", _os_detail(exc)))
+        return
+    if not stat.S_ISREG(st.st_mode):  # FIFO, socket, device: never opened
+        result.skipped.append(SkippedFile(rel, "special-file"))
+        return
+    if st.st_size > max_bytes:
+        result.skipped.append(SkippedFile(rel, "too-large", f"{st.st_size} bytes"))
+        return
+    try:
+        data = _read_regular(entry.path, max_bytes)
+    except _NotRegular:
+        result.skipped.append(SkippedFile(rel, "special-file"))
+        return
+    except OSError as exc:
+        result.skipped.append(SkippedFile(rel, "unreadable", _os_detail(exc)))
+        return
+    if len(data) > max_bytes:  # grew since the stat
+        result.skipped.append(SkippedFile(rel, "too-large", f"over {max_bytes} bytes"))
         return
     if b"\x00" in data[:8192]:
         result.skipped.append(SkippedFile(rel, "binary"))
         return
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        result.skipped.append(SkippedFile(rel, "undecodable"))
+    except UnicodeDecodeError as exc:
+        result.skipped.append(SkippedFile(rel, "undecodable", f"invalid UTF-8 at byte {exc.start}"))
         return
     if _looks_minified(text):
         result.skipped.append(SkippedFile(rel, "minified"))
@@ -172,8 +205,128 @@ def _consider_file(path: Path, rel: str, entry: os.DirEntry, max_bytes: int, res
     if language is None and not _is_text_document(rel):
         result.skipped.append(SkippedFile(rel, "not-source"))
         return
-    result.files.append(SourceFile(rel, path, language, size, hashlib.sha256(data).hexdigest()))
+    result.files.append(SourceFile(rel, Path(entry.path), language, len(data), hashlib.sha256(data).hexdigest()))
 
+
+class _NotRegular(Exception):
+    pass
+
+
+def _read_regular(path: str, max_bytes: int) -> bytes:
+    """The bytes of a regular file, at most max_bytes + 1. Opened non-blocking and checked with fstat
+    on the open descriptor, so a file swapped for a FIFO after the walk looked at it cannot hang us."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _NotRegular(path)
+        parts, left = [], max_bytes + 1
+        while left > 0:
+            part = os.read(fd, min(left, 1 << 20))
+            if not part:
+                break
+            parts.append(part)
+            left -= len(part)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def read_source_text(path: Path) -> str:
+    """A walked file's text for the later stages (same checks as the walk: regular file, UTF-8)."""
+    try:
+        data = _read_regular(str(path), 1 << 40)
+    except _NotRegular:
+        raise OSError(f"{path} is no longer a regular file")
+    return data.decode("utf-8")
+
+
+def _inside(root: Path, path: str) -> bool:
+    try:
+        target = Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        return False
+    return target == root or root in target.parents
+
+
+def _valid_name(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\n" not in name and "\r" not in name
+
+
+def _printable(rel: str) -> str:
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("\n", "?").replace("\r", "?")
+
+
+def _os_detail(exc: OSError) -> str:
+    return errno.errorcode.get(exc.errno or 0, "") or type(exc).__name__
+
+
+# ---- credentials inside otherwise normal files ---------------------------------------------
+
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.DOTALL)
+_TOKEN = re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+                    r"|xox[abprs]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}"
+                    r"|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})")
+_SECRET_NAME = r"[A-Za-z_]*(?:password|passwd|secret|api_?key|apikey|access_?key|auth_?token|private_?key|token|credential)[A-Za-z_]*"
+_SECRET_WORD = re.compile(r"(?i)password|passwd|secret|api_?key|apikey|access_?key|auth_?token|private_?key|token|credential")
+_QUOTED_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"[\"']?\s*[:=]\s*)([\"'])([^\"'\s]{8,})\2")
+# unquoted values (KEY=value in configs): only token-looking values with a digit, so `token = get_token()` stays
+_BARE_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"\s*[:=]\s*)(?=[A-Za-z0-9_+/=-]*\d)(?=[A-Za-z0-9_+/=-]*[A-Za-z])"
+                          r"([A-Za-z0-9_+/=-]{16,})(?=\s*(?:$|[,;#]))", re.MULTILINE)
+_BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9_.~+/=-]{16,})")
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@\"']+:)([^@\s/\"']+)(@)")
+
+
+def redact(text: str) -> str:
+    """Blank out obvious credentials (private keys, API keys and tokens, password assignments,
+    passwords in URLs). Applied to every file before it is parsed, chunked or embedded, so no
+    credential written inside source code reaches the index, and again to what is sent to an LLM.
+    Line breaks are kept, so line numbers of redacted text still match the file."""
+    text = _PRIVATE_KEY.sub(lambda m: "[REDACTED PRIVATE KEY]" + "\n" * m.group(0).count("\n"), text)
+    text = _TOKEN.sub("[REDACTED]", text)
+    text = _redact_assignments(text)
+    text = _BEARER.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
+    return _URL_PASSWORD.sub(lambda m: f"{m.group(1)}[REDACTED]{m.group(3)}", text)
+
+
+
+def _redact_assignments(text: str) -> str:
+    """`password = "..."`-style assignments. The two patterns cost a lot per word, so they run only on
+    the lines around a credential-like word (and the line after, for a value on the next line)."""
+    out, last = [], 0
+    for start, end in _lines_around(text, _SECRET_WORD):
+        region = _QUOTED_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}[REDACTED]{m.group(2)}", text[start:end])
+        out += [text[last:start], _BARE_SECRET.sub(lambda m: f"{m.group(1)}[REDACTED]", region)]
+        last = end
+    return "".join(out) + text[last:] if out else text
+
+
+def _lines_around(text: str, pattern: re.Pattern) -> list[tuple[int, int]]:
+    """Merged (start, end) spans from the start of each matching line to the end of the line after it."""
+    spans: list[tuple[int, int]] = []
+    for m in pattern.finditer(text):
+        if spans and m.start() < spans[-1][1]:
+            continue
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        end = len(text) if end == -1 else text.find("\n", end + 1)
+        end = len(text) if end == -1 else end + 1
+        if spans and start < spans[-1][1]:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def redact_source(text: str) -> str:
+    """`redact` over a whole file (a key block spanning lines is caught), keeping its line count."""
+    redacted = redact(text)
+    if len(redacted.splitlines()) == len(text.splitlines()):
+        return redacted
+    return "".join(redact(line) for line in text.splitlines(keepends=True))
 
 TEXT_DOCUMENT_SUFFIXES = (
     ".md", ".markdown", ".rst", ".txt", ".toml", ".yaml", ".yml", ".json", ".cfg", ".ini", ".sh",

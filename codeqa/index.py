@@ -4,15 +4,24 @@
                               \\-> resolve references over the whole project (graph) -> store
 
 Incremental by content hash: unchanged files are not touched, deleted files are removed, and a
-run with nothing to do never loads the embedding model. Crash safety: a file's manifest entry is
-written only after its chunks and symbols, and removed before they are, so a killed run leaves
-files that the next run simply re-does (point ids are deterministic: no duplicates); a
-`graph_dirty` flag in the meta point makes the next run re-resolve references.
+run with nothing to do never loads the embedding model, nor even opens Qdrant (local mode): a
+complete run leaves `state.json` (the hashes it indexed, its summary) and the next run compares
+the walk with it.
+
+Crash safety (SIGKILL at any moment, then re-run = a clean index, no duplicates):
+- `state.json` is removed before the first write of a run and written after its last one;
+- a file's manifest entry is set to "pending" before any of its points is written or deleted, and
+  to its hash only after its chunks and symbols are in; a pending entry never matches a file, so
+  the next run deletes whatever the file has and re-does it (point ids are deterministic);
+- a `graph_dirty` flag in the meta point makes the next run re-resolve references;
+- dropping the collections starts with the manifest, and a run that finds collections without a
+  manifest drops them.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pickle
 import time
@@ -25,18 +34,18 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from . import __version__
-from .chunk import chunk_embedding_text, chunk_file
+from .chunk import NestingTooDeep, chunk_embedding_text, chunk_file
 from .config import Settings
 from .embed import Embedder, EmbeddingCache, make_embedder
 from .errors import IndexLockedError, IndexMismatchError
-from .files import walk_repository
+from .files import read_source_text, redact_source, walk_repository
 from .graph import resolve_references
 from .parse import parse_source
 from .store import ManifestEntry, QdrantStore, dir_size
 from .types import Chunk, ParsedFile, SkippedFile, SourceFile
 
 # Bump when chunk boundaries or embedded text change: old indexes then need --full.
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"  # 2: credentials redacted before chunking
 PARSE_CACHE_VERSION = "1"
 PARALLEL_PARSE_MIN_FILES = 400  # below this, starting worker processes costs more than it saves
 FILE_BATCH = 64
@@ -82,7 +91,7 @@ class IndexReport:
             "symbols": self.symbols, "references": self.references,
             "references_by_confidence": self.references_by_confidence, "chunks": self.chunks,
             "chunks_embedded": self.chunks_embedded,
-            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "skipped": [{"path": s.path, "reason": s.reason, **({"detail": s.detail} if s.detail else {})} for s in self.skipped],
             "skipped_by_reason": self.skipped_by_reason,
             "partial": [{"path": p, "reason": r} for p, r in self.partial],
             "graph_seconds": round(self.graph_seconds, 3), "graph_files_per_second": round(self.graph_files_per_second, 1),
@@ -178,23 +187,90 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
     report.model_id = embedder.model_id
     progress = progress or (lambda stage, done, total: None)
     with index_lock(index_dir):
-        store = open_store(repo, settings, create=True)
-        try:
-            _run(repo, index_dir, settings, walked.files, store, embedder, full, progress, report)
-        finally:
-            store.close()
+        wanted_meta = index_meta(embedder)
+        state = None if full or settings.qdrant_url else _read_state(index_dir)
+        if state is not None and (index_dir / "qdrant").is_dir() and _state_is_current(state, wanted_meta, walked.files):
+            _report_from_state(report, state)  # nothing to do, and no need to open Qdrant to know it
+        else:
+            _remove_state(index_dir)  # from here on the index may be half-updated until the run ends
+            store = open_store(repo, settings, create=True)
+            try:
+                _run(repo, index_dir, settings, walked.files, store, embedder, full, progress, report)
+            finally:
+                store.close()
+            if not settings.qdrant_url:
+                _write_state(index_dir, wanted_meta, walked.files, report)
     report.model_loaded = bool(getattr(embedder, "loaded", True))
     report.index_bytes = dir_size(index_dir)
     report.elapsed_seconds = time.perf_counter() - started
     return report
 
 
+# ---- state.json: what the last complete run indexed -----------------------------------------
+
+STATE_FILE = "state.json"
+STATE_VERSION = 1
+
+
+def _read_state(index_dir: Path) -> dict | None:
+    try:
+        state = json.loads((index_dir / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) and state.get("version") == STATE_VERSION else None
+
+
+def _state_is_current(state: dict, wanted_meta: dict, files: Sequence[SourceFile]) -> bool:
+    meta = state.get("meta") or {}
+    if any(meta.get(k) != wanted_meta[k] for k in ("model_id", "chunker_version", "codeqa_version")):
+        return False
+    return state.get("files") == {f.path: f.sha256 for f in files}
+
+
+def _report_from_state(report: IndexReport, state: dict) -> None:
+    summary = state.get("summary") or {}
+    report.nothing_to_do = True
+    report.files_unchanged = report.files_total
+    report.symbols = summary.get("symbols", 0)
+    report.references = summary.get("references", 0)
+    report.references_by_confidence = summary.get("references_by_confidence", {})
+    report.chunks = summary.get("chunks", 0)
+    report.partial = [tuple(item) for item in summary.get("partial", [])]
+
+
+def _write_state(index_dir: Path, wanted_meta: dict, files: Sequence[SourceFile], report: IndexReport) -> None:
+    state = {"version": STATE_VERSION, "meta": wanted_meta, "files": {f.path: f.sha256 for f in files},
+             "summary": {"symbols": report.symbols, "references": report.references, "chunks": report.chunks,
+                         "references_by_confidence": report.references_by_confidence,
+                         "partial": [list(item) for item in report.partial]}}
+    tmp = index_dir / (STATE_FILE + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(state, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp.replace(index_dir / STATE_FILE)
+
+
+def _remove_state(index_dir: Path) -> None:
+    try:
+        (index_dir / STATE_FILE).unlink()
+    except FileNotFoundError:
+        return
+    fd = os.open(index_dir, os.O_RDONLY)  # the removal is on disk before the first write of the run
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ---- the run ---------------------------------------------------------------------------------
+
 def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: QdrantStore,
          embedder: Embedder, full: bool, progress: ProgressCallback, report: IndexReport) -> None:
     meta = store.read_meta()
     wanted_meta = index_meta(embedder)
     stale_model = bool(meta) and any(meta.get(k) != wanted_meta[k] for k in ("model_id", "chunker_version") if wanted_meta[k])
-    if full or stale_model:
+    if full or stale_model or store.has_orphans():
         store.drop_all()  # vectors from two models must never mix
         meta = {}
     if embedder.dimension == 0:  # an endpoint whose size we learn from one call
@@ -212,17 +288,24 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         report.references = meta.get("references", 0)
         report.references_by_confidence = meta.get("references_by_confidence", {})
         report.chunks = store.count(store.chunks)
-        report.partial = [(p, e.status) for p, e in manifest.items() if e.status not in ("ok", "text")]
+        report.partial = sorted((p, e.reason or e.status) for p, e in manifest.items() if e.status == "partial")
         return
     store.write_meta({**meta, **wanted_meta, "graph_dirty": True, "repo": str(repo)})
-    for path in deleted + [f.path for f in changed if f.path in manifest]:
-        store.delete_file(path)
+    # write-ahead: every file this run touches is pending before any of its points changes
+    stale = [p for p in deleted + [f.path for f in changed] if p in manifest]
+    progress("delete", 0, len(stale))
+    store.mark_pending(deleted + [f.path for f in changed])
+    store.flush(store.files)  # on disk before any point goes
+    store.delete_points(stale)
+    store.delete_manifest(deleted)
+    progress("delete", len(stale), len(stale))
 
     # parse + chunk the changed files (in worker processes when there are many)
     graph_started = time.perf_counter()
     cache_dir = index_dir / "parsed"
     cache_dir.mkdir(parents=True, exist_ok=True)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
+    progress("parse", 0, len(changed))
     for done, (pf, chunks) in enumerate(_parse_and_chunk_all(changed, settings), start=1):
         fresh[pf.file.path] = (pf, chunks)
         _save_parsed(cache_dir, pf)
@@ -234,10 +317,10 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         else:
             cached = _load_parsed(cache_dir, f)
             parsed.append(cached if cached is not None else _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars))[0])
-    report.partial = [(pf.file.path, pf.error) for pf in parsed if pf.error]
+    report.partial = sorted((pf.file.path, pf.error) for pf in parsed if pf.error)
     report.graph_seconds = time.perf_counter() - graph_started
 
-    # embed + store, file batch by file batch; a file's manifest entry is written last
+    # embed + store, file batch by file batch; a file's manifest entry gets its hash last
     total_chunks = sum(len(c) for _, c in fresh.values())
     cache = EmbeddingCache(index_dir / "embeddings.sqlite")
     embedded = 0
@@ -259,11 +342,13 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             embed_seconds += time.perf_counter() - t0
             embedded += len(chunks)
             report.chunks_embedded += len(chunks)
+            progress("store", start, len(batch_files))
             store.upsert_chunks(chunks, vectors, texts)
             store.upsert_symbols([s for pf, _ in group for s in pf.symbols])
-            for pf, cs in group:
-                status = "partial" if pf.error else ("ok" if pf.file.language else "text")
-                store.put_manifest(ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols), status))
+            store.flush(store.chunks, store.symbols)  # the points are on disk before the entries that vouch for them
+            store.put_manifest([ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols),
+                                              "partial" if pf.error else ("ok" if pf.file.language else "text"), pf.error or "")
+                                for pf, cs in group])
             progress("store", min(start + FILE_BATCH, len(batch_files)), len(batch_files))
     finally:
         cache.close()
@@ -271,10 +356,13 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     report.chunks_per_second = embedded / embed_seconds if embed_seconds > 0 else 0.0
 
     # references over the whole project: a change in one file can retarget references in others
+    progress("references", 0, 1)
     t0 = time.perf_counter()
     references = resolve_references(parsed)
     store.replace_references(references)
+    store.flush(store.references)
     report.graph_seconds += time.perf_counter() - t0
+    progress("references", 1, 1)
     report.graph_files_per_second = len(changed) / report.graph_seconds if report.graph_seconds > 0 else 0.0
     report.symbols = sum(len(pf.symbols) for pf in parsed)
     report.references = len(references)
@@ -284,6 +372,8 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
                       "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                       "files": len(files), "symbols": report.symbols, "references": report.references,
                       "references_by_confidence": report.references_by_confidence, "chunks": report.chunks})
+    store.flush()
+    _prune_parse_cache(cache_dir, files)
 
 
 def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[str], batch_size: int,
@@ -306,15 +396,16 @@ def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence
 def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list[Chunk]]:
     file, max_chars, min_chars = job
     try:
-        text = file.abs_path.read_text(encoding="utf-8")
+        text = redact_source(read_source_text(file.abs_path))  # credentials never reach symbols, chunks or vectors
     except (OSError, UnicodeDecodeError) as exc:
         return ParsedFile(file, (), (), error=f"unreadable: {exc}", partial=True), []
     parsed, tree = parse_source(file, text)
     try:
         chunks = chunk_file(file, text, tree, parsed.symbols, max_chars, min_chars)
-    except Exception as exc:  # a chunker bug on one file must not end the run: fall back to windows
+    except Exception as exc:  # too deep, or a chunker bug on one file: it must not end the run
+        reason = str(exc) if isinstance(exc, NestingTooDeep) else f"chunking failed ({type(exc).__name__}: {exc})"
         chunks = chunk_file(file, text, None, (), max_chars, min_chars)
-        parsed = ParsedFile(file, parsed.symbols, parsed.references, error=f"chunking failed ({exc}); used line windows", partial=True)
+        parsed = ParsedFile(file, parsed.symbols, parsed.references, error=f"{reason}; used line windows", partial=True)
     return parsed, chunks
 
 
@@ -340,6 +431,17 @@ def _save_parsed(cache_dir: Path, parsed: ParsedFile) -> None:
     tmp = cache_dir / f"{_cache_key(parsed.file)}.tmp"
     tmp.write_bytes(pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL))
     tmp.replace(cache_dir / f"{_cache_key(parsed.file)}.pkl")
+
+
+def _prune_parse_cache(cache_dir: Path, files: Sequence[SourceFile]) -> None:
+    """Entries of files that changed or went away (and .tmp files of killed runs) are never read again."""
+    keep = {f"{_cache_key(f)}.pkl" for f in files}
+    for entry in os.scandir(cache_dir):
+        if entry.name not in keep:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 def _load_parsed(cache_dir: Path, file: SourceFile) -> ParsedFile | None:

@@ -3,14 +3,13 @@
     hits --merge spans of a file that overlap or nearly touch--> spans (+ the signature lines of the
     classes/functions around each hit) --read, redact, count tokens, cut to the budget--> Snippets
 
-Redaction lives here because packing is the last step before text leaves the machine: snippets,
-questions and history all pass `redact()`. Tokens are counted with the bundled model's tokenizer
+Snippet text comes redacted (files.redact_source: credentials never enter the index nor a prompt).
+Tokens are counted with the bundled model's tokenizer
 (offline); tiktoken would download its tables at run time.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Sequence
@@ -23,31 +22,6 @@ LINE_PREFIX_TOKENS = 2  # the prompt prefixes every line with its number
 MAX_SNIPPET_SHARE = 0.35  # one long function must not crowd out the rest of the evidence
 MIN_PARTIAL_TOKENS = 120  # a snippet that does not fit is cut to the remaining budget only when this much is left
 MERGE_GAP_LINES = 2  # spans of one file this close are merged into one snippet
-
-_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.DOTALL)
-_TOKEN = re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-                    r"|xox[abprs]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}"
-                    r"|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})")
-_SECRET_NAME = r"[A-Za-z_]*(?:password|passwd|secret|api_?key|apikey|access_?key|auth_?token|private_?key|token|credential)[A-Za-z_]*"
-_QUOTED_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"[\"']?\s*[:=]\s*)([\"'])([^\"'\s]{8,})\2")
-# unquoted values (KEY=value in configs): only token-looking values with a digit, so `token = get_token()` stays
-_BARE_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"\s*[:=]\s*)(?=[A-Za-z0-9_+/=-]*\d)(?=[A-Za-z0-9_+/=-]*[A-Za-z])"
-                          r"([A-Za-z0-9_+/=-]{16,})(?=\s*(?:$|[,;#]))", re.MULTILINE)
-_BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9_.~+/=-]{16,})")
-_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@\"']+:)([^@\s/\"']+)(@)")
-
-
-def redact(text: str) -> str:
-    """Blank out obvious credentials (private keys, API keys and tokens, password assignments,
-    passwords in URLs) before text leaves the machine. Line breaks are kept, so line numbers of
-    redacted text still match the file."""
-    text = _PRIVATE_KEY.sub(lambda m: "[REDACTED PRIVATE KEY]" + "\n" * m.group(0).count("\n"), text)
-    text = _TOKEN.sub("[REDACTED]", text)
-    text = _QUOTED_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}[REDACTED]{m.group(2)}", text)
-    text = _BARE_SECRET.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
-    text = _BEARER.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
-    return _URL_PASSWORD.sub(lambda m: f"{m.group(1)}[REDACTED]{m.group(3)}", text)
-
 
 @lru_cache(maxsize=1)
 def _load_tokenizer():
@@ -185,4 +159,4 @@ def _cut_to_budget(lines: Sequence[str], start: int, end: int, room: int) -> tup
         count = max(1, min(count - 1, int(count * room / cost * 0.95)))
 
 
-__all__ = ["pack_hits", "redact", "count_tokens", "estimate_tokens", "snippet_tokens"]
+__all__ = ["pack_hits", "count_tokens", "estimate_tokens", "snippet_tokens"]

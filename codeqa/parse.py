@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
+import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -36,6 +37,7 @@ CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait", "impl",
 KIND_PRIORITY = ("import", "ignore", "inheritance", "instantiation", "call", "type", "attribute")
 RETURNS = "return"  # Reference.assigned of a value or type the enclosing function returns
 SIGNATURE_MAX_CHARS = 240
+PARSE_TIMEOUT_SECONDS = 30.0
 LINE_TEXT_MAX_CHARS = 240
 _COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*)")
 _COMMENT_MARKERS = re.compile(r"^\s*(/\*\*?|\*/|\*|///?|//!|#+|--)\s?")
@@ -71,26 +73,48 @@ def parse_source(file: SourceFile, text: str):
     source = text.encode("utf-8")
     language = file.language
     try:
-        tree = get_parser(language).parse(source)
+        tree = _parse_with_deadline(get_parser(language), source)
         retry_as = language_by_name(language).retry_as
         if tree.root_node.has_error and retry_as:  # a C++ header behind a .h extension
-            other = get_parser(retry_as).parse(source)
+            other = _parse_with_deadline(get_parser(retry_as), source)
             if _error_count(other.root_node) < _error_count(tree.root_node):
                 tree, language = other, retry_as
+    except ParseTimeout as exc:
+        return ParsedFile(file, (), (), error=str(exc), partial=True), None
     except Exception as exc:  # a grammar crash must not end the index run
         return ParsedFile(file, (), (), error=f"parse failed: {exc}", partial=True), None
     lines = text.splitlines()
-    queries = get_query_set(language)
-    matches = queries.run(tree.root_node) if queries is not None else []
-    defs = _collect_definitions(queries.select(matches, "definitions") if matches else [], source)
-    symbols = _build_symbols(file, language, defs, source, lines)
-    def_name_starts = {d.name_node.start_byte for d in defs if d.name_node is not None}
-    scopes = _LocalScopes.collect(queries.select(matches, "locals") if matches else [], source)
-    references = _collect_references(file, language, matches, scopes, source, lines, defs, def_name_starts)
+    try:
+        queries = get_query_set(language)
+        matches = queries.run(tree.root_node) if queries is not None else []
+        defs = _collect_definitions(queries.select(matches, "definitions") if matches else [], source)
+        symbols = _build_symbols(file, language, defs, source, lines)
+        def_name_starts = {d.name_node.start_byte for d in defs if d.name_node is not None}
+        scopes = _LocalScopes.collect(queries.select(matches, "locals") if matches else [], source)
+        references = _collect_references(file, language, matches, scopes, source, lines, defs, def_name_starts)
+    except Exception as exc:  # a pathological tree (or a bug) in one file must not end the run
+        return ParsedFile(file, (), (), error=f"symbol extraction failed ({type(exc).__name__}: {exc})", partial=True), None
     error = None
     if tree.root_node.has_error:
         error = f"syntax errors near line {_first_error_line(tree.root_node)}; parsed what was readable"
     return ParsedFile(file, tuple(symbols), tuple(references), error=error, partial=error is not None), tree
+
+
+class ParseTimeout(Exception):
+    pass
+
+
+def _parse_with_deadline(parser, source: bytes, seconds: float = PARSE_TIMEOUT_SECONDS):
+    """tree-sitter's parse, cancelled after `seconds` (a pathological file must not stall the index)."""
+    deadline = time.monotonic() + seconds
+    try:
+        return parser.parse(lambda byte, _point: source[byte:byte + 65536],
+                            progress_callback=lambda *_: time.monotonic() > deadline)
+    except ValueError:  # "Parsing failed": cancelled by the callback
+        parser.reset()
+        if time.monotonic() > deadline:
+            raise ParseTimeout(f"parse took over {seconds:.0f}s; used line windows") from None
+        raise
 
 
 def parse_file(file: SourceFile, text: str | None = None) -> ParsedFile:

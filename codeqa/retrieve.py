@@ -20,9 +20,9 @@ from typing import Iterable, Sequence
 from .config import Settings
 from .embed import Embedder, make_embedder
 from .errors import IndexMissingError
-from .files import path_role
+from .files import path_role, read_source_text, redact_source
 from .index import check_compatible, open_store
-from .pack import pack_hits, redact
+from .pack import pack_hits
 from .parse import CLASS_LIKE
 from .store import QdrantStore
 from .types import Hit, Reference, Retrieval, Snippet, Symbol
@@ -149,7 +149,7 @@ class Retriever:
     def indexed_paths(self) -> frozenset[str]:
         """Every file the index holds (from the manifest), relative posix paths."""
         if self._indexed_paths is None:
-            self._indexed_paths = frozenset(self.store.manifest())
+            self._indexed_paths = frozenset(p for p, e in self.store.manifest().items() if e.status != "pending")
         return self._indexed_paths
 
     def symbols_in_file(self, path: str) -> list[Symbol]:
@@ -254,7 +254,9 @@ class Retriever:
         hits = _demote_secondary_files(hits, query)
         merged = _merge_same_symbol(self._extend_to_definitions(hits))
         merged.sort(key=lambda h: -h.score)
-        return merged[:top_k]
+        # the index holds redacted text; a result shows the file's own lines (the user's machine, not a prompt)
+        return [replace(h, text=text) if (text := self.file_text(h.path, h.start_line, h.end_line)) is not None else h
+                for h in merged[:top_k]]
 
     def _boost_named_symbols(self, hits: list[Hit], names: Sequence[str], share: float) -> list[Hit]:
         """Chunks defining a symbol the query names move up (fetched if search missed them).
@@ -312,7 +314,7 @@ class Retriever:
             if self.repo not in target.parents:
                 return None
             try:
-                self._file_lines[path] = target.read_text(encoding="utf-8").splitlines(keepends=True)
+                self._file_lines[path] = read_source_text(target).splitlines(keepends=True)
             except (OSError, UnicodeDecodeError):
                 return None
         return self._file_lines[path]
@@ -329,9 +331,7 @@ class Retriever:
             lines = self.file_lines(path)
             if lines is None:
                 return None
-            redacted = redact("".join(lines)).splitlines(keepends=True)
-            # line numbers must stay those of the file; should a pass ever change the count, redact line by line
-            self._redacted_lines[path] = redacted if len(redacted) == len(lines) else [redact(line) for line in lines]
+            self._redacted_lines[path] = redact_source("".join(lines)).splitlines(keepends=True)
         return self._redacted_lines[path]
 
     @property
@@ -516,10 +516,6 @@ def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
         }
     finally:
         store.close()
-
-    def pack(self, hits: Sequence[Hit], budget_tokens: int | None = None) -> list[Snippet]:
-        """Hits -> labelled, redacted snippets within `budget_tokens` (default settings.context_tokens); see pack.py."""
-        return pack_hits(hits, budget_tokens or self.settings.context_tokens, self._header_spans, self.redacted_lines)
 
 
 def _norm(name: str) -> str:

@@ -19,8 +19,13 @@ class SourceFile:
 
 @dataclass(frozen=True)
 class SkippedFile:
+    """A file or folder the walk left out. reason: secret, generated, minified, binary, undecodable,
+    too-large, not-source, unreadable, broken-symlink, special-file (FIFO, socket, device),
+    outside-repo (a symlink leaving the repository), bad-name (not UTF-8), symlink-loop."""
+
     path: str
-    reason: str  # "secret", "binary", "too-large", "undecodable", "unreadable", "minified", "symlink-loop"
+    reason: str
+    detail: str = ""  # e.g. the OS error ("EACCES") or the size
 
 
 @dataclass(frozen=True)

@@ -91,3 +91,22 @@ def llm_settings(llm_stub):
 
     return Settings.load(env={}, openai_base_url=llm_stub.base_url, openai_api_key="test-key", model="stub-model",
                          llm_timeout=5.0)
+
+
+def remove_deep_tree(top: Path) -> None:
+    """Delete a folder nested deeper than shutil.rmtree's recursion can go (pytest cleans tmp dirs with it)."""
+    path = str(top)
+    chain = [path]
+    while True:
+        subdirs = [e.path for e in os.scandir(chain[-1]) if e.is_dir(follow_symlinks=False)]
+        if not subdirs:
+            break
+        chain.append(subdirs[0])
+    for folder in reversed(chain):
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False):
+                if entry.path not in chain:
+                    shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+        os.rmdir(folder)

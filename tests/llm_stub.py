@@ -8,7 +8,7 @@
     stub.stop()
 
 Endpoints: POST /v1/chat/completions (plain JSON, or SSE when the body says "stream": true),
-GET /v1/models. A Reply can fail with an HTTP status and an OpenAI-style error body, wait before
+POST /v1/embeddings (deterministic bag-of-words vectors, EMBEDDING_DIMENSION long), GET /v1/models. A Reply can fail with an HTTP status and an OpenAI-style error body, wait before
 answering (`delay`, for timeouts), pause between stream chunks (`chunk_delay`) or stall after some
 chunks (`stall_after`, a stream that stops sending). Waits end at once when the stub stops.
 """
@@ -22,6 +22,19 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+
+EMBEDDING_DIMENSION = 64
+
+
+def stub_embedding(text: str) -> list[float]:
+    """Words hashed into buckets: texts sharing words get similar vectors, and the same text the same one."""
+    import hashlib
+
+    vector = [0.0] * EMBEDDING_DIMENSION
+    for word in re.findall(r"[a-z]+", text.lower()):
+        vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % EMBEDDING_DIMENSION] += 1.0
+    return vector if any(vector) else [1.0] + [0.0] * (EMBEDDING_DIMENSION - 1)
 
 
 @dataclass
@@ -111,6 +124,10 @@ class LLMStub:
             self._queue.extend(replies)
 
     @property
+    def embedding_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.endswith("/embeddings")]
+
+    @property
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
@@ -159,6 +176,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         request = self._record()
+        if self.path.rstrip("/").endswith("/embeddings"):
+            body = request.body if isinstance(request.body, dict) else {}
+            inputs = body.get("input") or []
+            inputs = [inputs] if isinstance(inputs, str) else inputs
+            self._json(200, {"object": "list", "model": body.get("model", "stub-embed"),
+                             "data": [{"object": "embedding", "index": i, "embedding": stub_embedding(t)}
+                                      for i, t in enumerate(inputs)],
+                             "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return

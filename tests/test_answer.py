@@ -14,7 +14,8 @@ from codeqa.answer import (EXTRACTIVE_NOTE, SYSTEM_PROMPT, Answerer, Conversatio
 from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.errors import LLMError
-from codeqa.pack import _load_tokenizer, count_tokens, redact, snippet_tokens
+from codeqa.files import redact
+from codeqa.pack import _load_tokenizer, count_tokens, snippet_tokens
 from codeqa.retrieve import Retriever
 from codeqa.types import Snippet
 from conftest import copy_fixture_repo

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from codeqa.errors import RepoNotFoundError
 from codeqa.files import walk_repository
-from conftest import FIXTURE_REPO
+from conftest import FIXTURE_REPO, remove_deep_tree
 
 
 def test_fixture_repo_files_and_skips():
@@ -62,17 +65,21 @@ def test_rules(tmp_path: Path):
 
 def test_secret_files_are_never_opened(tmp_path: Path, monkeypatch):
     (tmp_path / ".env").write_text("KEY=1\n")
+    (tmp_path / "deploy.key").write_text("-----BEGIN PRIVATE KEY-----\n")
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "config").write_text("Host x\n")
     (tmp_path / "a.py").write_text("x = 1\n")
     opened = []
-    real = Path.read_bytes
+    real = os.open
 
-    def spy(self):
-        opened.append(self.name)
-        return real(self)
+    def spy(path, *args, **kwargs):
+        opened.append(Path(path).name)
+        return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", spy)
-    walk_repository(tmp_path)
-    assert opened == ["a.py"]
+    monkeypatch.setattr(os, "open", spy)
+    result = walk_repository(tmp_path)
+    assert [n for n in opened if n != ".gitignore"] == ["a.py"]
+    assert {s.path: s.reason for s in result.skipped} == {".env": "secret", "deploy.key": "secret", ".ssh/config": "secret"}
 
 
 def test_symlink_loop_terminates(tmp_path: Path):
@@ -82,12 +89,72 @@ def test_symlink_loop_terminates(tmp_path: Path):
     os.symlink(tmp_path / "missing", tmp_path / "dangling.py")
     result = walk_repository(tmp_path)
     assert [f.path for f in result.files] == ["a/x.py"]
-    assert any(s.reason == "symlink-loop" for s in result.skipped)
+    assert {s.path: s.reason for s in result.skipped} == {"a/loop": "symlink-loop", "dangling.py": "broken-symlink"}
 
 
-def test_missing_repo_errors(tmp_path: Path):
-    with pytest.raises(RepoNotFoundError, match="does not exist"):
-        walk_repository(tmp_path / "nope")
-    (tmp_path / "file.txt").write_text("x")
-    with pytest.raises(RepoNotFoundError, match="not a directory"):
-        walk_repository(tmp_path / "file.txt")
+def test_special_files_outside_links_and_bad_names(tmp_path: Path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "passwords.py").write_text("PASSWORD = 'x'\n")
+    (repo / "inner").mkdir()
+    (repo / "inner" / "real.py").write_text("def real(): pass\n")
+    os.symlink(outside / "passwords.py", repo / "linked.py")  # a file link leaving the repository
+    os.symlink(outside, repo / "linked_dir")  # a folder link leaving it
+    os.symlink(repo / "inner" / "real.py", repo / "alias.py")  # a link inside it is followed
+    os.mkfifo(repo / "pipe.py")  # would block a reader forever
+    (repo / os.fsdecode(b"caf\xe9.py")).write_text("x = 1\n")  # a name that is not UTF-8
+    result = walk_repository(repo)
+    assert [f.path for f in result.files] == ["alias.py", "inner/real.py"]
+    skipped = {s.path: s.reason for s in result.skipped}
+    assert skipped == {"linked.py": "outside-repo", "linked_dir": "outside-repo", "pipe.py": "special-file",
+                       "caf\ufffd.py": "bad-name"}
+
+
+def test_very_deep_folders(tmp_path: Path):
+    """Deeper than Python's recursion limit: the walk is iterative."""
+    path = str(tmp_path)
+    for _ in range(1200):
+        path += "/d"
+        os.mkdir(path)
+    with open(path + "/deepest.py", "w") as handle:
+        handle.write("def deepest(): pass\n")
+    try:
+        result = walk_repository(tmp_path)
+        assert [f.path for f in result.files] == ["d/" * 1200 + "deepest.py"]
+    finally:
+        remove_deep_tree(tmp_path / "d")
+
+
+def _without_file_capabilities():  # runs in the child before exec
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH: what lets root read a chmod 000 file
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="drops Linux capabilities when run as root")
+def test_unreadable_file_and_folder_are_reported(tmp_path: Path):
+    """chmod 000 does not stop root, so as root the walk runs in a child without the capabilities that let it read anyway."""
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    (tmp_path / "locked.py").write_text("x = 2\n")
+    (tmp_path / "locked.py").chmod(0)
+    (tmp_path / "closed").mkdir()
+    (tmp_path / "closed" / "inside.py").write_text("x = 3\n")
+    (tmp_path / "closed").chmod(0)
+    code = ("import json, sys; from codeqa.files import walk_repository; r = walk_repository(sys.argv[1]);"
+            "print(json.dumps([[f.path for f in r.files], {s.path: [s.reason, s.detail] for s in r.skipped}]))")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    preexec = _without_file_capabilities if os.geteuid() == 0 else None
+    try:
+        out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, env=env,
+                             preexec_fn=preexec)
+    finally:
+        (tmp_path / "closed").chmod(0o755)  # so pytest can clean up
+    assert out.returncode == 0, out.stderr
+    files, skipped = json.loads(out.stdout)
+    assert files == ["ok.py"]
+    assert skipped == {"locked.py": ["unreadable", "EACCES"], "closed": ["unreadable", "EACCES"]}

@@ -119,23 +119,107 @@ def test_index_refuses_search_with_another_model(repo, settings, embedder):
     Retriever.open(repo, settings, embedder=FakeEmbedder()).close()
 
 
+def test_concurrent_index_from_the_command_line_is_refused(repo, settings):
+    """A second `codeqa index` process on the same index exits 1 with a clear message and writes nothing."""
+    index_dir = settings.index_dir_for(repo.resolve())
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    with index_lock(index_dir):
+        out = subprocess.run([sys.executable, "-m", "codeqa", "index", str(repo)], env=env, capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "Another `codeqa index` is running" in out.stderr and "Traceback" not in out.stderr
+    assert not (index_dir / "qdrant").exists()
+
+
+CHILD = """
+import sys
+from pathlib import Path
+from codeqa.config import Settings
+from codeqa.index import index_repo
+
+def progress(stage, done, total):
+    print("STAGE", stage, done, total, flush=True)
+
+index_repo(Path(sys.argv[1]), Settings.load(), progress=progress)
+print("DONE", flush=True)
+"""
+GENERATED = 150  # > FILE_BATCH, so a run stores several batches and can be killed between them
+
+
+def _write_generated(repo: Path, round_: int) -> None:
+    """Many small modules whose content changes every round, so every run has real work in every stage."""
+    gen = repo / "gen"
+    gen.mkdir(exist_ok=True)
+    for i in range(GENERATED):
+        calls = f"return step_{i - 1}(x) + {round_}" if i else f"return x + {round_}"
+        shift = f"# round {round_}\n" * (round_ % 3)  # moves the spans: stale points would not be overwritten
+        (gen / f"mod_{i:03}.py").write_text(f"{shift}from gen.mod_{max(i - 1, 0):03} import step_{max(i - 1, 0)}\n\n\n"
+                                            f"def step_{i}(x):\n    \"\"\"Step {i} of round {round_}.\"\"\"\n    {calls}\n")
+
+
+def _kill_at(repo: Path, stage: str, min_done: int, delay: float) -> tuple[str, bool]:
+    """Run `index` in a child and SIGKILL it `delay` s after it reports `stage` with done >= min_done.
+    Returns the last progress line seen before the kill and whether the child was still running."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(repo)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    last = ""
+    try:
+        for line in proc.stdout:
+            last = line.strip()
+            parts = last.split()
+            if parts[:2] == ["STAGE", stage] and int(parts[2]) >= min_done:
+                time.sleep(delay)
+                break
+        alive = proc.poll() is None
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+        proc.stdout.close()
+    return last, alive
+
+
+def _no_duplicates(repo: Path, settings: Settings) -> None:
+    store = open_store(repo, settings)
+    try:
+        spans = [(r.payload["path"], r.payload["start_line"], r.payload["end_line"]) for r in store._scroll(store.chunks)]
+        manifest = store.manifest()
+        assert len(spans) == len(set(spans)) == sum(e.chunks for e in manifest.values())
+        assert all(e.status != "pending" for e in manifest.values())
+    finally:
+        store.close()
+
+
 @pytest.mark.slow
 def test_sigkill_at_any_moment_then_rerun_equals_clean_index(repo, settings, embedder):
+    """Kill `codeqa index` in each stage (deleting, parsing, loading the model, embedding, writing a batch
+    of points, resolving references), changing files between kills; the next run completes an index equal
+    to a clean build of the same tree, without duplicates."""
+    formatting = repo / "app" / "formatting.py"
+    original = formatting.read_text()
+    _write_generated(repo, 0)
+    index_repo(repo, settings, embedder=embedder)  # a complete index to start from: the first kill is mid-update
+    kills = [("delete", 0, 0.0), ("parse", 40, 0.0), ("model", 0, 0.2), ("embed", 1, 0.1), ("store", 64, 0.05),
+             ("references", 0, 0.0)]
+    seen = []
+    for round_, (stage, min_done, delay) in enumerate(kills, start=1):
+        _write_generated(repo, round_)
+        # edit, revert, add and delete files between kills: a reverted file must not keep a half-deleted index
+        formatting.write_text(original + f"\n\ndef added_{round_}():\n    return {round_}\n" if round_ % 2 else original)
+        (repo / "gen" / f"extra_{round_}.py").write_text(f"def extra_{round_}():\n    return {round_}\n")
+        if round_ > 1:
+            (repo / "gen" / f"extra_{round_ - 1}.py").unlink()
+        for attempt in range(3):  # a fast stage can finish between the report and the kill: then try again
+            last, alive = _kill_at(repo, stage, min_done, delay)
+            if alive and not (repo / ".codeqa" / "state.json").exists():
+                break
+            (repo / "gen" / f"extra_{round_}.py").write_text(f"def extra_{round_}():\n    return {round_ + attempt + 1}\n")
+        seen.append(last.split()[1] if last.startswith("STAGE") else last)
+        assert alive, f"the child finished before the kill in stage {stage}"
+        assert not (repo / ".codeqa" / "state.json").exists()  # the killed run was really mid-update
+    assert seen == [k[0] for k in kills], seen  # each kill landed in the stage it aimed at
+    index_repo(repo, settings, embedder=embedder)
     clean = Settings.load(env={}, index_dir=repo.parent / "clean-index")
     index_repo(repo, clean, embedder=embedder)
-    expected = _snapshot(repo, clean)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    for delay in (0.5, 2.0, 4.0, 6.0):
-        proc = subprocess.Popen([sys.executable, "-m", "codeqa", "index", str(repo), "--json"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        # touch one file so the killed run had work to do every time
-        path = repo / "app" / "formatting.py"
-        path.write_text(path.read_text() + "\n")
-    index_repo(repo, settings, embedder=embedder)
-    clean2 = Settings.load(env={}, index_dir=repo.parent / "clean-index-2")
-    index_repo(repo, clean2, embedder=embedder)
-    assert _snapshot(repo, settings) == _snapshot(repo, clean2)
-    assert expected[0] == _snapshot(repo, clean2)[0]  # same symbols as before the edits
+    assert _snapshot(repo, settings) == _snapshot(repo, clean)
+    _no_duplicates(repo, settings)
+    assert index_repo(repo, settings, embedder=embedder).nothing_to_do

@@ -266,7 +266,9 @@ def test_index_held_by_another_process_is_one_clear_message(monkeypatch, calls, 
         assert not at.exception
         assert "in use by another codeqa process" in texts(at.error)
         assert at.chat_input[0].disabled
-        at.button(key="index").click().run()  # indexing is refused with the same kind of message
+        # with work to do (a no-change run never opens the index), indexing is refused with the same kind of message
+        (repo / "app" / "formatting.py").write_text((repo / "app" / "formatting.py").read_text() + "\n")
+        at.button(key="index").click().run()
         assert not at.exception and texts(at.sidebar.error)
     finally:
         holder.close()
