@@ -14,6 +14,7 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -271,7 +272,9 @@ _TOKEN = re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github
                     r"|xox[abprs]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}"
                     r"|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})")
 _SECRET_NAME = r"[A-Za-z_]*(?:password|passwd|secret|api_?key|apikey|access_?key|auth_?token|private_?key|token|credential)[A-Za-z_]*"
-_SECRET_WORD = re.compile(r"(?i)password|passwd|secret|api_?key|apikey|access_?key|auth_?token|private_?key|token|credential")
+_SECRET_WORDS = r"password|passwd|secret|api_?key|apikey|access_?key|auth_?token|private_?key|token|credential"
+_SECRET_WORD = re.compile("(?i)" + _SECRET_WORDS)
+_SECRET_WORD_LOWER = re.compile(_SECRET_WORDS)  # on lowercased text: several times faster than (?i)
 _QUOTED_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"[\"']?\s*[:=]\s*)([\"'])([^\"'\s]{8,})\2")
 # unquoted values (KEY=value in configs): only token-looking values with a digit, so `token = get_token()` stays
 _BARE_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"\s*[:=]\s*)(?=[A-Za-z0-9_+/=-]*\d)(?=[A-Za-z0-9_+/=-]*[A-Za-z])"
@@ -288,8 +291,11 @@ def redact(text: str) -> str:
     text = _PRIVATE_KEY.sub(lambda m: "[REDACTED PRIVATE KEY]" + "\n" * m.group(0).count("\n"), text)
     text = _TOKEN.sub("[REDACTED]", text)
     text = _redact_assignments(text)
-    text = _BEARER.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
-    return _URL_PASSWORD.sub(lambda m: f"{m.group(1)}[REDACTED]{m.group(3)}", text)
+    if "bearer" in text.lower():
+        text = _BEARER.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}[REDACTED]{m.group(3)}", text)
+    return text
 
 
 
@@ -297,17 +303,22 @@ def _redact_assignments(text: str) -> str:
     """`password = "..."`-style assignments. The two patterns cost a lot per word, so they run only on
     the lines around a credential-like word (and the line after, for a value on the next line)."""
     out, last = [], 0
-    for start, end in _lines_around(text, _SECRET_WORD):
+    lower = text.lower()
+    if len(lower) == len(text):  # (a few characters change length when lowercased: then match case-blind)
+        spans = _lines_around(text, _SECRET_WORD_LOWER.finditer(lower))
+    else:
+        spans = _lines_around(text, _SECRET_WORD.finditer(text))
+    for start, end in spans:
         region = _QUOTED_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}[REDACTED]{m.group(2)}", text[start:end])
         out += [text[last:start], _BARE_SECRET.sub(lambda m: f"{m.group(1)}[REDACTED]", region)]
         last = end
     return "".join(out) + text[last:] if out else text
 
 
-def _lines_around(text: str, pattern: re.Pattern) -> list[tuple[int, int]]:
+def _lines_around(text: str, matches: Iterator[re.Match]) -> list[tuple[int, int]]:
     """Merged (start, end) spans from the start of each matching line to the end of the line after it."""
     spans: list[tuple[int, int]] = []
-    for m in pattern.finditer(text):
+    for m in matches:
         if spans and m.start() < spans[-1][1]:
             continue
         start = text.rfind("\n", 0, m.start()) + 1

@@ -163,15 +163,6 @@ def get_ts_language(name: str):
     return get_language(language_by_name(name).grammar)
 
 
-@lru_cache(maxsize=None)
-def get_query(name: str, kind: str):
-    """Compiled queries/<name>/<kind>.scm, or None when the file does not exist."""
-    from tree_sitter import Query
-
-    text = query_text(name, kind)
-    return None if text is None else Query(get_ts_language(name), text)
-
-
 _INHERITS = re.compile(r"^;\s*inherits:\s*([\w, ]+?)\s*$", re.MULTILINE)
 
 
@@ -220,21 +211,26 @@ def get_query_set(name: str) -> QuerySet | None:
     """queries/<name>/{definitions,references,locals}.scm as one QuerySet; None without any of them."""
     from tree_sitter import Query
 
-    texts, ranges, count = [], {}, 0
-    for kind in QUERY_KINDS:
-        query = get_query(name, kind)
-        if query is None:
-            continue
-        ranges[kind] = range(count, count + query.pattern_count)
-        count += query.pattern_count
-        texts.append(query_text(name, kind))
+    texts = [(kind, text) for kind in QUERY_KINDS if (text := query_text(name, kind)) is not None]
     if not texts:
         return None
-    text = "\n".join(texts)
+    # one compile (the costly step): each pattern belongs to the file whose bytes it starts in
+    bounds, offset = [], 0
+    for kind, text in texts:
+        size = len(text.encode("utf-8")) + 1  # + the joining newline
+        bounds.append((kind, offset, offset + size))
+        offset += size
+    text = "\n".join(t for _, t in texts)
     combined = Query(get_ts_language(name), text)
+    starts = [combined.start_byte_for_pattern(i) for i in range(combined.pattern_count)]
+    ranges = {}
+    for kind, lo, hi in bounds:
+        inside = [i for i, b in enumerate(starts) if lo <= b < hi]
+        if inside:
+            ranges[kind] = range(inside[0], inside[-1] + 1)
     raw = text.encode("utf-8")
     captures = tuple(
-        frozenset(c.decode() for c in re.findall(rb"@([\w.]+)", raw[combined.start_byte_for_pattern(i):combined.end_byte_for_pattern(i)]))
+        frozenset(c.decode() for c in re.findall(rb"@([\w.]+)", raw[starts[i]:combined.end_byte_for_pattern(i)]))
         for i in range(combined.pattern_count)
     )
     return QuerySet(combined, ranges, captures)
