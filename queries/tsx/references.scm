@@ -1,20 +1,2 @@
-; TSX references: TypeScript's (inherited below), plus JSX components.
-; inherits: typescript
-; JSX components (a capitalised tag): <Button />, <ui.Button>
-((jsx_opening_element name: (identifier) @name.reference.call)
-  (#match? @name.reference.call "^[A-Z]"))
-
-((jsx_self_closing_element name: (identifier) @name.reference.call)
-  (#match? @name.reference.call "^[A-Z]"))
-
-(jsx_opening_element
-  name: (member_expression
-    object: (_) @receiver
-    property: (property_identifier) @name.reference.call))
-
-(jsx_self_closing_element
-  name: (member_expression
-    object: (_) @receiver
-    property: (property_identifier) @name.reference.call))
-
-(jsx_expression (identifier) @name.reference.attribute)
+; TSX references: TypeScript's and the JSX patterns, inherited.
+; inherits: typescript, jsx
