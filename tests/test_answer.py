@@ -17,7 +17,7 @@ from codeqa.errors import LLMError
 from codeqa.files import redact
 from codeqa.pack import _load_tokenizer, count_tokens, snippet_tokens
 from codeqa.retrieve import Retriever
-from codeqa.types import Snippet
+from codeqa.types import Hit, Snippet
 from conftest import copy_fixture_repo
 from llm_stub import Reply
 
@@ -59,6 +59,26 @@ def secret_repo(tmp_path_factory, embedder):
 
 def lines_of(repo, path):
     return (repo / path).read_text().splitlines()
+
+
+# ---- search boosts -------------------------------------------------------------------------------
+
+def test_methods_of_a_class_among_the_top_hits_move_up(retriever):
+    from codeqa.retrieve import HOP_SOURCES, MEMBER_BOOST
+
+    def hit(symbol_id, score):
+        path, _, rest = symbol_id.partition("#")
+        return Hit(path, 1, 2, score, "function", rest.split("@")[0], "", "python", (symbol_id,), ("dense",))
+
+    encoder = next(s for s in retriever.find_symbols("EncoderClass") if s.kind == "class")
+    method = next(s for s in retriever.find_symbols("EncoderClass.encode"))
+    other = next(s for s in retriever.find_symbols("tokenize"))
+    top = [hit(encoder.id, 0.9)] + [hit(f"x.py#f{i}@1", 0.8 - i / 100) for i in range(HOP_SOURCES - 1)]
+    boosted = {h.symbol_ids[0]: h for h in retriever._boost_reference_hop(top + [hit(method.id, 0.5), hit(other.id, 0.5)])}
+    assert boosted[method.id].score == pytest.approx(0.5 + MEMBER_BOOST) and "member" in boosted[method.id].reasons
+    assert boosted[other.id].score == 0.5 and "member" not in boosted[other.id].reasons
+    # the top hits themselves keep their scores
+    assert boosted[encoder.id].score == 0.9
 
 
 # ---- citations ------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ REASONS = {  # Hit/Snippet reasons from retrieve.py, in words
     "hybrid": "dense + keyword (BM25)",
     "keyword": "keyword (BM25)",
     "ref-hop": "reference hop from a top hit",
+    "member": "method of a class among the top hits",
     "reference": "reference line",
     "header": "enclosing class/function header",
     "file named": "file named in the question",
