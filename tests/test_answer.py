@@ -118,6 +118,16 @@ def test_redact_blanks_credentials_and_keeps_lines():
     assert len(redacted.splitlines()) == len(SECRET_MODULE.splitlines()) + 4
 
 
+def test_an_unterminated_key_header_blanks_the_key_not_the_rest_of_the_file():
+    source = ('HEADER = "-----BEGIN OPENSSH PRIVATE KEY-----\\n"\nunterminatedKeyHeaderCheck = 1\n\ndef check(text):\n    return text.startswith(HEADER)\n'
+              'PASTED = """-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\n"""\n')
+    redacted = redact(source)
+    assert "unterminatedKeyHeaderCheck = 1\n\ndef check(text):\n    return text.startswith(HEADER)\n" in redacted  # code stays
+    assert 'HEADER = "[REDACTED PRIVATE KEY]\\n"' in redacted
+    assert "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo" not in redacted and "4lgOEePzNm0tRgeLezV6ffAt0gunVTLw" not in redacted
+    assert len(redacted.splitlines()) == len(source.splitlines())
+
+
 # ---- retrieval for answers -----------------------------------------------------------------------
 
 def test_usage_answer_lists_every_reference_the_graph_has(retriever, indexed_repo):
