@@ -160,7 +160,7 @@ class _Resolver(MemberResolution):
             # nothing is known about a receiver of names and calls (an element of a container may be
             # anything): a method name defined once in the whole project, unless every builtin
             # object has one (`x.map()`, `x.toString()`)
-            candidates = [s for s in self.index.by_name.get(ref.name, ()) if s.kind == "method"]
+            candidates = self._same_family(ref, [s for s in self.index.by_name.get(ref.name, ()) if s.kind == "method"])
             if len(candidates) == 1:
                 return [candidates[0].id], "name-only"
         return [], ""
@@ -171,15 +171,24 @@ class _Resolver(MemberResolution):
         if lang is None or lang.explicit_imports:
             return [], ""
         folder = posixpath.dirname(ref.path)
-        same_package = [s for f in self.index.dir_files.get(folder, ()) for s in self.index.top_level.get(f, {}).get(ref.name, ())]
+        same_package = self._same_family(ref, [s for f in self.index.dir_files.get(folder, ())
+                                               for s in self.index.top_level.get(f, {}).get(ref.name, ())])
         if same_package:
             return [s.id for s in same_package], "likely"
-        candidates = [s for s in self.index.by_name.get(ref.name, ()) if s.parent_id is None and s.qualified_name == s.name]
+        candidates = self._same_family(ref, [s for s in self.index.by_name.get(ref.name, ())
+                                             if s.parent_id is None and s.qualified_name == s.name])
         if len(candidates) == 1 and ref.kind != "attribute":
             return [candidates[0].id], "name-only"
         if len(candidates) > 1 and ref.kind != "attribute" and all(c.kind in CLASS_LIKE for c in candidates):
             return [c.id for c in candidates], "name-only"  # a partial class / reopened module: still one name
         return [], ""
+
+    def _same_family(self, ref: Reference, symbols: list[Symbol]) -> list[Symbol]:
+        """The symbols a name-only guess may pick from: those of the referring file's language family."""
+        lang = self.language(ref.path)
+        if lang is None:
+            return symbols
+        return [s for s in symbols if (other := language_of(s.language)) is None or other.family_name == lang.family_name]
 
     # ---- names ------------------------------------------------------------------------------
     def name_value(self, name: str, ref: Reference) -> Value:

@@ -58,6 +58,13 @@ class Language:
     # a file that does not parse cleanly is parsed again with this language's grammar and queries,
     # and the one with fewer syntax errors wins (C++ headers named .h)
     retry_as: str | None = None
+    # languages whose code can call each other's definitions by name (C and C++; JS, TS and TSX): a
+    # name-only guess never crosses into another family (a Python `x.run()` is not a Ruby `run`)
+    family: str = ""
+
+    @property
+    def family_name(self) -> str:
+        return self.family or self.name
 
 
 _JS_METHODS = frozenset({
@@ -88,7 +95,7 @@ _PHP_METHODS = frozenset({
     "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
 
 
-_JS = dict(self_names=("this", "super"), explicit_imports=True, default_import_by_name=True, reexports=True,
+_JS = dict(family="ecmascript", self_names=("this", "super"), explicit_imports=True, default_import_by_name=True, reexports=True,
            generic_methods=_JS_METHODS)
 _TS = dict(_JS, static_types=True)
 LANGUAGES: tuple[Language, ...] = (
@@ -105,10 +112,10 @@ LANGUAGES: tuple[Language, ...] = (
              reexports=True, generic_methods=_RUST_METHODS),
     Language("c", "c", (".c", ".h"), self_names=(), bare_import_is_star=True, imports_are_transitive=True,
              imports_relative_to="file",
-             static_types=True, retry_as="cpp"),
+             static_types=True, retry_as="cpp", family="c"),
     Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++"), self_names=("this",),
              implicit_this=True, bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file",
-             static_types=True, generic_methods=_CPP_METHODS),
+             static_types=True, generic_methods=_CPP_METHODS, family="c"),
     Language("csharp", "csharp", (".cs",), self_names=("this", "base"), implicit_this=True, bare_import_is_star=True,
              static_types=True, generic_methods=_JVM_METHODS),
     Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), ("ruby",), self_names=("self", "super"), implicit_this=True,

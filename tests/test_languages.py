@@ -264,3 +264,22 @@ def test_a_cpp_header_named_dot_h_is_parsed_as_cpp(tmp_path):
     assert [(s.qualified_name, s.kind, s.language) for s in parsed.symbols] == [
         ("Widget", "class", "cpp"), ("Widget.width", "method", "cpp")]
     assert parsed.symbols[0].docstring == "A widget."
+
+
+def test_a_name_only_guess_never_crosses_into_another_language_family(tmp_path):
+    # a unique method name in Ruby is no target for Python's `x.process_batch()` on an unknown x, nor
+    # a Python function in the same folder for a Go call by that name; C and C++ are one family
+    (tmp_path / "worker.rb").write_text("class Worker\n  def process_batch(items)\n    items\n  end\nend\n")
+    (tmp_path / "jobs.py").write_text("def run(queue):\n    return queue.pop().process_batch([])\n\n\n"
+                                      "def checksum_all(data):\n    return data\n")
+    (tmp_path / "main.go").write_text("package main\n\nfunc main() {\n\tchecksum_all(nil)\n}\n")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "util.cpp").write_text("int vector_norm(int x) { return x; }\n")
+    (tmp_path / "main.c").write_text("int main(void) { return vector_norm(3); }\n")
+    parsed, resolved = project(tmp_path)
+    seen = {r.name for pf in parsed for r in pf.references}
+    assert {"process_batch", "checksum_all", "vector_norm"} <= seen  # found, then left unresolved or not
+    by_name = {r.name: r for r in resolved}
+    assert "process_batch" not in by_name and "checksum_all" not in by_name
+    assert targets(by_name["vector_norm"]) == ["lib/util.cpp:vector_norm"]
+    assert by_name["vector_norm"].confidence == "name-only"
