@@ -20,8 +20,10 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable
+
+from local_server import LocalServer
 
 
 EMBEDDING_DIMENSION = 64
@@ -66,7 +68,7 @@ class RecordedRequest:
 
 
 @dataclass
-class LLMStub:
+class LLMStub(LocalServer):
     model: str = "stub-model"
     requests: list[RecordedRequest] = field(default_factory=list)
 
@@ -75,39 +77,11 @@ class LLMStub:
         self._queue: list[Reply] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # ---- control --------------------------------------------------------------------------
-    def start(self) -> "LLMStub":
-        stub = self
-
-        class Handler(_Handler):
-            owner = stub
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="llm-stub", daemon=True)
-        self._thread.start()
-        return self
-
     def stop(self) -> None:
-        self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> "LLMStub":
-        return self.start() if self._server is None else self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "start() the stub first"
-        return self._server.server_address[1]
+        self._stopping.set()  # waits inside replies end at once
+        super().stop()
 
     @property
     def base_url(self) -> str:
@@ -233,3 +207,6 @@ class _Handler(BaseHTTPRequestHandler):
         event({}, "stop")
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+
+
+LLMStub.handler, LLMStub.thread_name = _Handler, "llm-stub"

@@ -18,11 +18,13 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
 from qdrant_client import QdrantClient, models
+
+from local_server import LocalServer
 
 SERVER_VERSION = "1.20.0"
 
@@ -36,7 +38,7 @@ class QdrantRequest:
 
 
 @dataclass
-class QdrantStub:
+class QdrantStub(LocalServer):
     api_key: str | None = None
     requests: list[QdrantRequest] = field(default_factory=list)
     created: dict[str, dict] = field(default_factory=dict)
@@ -44,36 +46,14 @@ class QdrantStub:
     def __post_init__(self):
         self.engine = QdrantClient(":memory:")
         self._lock = threading.Lock()  # the in-memory engine is not thread-safe
-        self._server: ThreadingHTTPServer | None = None
-
-    def start(self) -> "QdrantStub":
-        stub = self
-
-        class Handler(_Handler):
-            owner = stub
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="qdrant-stub", daemon=True).start()
-        return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        super().stop()
         self.engine.close()
-
-    def __enter__(self) -> "QdrantStub":
-        return self.start() if self._server is None else self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     @property
     def url(self) -> str:
-        assert self._server is not None, "start() the stub first"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def collections(self) -> set[str]:
@@ -177,3 +157,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     do_GET = do_PUT = do_POST = do_DELETE = _serve
+
+
+QdrantStub.handler, QdrantStub.thread_name = _Handler, "qdrant-stub"
