@@ -20,10 +20,9 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable
 
-from local_server import LocalServer
+from local_server import JSONHandler, LocalServer
 
 
 EMBEDDING_DIMENSION = 64
@@ -115,12 +114,9 @@ class LLMStub(LocalServer):
         return self._stopping.wait(seconds) if seconds > 0 else self._stopping.is_set()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONHandler):
     owner: LLMStub
     server_version = "llm-stub/1"
-
-    def log_message(self, *args) -> None:  # keep test output clean
-        pass
 
     def _record(self) -> RecordedRequest:
         length = int(self.headers.get("Content-Length") or 0)
@@ -133,20 +129,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.owner.requests.append(request)
         return request
 
-    def _json(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def do_GET(self) -> None:
         self._record()
         if self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [{"id": self.owner.model, "object": "model", "owned_by": "stub"}]})
+            self.send_json(200, {"object": "list", "data": [{"id": self.owner.model, "object": "model", "owned_by": "stub"}]})
         else:
-            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
     def do_POST(self) -> None:
         request = self._record()
@@ -154,13 +142,13 @@ class _Handler(BaseHTTPRequestHandler):
             body = request.body if isinstance(request.body, dict) else {}
             inputs = body.get("input") or []
             inputs = [inputs] if isinstance(inputs, str) else inputs
-            self._json(200, {"object": "list", "model": body.get("model", "stub-embed"),
+            self.send_json(200, {"object": "list", "model": body.get("model", "stub-embed"),
                              "data": [{"object": "embedding", "index": i, "embedding": stub_embedding(t)}
                                       for i, t in enumerate(inputs)],
                              "usage": {"prompt_tokens": 1, "total_tokens": 1}})
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         reply = self.owner._next_reply()
         if self.owner._wait(reply.delay):
@@ -168,7 +156,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if reply.status != 200:
                 kind = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit"}.get(reply.status, "server_error")
-                self._json(reply.status, {"error": {"message": reply.error, "type": kind, "code": kind}})
+                self.send_json(reply.status, {"error": {"message": reply.error, "type": kind, "code": kind}})
                 return
             body = request.body if isinstance(request.body, dict) else {}
             text = reply.text(body) if callable(reply.text) else reply.text
@@ -176,7 +164,7 @@ class _Handler(BaseHTTPRequestHandler):
             if body.get("stream"):
                 self._stream(reply, text, model)
             else:
-                self._json(200, {"id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
+                self.send_json(200, {"id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
                                  "model": model, "choices": [{"index": 0, "finish_reason": "stop",
                                                               "message": {"role": "assistant", "content": text}}],
                                  "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})

@@ -3,8 +3,26 @@ handler class gets `owner` = the stub, plus start/stop and `with` support."""
 
 from __future__ import annotations
 
+import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class JSONHandler(BaseHTTPRequestHandler):
+    """A quiet request handler that answers JSON."""
+
+    def log_message(self, *args) -> None:  # keep test output clean
+        pass
+
+    def send_json(self, status: int, payload: object) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
 
 
 class LocalServer:

@@ -18,13 +18,12 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
 from qdrant_client import QdrantClient, models
 
-from local_server import LocalServer
+from local_server import JSONHandler, LocalServer
 
 SERVER_VERSION = "1.20.0"
 
@@ -121,12 +120,9 @@ def _dump(value: Any) -> Any:
     return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONHandler):
     owner: QdrantStub
     server_version = "qdrant-stub/1"
-
-    def log_message(self, *args) -> None:
-        pass
 
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -149,12 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
                 payload = {"result": result, "status": "ok", "time": 0.0}
             elif status == 404 and result is None:
                 payload = {"status": {"error": f"Not found: {self.command} {path}"}, "time": 0.0}
-        data = json.dumps(payload).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_json(status, payload)
 
     do_GET = do_PUT = do_POST = do_DELETE = _serve
 
