@@ -12,7 +12,7 @@ import re
 from typing import Callable, Sequence
 
 from .retrieve import Retriever, group_references
-from .types import Hit, Reference, Retrieval, Snippet, Symbol
+from .types import Hit, Reference, Retrieval, Snippet, Symbol, split_symbol_id
 
 EXTRACTIVE_NOTE = "Produced without an LLM (extractive answer from retrieval alone)."
 
@@ -228,7 +228,7 @@ def describe_path(path: Sequence[str], edges: Sequence[tuple[str, str, Reference
 
 def _symbol_name(symbol_id: str) -> str:
     """The qualified name inside a symbol id (`path#Qualified.name@line`)."""
-    return symbol_id.split("#", 1)[-1].rsplit("@", 1)[0]
+    return split_symbol_id(symbol_id)[1]
 
 
 def _one_line(text: str, limit: int = 200) -> str:

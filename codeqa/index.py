@@ -292,9 +292,10 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         return
     store.write_meta({**meta, **wanted_meta, "graph_dirty": True, "repo": str(repo)})
     # write-ahead: every file this run touches is pending before any of its points changes
-    stale = [p for p in deleted + [f.path for f in changed] if p in manifest]
+    touched = deleted + [f.path for f in changed]
+    stale = [p for p in touched if p in manifest]
     progress("delete", 0, len(stale))
-    store.mark_pending(deleted + [f.path for f in changed])
+    store.mark_pending(touched)
     store.flush(store.files)  # on disk before any point goes
     store.delete_points(stale)
     store.delete_manifest(deleted)

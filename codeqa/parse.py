@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .languages import get_parser, get_query_set, language_by_name
-from .types import ParsedFile, Reference, SourceFile, Symbol
+from .types import ParsedFile, Reference, SourceFile, Symbol, symbol_id
 
 CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "module", "type"})
 # When two patterns capture the same name node, the first kind in this order wins; "ignore" is no
@@ -215,7 +215,7 @@ def _build_symbols(file: SourceFile, language: str, defs: list[_Def], source: by
         start_line = d.node.start_point[0] + 1
         end_line = max(start_line, d.node.end_point[0] + (0 if d.node.end_point[1] == 0 and d.node.end_point[0] > d.node.start_point[0] else 1))
         symbol = Symbol(
-            id=f"{file.path}#{qualified}@{start_line}",
+            id=symbol_id(file.path, qualified, start_line),
             name=d.name,
             qualified_name=qualified,
             kind=kind,

@@ -25,7 +25,7 @@ from .index import check_compatible, open_store
 from .pack import pack_hits
 from .parse import CLASS_LIKE
 from .store import QdrantStore
-from .types import Hit, Reference, Retrieval, Snippet, Symbol
+from .types import Hit, Reference, Retrieval, Snippet, Symbol, split_symbol_id
 
 SYMBOL_BOOST = 1.0  # times the code share of the query: above any cosine / RRF score for a bare identifier
 HOP_BOOST = 0.02
@@ -293,14 +293,14 @@ class Retriever:
         targets = {t for r in self.store.references_from(source_ids)
                    if r.kind in ("call", "instantiation", "inheritance") and r.confidence in ("exact", "likely")
                    for t in r.target_ids}
-        parents = {_parent_prefix(sid) for sid in source_ids}
+        sources = {split_symbol_id(sid) for sid in source_ids}
         out = []
         for i, h in enumerate(hits):
             sid = h.symbol_ids[0] if h.symbol_ids else None
             if i >= HOP_SOURCES and sid is not None:
                 if sid in targets:
                     h = replace(h, score=h.score + HOP_BOOST, reasons=h.reasons + ("ref-hop",))
-                elif _parent_prefix(sid, member=True) in parents:
+                elif _parent_of(sid) in sources:
                     h = replace(h, score=h.score + MEMBER_BOOST, reasons=h.reasons + ("member",))
             out.append(h)
         return sorted(out, key=lambda h: -h.score)
@@ -530,14 +530,10 @@ def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
         store.close()
 
 
-def _parent_prefix(symbol_id: str, member: bool = False) -> str:
-    """`path#Qualified.name@line` -> `path#Qualified.name.` (what its members' ids start with); with
-    member=True, the prefix of the symbol's parent instead (`path#Class.` for `path#Class.method@9`)."""
-    head = symbol_id.rsplit("@", 1)[0]
-    if member:
-        path, _, qualified = head.partition("#")
-        head = f"{path}#{qualified.rpartition('.')[0]}" if "." in qualified else ""
-    return f"{head}." if head else ""
+def _parent_of(symbol_id: str) -> tuple[str, str]:
+    """(path, qualified name of the enclosing symbol) for a Symbol.id; the name is empty at top level."""
+    path, qualified = split_symbol_id(symbol_id)
+    return path, qualified.rpartition(".")[0]
 
 
 def _norm(name: str) -> str:

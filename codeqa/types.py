@@ -43,6 +43,17 @@ class Symbol:
     parent_id: str | None
 
 
+def symbol_id(path: str, qualified_name: str, start_line: int) -> str:
+    """Symbol.id: `path#Qualified.name@line`."""
+    return f"{path}#{qualified_name}@{start_line}"
+
+
+def split_symbol_id(symbol_id: str) -> tuple[str, str]:
+    """(path, qualified name) of a Symbol.id."""
+    path, _, rest = symbol_id.partition("#")
+    return path, rest.rsplit("@", 1)[0]
+
+
 @dataclass(frozen=True)
 class Reference:
     name: str
