@@ -73,8 +73,22 @@ def chunk_file(file: SourceFile, text: str, tree, symbols: Sequence[Symbol], max
 
 # ---- syntax chunking -------------------------------------------------------------------------
 
+_WHITESPACE_BUT_NEWLINE = str.maketrans("", "", " \t\r\f\v")
+
+
+def _row_sizes(lines: list[str]) -> list[int]:
+    """nonws_len of every line: one translate and one split over the whole file where its only line
+    break is \n (per line where splitlines sees other breaks: \r, \x0b, \u2028, ...)."""
+    rows = "".join(lines).translate(_WHITESPACE_BUT_NEWLINE).split("\n")
+    if lines[-1].endswith("\n"):
+        rows.pop()  # the empty row after the final newline
+    if len(rows) != len(lines):
+        return [nonws_len(line) for line in lines]
+    return [len(row) for row in rows]
+
+
 def _syntax_spans(root, lines: list[str], symbols: Sequence[Symbol], max_chars: int, min_chars: int):
-    row_sizes = [nonws_len(line) for line in lines]
+    row_sizes = _row_sizes(lines)
     prefix = [0]
     for size in row_sizes:
         prefix.append(prefix[-1] + size)

@@ -274,6 +274,9 @@ _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?:.*?
 _TOKEN = re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
                     r"|xox[abprs]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}"
                     r"|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})")
+# what every _TOKEN alternative starts with: the regex (slow over a whole file) runs only where one occurs
+_TOKEN_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AKIA", "ASIA", "AIza",
+                   "glpat-", "hf_", "eyJ")
 _SECRET_NAME = r"[A-Za-z_]*(?:password|passwd|secret|api_?key|apikey|access_?key|auth_?token|private_?key|token|credential)[A-Za-z_]*"
 _SECRET_WORDS = r"password|passwd|secret|api_?key|apikey|access_?key|auth_?token|private_?key|token|credential"
 _SECRET_WORD = re.compile("(?i)" + _SECRET_WORDS)
@@ -291,8 +294,10 @@ def redact(text: str) -> str:
     passwords in URLs). Applied to every file before it is parsed, chunked or embedded, so no
     credential written inside source code reaches the index, and again to what is sent to an LLM.
     Line breaks are kept, so line numbers of redacted text still match the file."""
-    text = _PRIVATE_KEY.sub(lambda m: "[REDACTED PRIVATE KEY]" + "\n" * m.group(0).count("\n"), text)
-    text = _TOKEN.sub("[REDACTED]", text)
+    if "PRIVATE KEY" in text:
+        text = _PRIVATE_KEY.sub(lambda m: "[REDACTED PRIVATE KEY]" + "\n" * m.group(0).count("\n"), text)
+    if any(prefix in text for prefix in _TOKEN_PREFIXES):
+        text = _TOKEN.sub("[REDACTED]", text)
     text = _redact_assignments(text)
     if "bearer" in text.lower():
         text = _BEARER.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
@@ -338,7 +343,7 @@ def _lines_around(text: str, matches: Iterator[re.Match]) -> list[tuple[int, int
 def redact_source(text: str) -> str:
     """`redact` over a whole file (a key block spanning lines is caught), keeping its line count."""
     redacted = redact(text)
-    if len(redacted.splitlines()) == len(text.splitlines()):
+    if redacted == text or len(redacted.splitlines()) == len(text.splitlines()):
         return redacted
     return "".join(redact(line) for line in text.splitlines(keepends=True))
 

@@ -197,10 +197,21 @@ class QuerySet:
     query: object
     ranges: dict[str, range]  # kind -> its patterns' indexes in the combined query
     captures: tuple[frozenset[str], ...]  # capture names of each pattern, by combined index
+    # references.scm's one-node patterns, `(identifier) @name.reference.attribute`: disabled in `query`
+    # and run apart, as plain captures (no match object per node; they match every name in a file)
+    names: object | None = None
 
     def run(self, node) -> list[tuple[int, dict[str, list]]]:
         """Matches under `node` as (pattern index in the combined query, {capture name: [nodes]})."""
         return _matches(self.query, node)
+
+    def run_names(self, node) -> dict[str, list]:
+        """The one-node reference patterns' captures under `node`: {capture name: [nodes]}."""
+        if self.names is None:
+            return {}
+        from tree_sitter import QueryCursor
+
+        return QueryCursor(self.names).captures(node)
 
     def select(self, matches: list, kind: str) -> list[tuple[int, dict[str, list]]]:
         """The matches of one query file's patterns."""
@@ -240,7 +251,17 @@ def get_query_set(name: str) -> QuerySet | None:
         frozenset(c.decode() for c in re.findall(rb"@([\w.]+)", raw[starts[i]:combined.end_byte_for_pattern(i)]))
         for i in range(combined.pattern_count)
     )
-    return QuerySet(combined, ranges, captures)
+    single = []
+    for i in ranges.get("references", ()):
+        pattern = raw[starts[i]:combined.end_byte_for_pattern(i)].strip()
+        if _ONE_NODE_PATTERN.fullmatch(pattern):
+            single.append(pattern.decode("utf-8"))
+            combined.disable_pattern(i)
+    names = Query(get_ts_language(name), "\n".join(single)) if single else None
+    return QuerySet(combined, ranges, captures, names)
+
+
+_ONE_NODE_PATTERN = re.compile(rb"\(\w+\)\s*@name\.reference\.\w+")
 
 
 def _matches(query, node) -> list[tuple[int, dict[str, list]]]:

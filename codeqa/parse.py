@@ -27,6 +27,7 @@ import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 
 from .languages import get_parser, get_query_set, language_by_name
 from .types import ParsedFile, Reference, SourceFile, Symbol, symbol_id
@@ -91,7 +92,8 @@ def parse_source(file: SourceFile, text: str):
         symbols = _build_symbols(file, language, defs, source, lines)
         def_name_starts = {d.name_node.start_byte for d in defs if d.name_node is not None}
         scopes = _LocalScopes.collect(queries.select(matches, "locals") if matches else [], source)
-        references = _collect_references(file, language, matches, scopes, source, lines, defs, def_name_starts)
+        names = queries.run_names(tree.root_node) if queries is not None else {}
+        references = _collect_references(file, language, matches, names, scopes, source, lines, defs, def_name_starts)
     except Exception as exc:  # a pathological tree (or a bug) in one file must not end the run
         return ParsedFile(file, (), (), error=f"symbol extraction failed ({type(exc).__name__}: {exc})", partial=True), None
     error = None
@@ -297,9 +299,9 @@ def _clean_doc(text: str) -> str:
     return inspect.cleandoc(text).strip()[:2000]
 
 
-def _collect_references(file: SourceFile, language: str, matches: list, scopes: "_LocalScopes", source: bytes,
-                        lines: list[str], defs: list[_Def], def_name_starts: set[int]) -> list[Reference]:
-    if not matches:
+def _collect_references(file: SourceFile, language: str, matches: list, names: dict[str, list], scopes: "_LocalScopes",
+                        source: bytes, lines: list[str], defs: list[_Def], def_name_starts: set[int]) -> list[Reference]:
+    if not matches and not names:
         return []
     best: dict[int, tuple[int, str, dict]] = {}  # name start byte -> (rank, capture key, captures) that wins
     regions: list[tuple[int, int, str]] = []  # annotations: (start byte, end byte, what they type)
@@ -310,16 +312,6 @@ def _collect_references(file: SourceFile, language: str, matches: list, scopes: 
     skip = scopes.binding_starts | def_name_starts  # where a name is bound or defined: no reference
     for pattern, captures in matches:  # all query files' matches: patterns of the others have no entry
         key, rank, per_match = patterns[pattern]
-        if rank == _BARE_NAME_RANK:  # a name and nothing else: the commonest match, filtered right away
-            node = captures[key][0]
-            start = node.start_byte
-            if start in skip or start in best:
-                continue  # (anything else captured here ranks higher)
-            raw = source[start:node.end_byte]
-            if (nameable_bytes is not None and raw not in nameable_bytes) or scopes.binds(start, raw):
-                continue  # a local variable, a builtin, another program's global
-            best[start] = (rank, key, captures)
-            continue
         if per_match:  # an alternation: which kind matched, and whether it came with a receiver
             if key is None:
                 key = next(k for k in captures if k in _REFERENCE_KEYS)
@@ -334,6 +326,17 @@ def _collect_references(file: SourceFile, language: str, matches: list, scopes: 
         previous = best.get(start)
         if previous is None or rank < previous[0]:
             best[start] = (rank, key, captures)
+    for key, nodes in names.items():  # one-node patterns: every name of the file, most of them no reference
+        rank = _rank(key, ())
+        for node in nodes:
+            start = node.start_byte
+            if start in skip or (start in best and best[start][0] <= rank):
+                continue
+            if rank == _BARE_NAME_RANK:  # a name and nothing else: filtered right away
+                raw = source[start:node.end_byte]
+                if (nameable_bytes is not None and raw not in nameable_bytes) or scopes.binds(start, raw):
+                    continue  # a local variable, a builtin, another program's global
+            best[start] = (rank, key, {key: [node]})
     regions.sort()
     region_starts = [r[0] for r in regions]
     def_starts = [d.node.start_byte for d in defs]
@@ -385,7 +388,7 @@ def _collect_references(file: SourceFile, language: str, matches: list, scopes: 
             alias=_text(alias[0], source) if alias else None,
             assigned=assigned,
         ))
-    references.sort(key=lambda r: (r.line, r.column))
+    references.sort(key=attrgetter("line", "column"))
     return references
 
 

@@ -118,6 +118,18 @@ def test_redact_blanks_credentials_and_keeps_lines():
     assert len(redacted.splitlines()) == len(SECRET_MODULE.splitlines()) + 4
 
 
+@pytest.mark.parametrize("token", [
+    "sk-proj-Ab3dEf6hIj9kLm2nOp5q", "ghp_Zx9Yw8Vu7Ts6Rq5Po4Nm3L", "gho_Zx9Yw8Vu7Ts6Rq5Po4Nm3L", "ghu_Zx9Yw8Vu7Ts6Rq5Po4Nm3L",
+    "ghs_Zx9Yw8Vu7Ts6Rq5Po4Nm3L", "ghr_Zx9Yw8Vu7Ts6Rq5Po4Nm3L", "github_pat_11ABCDEFG0123456789abc",
+    "xoxb-123456789012-abc", "AKIAABCDEFGHIJKLMNOP", "ASIAABCDEFGHIJKLMNOP", "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    "glpat-Ab3dEf6hIj9kLm2nOp5q", "hf_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"])
+def test_every_kind_of_api_token_is_blanked(token):
+    # the token regex only runs where one of its prefixes occurs: each kind must still be caught
+    redacted = redact(f"client = Client({token!r})  # pasted by mistake\n")
+    assert token not in redacted and "[REDACTED]" in redacted
+
+
 def test_an_unterminated_key_header_blanks_the_key_not_the_rest_of_the_file():
     source = ('HEADER = "-----BEGIN OPENSSH PRIVATE KEY-----\\n"\nunterminatedKeyHeaderCheck = 1\n\ndef check(text):\n    return text.startswith(HEADER)\n'
               'PASTED = """-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\n"""\n')
