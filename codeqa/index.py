@@ -21,12 +21,17 @@ Crash safety (SIGKILL at any moment, then re-run = a clean index, no duplicates)
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import pickle
+import signal
+import sys
 import time
+import warnings
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -47,7 +52,11 @@ from .types import Chunk, ParsedFile, SkippedFile, SourceFile
 # Bump when chunk boundaries or embedded text change: old indexes then need --full.
 CHUNKER_VERSION = "2"  # 2: credentials redacted before chunking
 PARSE_CACHE_VERSION = "1"
-PARALLEL_PARSE_MIN_FILES = 400  # below this, starting worker processes costs more than it saves
+# Below these many changed files, starting worker processes costs more than it saves: a forked
+# worker starts in milliseconds (it inherits the imported modules); a spawned one imports everything
+# and compiles its queries first (~0.4 s), so it only pays on big projects.
+PARALLEL_PARSE_MIN_FILES = {"fork": 48, "spawn": 400}
+PARSE_JOBS_PER_TASK = 8
 FILE_BATCH = 64
 
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
@@ -307,9 +316,8 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     cache_dir.mkdir(parents=True, exist_ok=True)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
     progress("parse", 0, len(changed))
-    for done, (pf, chunks) in enumerate(_parse_and_chunk_all(changed, settings), start=1):
+    for done, (pf, chunks) in enumerate(_parse_and_chunk_all(changed, settings, cache_dir), start=1):
         fresh[pf.file.path] = (pf, chunks)
-        _save_parsed(cache_dir, pf)
         progress("parse", done, len(changed))
     parsed: list[ParsedFile] = []
     for f in files:
@@ -359,7 +367,8 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     # references over the whole project: a change in one file can retarget references in others
     progress("references", 0, 1)
     t0 = time.perf_counter()
-    references = resolve_references(parsed)
+    with _gc_paused():  # a burst of small objects: collections mid-way would walk the whole heap again and again
+        references = resolve_references(parsed)
     report.graph_seconds += time.perf_counter() - t0  # the graph stage: parse + chunk + resolve, not the writes
     store.replace_references(references)
     store.flush(store.references)
@@ -375,6 +384,17 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
                       "references_by_confidence": report.references_by_confidence, "chunks": report.chunks})
     store.flush()
     _prune_parse_cache(cache_dir, files)
+
+
+@contextmanager
+def _gc_paused():
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[str], batch_size: int,
@@ -410,16 +430,62 @@ def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list
     return parsed, chunks
 
 
-def _parse_and_chunk_all(files: list[SourceFile], settings: Settings) -> Iterator[tuple[ParsedFile, list[Chunk]]]:
-    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars) for f in files]
-    workers = settings.parse_workers or min(os.cpu_count() or 1, 8)
-    if len(jobs) < PARALLEL_PARSE_MIN_FILES or workers < 2:
-        yield from map(_parse_and_chunk, jobs)
-        return
+def _parse_chunk_and_cache(job: tuple[SourceFile, int, int, Path]) -> tuple[ParsedFile, list[Chunk]]:
+    """One changed file, its parse cached on disk (in the worker, so the parent never pickles twice)."""
+    file, max_chars, min_chars, cache_dir = job
+    parsed, chunks = _parse_and_chunk((file, max_chars, min_chars))
+    _save_parsed(cache_dir, parsed)
+    return parsed, chunks
+
+
+def _parse_and_chunk_all(files: list[SourceFile], settings: Settings,
+                         cache_dir: Path) -> Iterator[tuple[ParsedFile, list[Chunk]]]:
+    """Parse and chunk `files` in order: in worker processes when there are enough of them.
+
+    Linux forks the workers (they start in milliseconds with every module already imported); other
+    systems spawn them. A worker pool that breaks (a worker killed, out of memory) costs nothing but
+    time: the files it had not returned are parsed here.
+    """
     import multiprocessing
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        yield from pool.map(_parse_and_chunk, jobs, chunksize=16)
+    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars, cache_dir) for f in files]
+    workers = settings.parse_workers or min(os.cpu_count() or 1, 8)
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    if len(jobs) < PARALLEL_PARSE_MIN_FILES[method] or workers < 2:
+        yield from map(_parse_chunk_and_cache, jobs)
+        return
+    done = 0
+    gc.freeze()  # the workers' garbage collections then leave the parent's objects (and their pages) alone
+    try:
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_start_worker, initargs=(os.getpid(),),
+                                 mp_context=multiprocessing.get_context(method)) as pool:
+            with warnings.catch_warnings():  # 3.12+ warns about forking a threaded process: see _start_worker
+                warnings.simplefilter("ignore", DeprecationWarning)
+                results = pool.map(_parse_chunk_and_cache, jobs, chunksize=PARSE_JOBS_PER_TASK)  # forks here
+            for result in results:
+                yield result
+                done += 1
+    except BrokenProcessPool:
+        yield from map(_parse_chunk_and_cache, jobs[done:])
+    finally:
+        gc.unfreeze()
+
+
+def _start_worker(parent: int) -> None:
+    """A parse worker dies with the index run that started it: killed mid-run (Ctrl-C, SIGKILL), the
+    run must not leave workers behind holding its lock and output pipes. A forked worker has a copy of
+    the parent's stdout/stderr objects whose locks another thread (the progress display's) may have held
+    at the fork: it never writes to them, not even the flush at exit."""
+    sys.stdout = sys.stderr = open(os.devnull, "w")
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
 
 
 def _cache_key(file: SourceFile) -> str:

@@ -1,0 +1,74 @@
+"""Parsing in worker processes: the same result as parsing in order, and a broken pool loses nothing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from codeqa import index
+from codeqa.config import Settings
+from codeqa.files import walk_repository
+
+MODULES = 60  # above the fork threshold, so the workers really start
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("parallel")
+    pkg = root / "pkg"
+    pkg.mkdir()
+    for i in range(MODULES):
+        previous = f"from pkg.mod_{i - 1:02} import Step{i - 1}\n\n\n" if i else ""
+        base = f"Step{i - 1}" if i else "object"
+        (pkg / f"mod_{i:02}.py").write_text(
+            f"{previous}class Step{i}({base}):\n    \"\"\"Step {i}.\"\"\"\n\n    def run(self, x):\n"
+            f"        return helper_{i}(x) + {i}\n\n\ndef helper_{i}(x):\n    return x * {i}\n")
+    (root / "README.md").write_text("# Steps\n\nSixty modules.\n")
+    assert MODULES + 1 >= index.PARALLEL_PARSE_MIN_FILES["fork"]
+    return root
+
+
+def _run(project: Path, cache: Path, workers: int):
+    cache.mkdir()
+    files = walk_repository(project).files
+    return list(index._parse_and_chunk_all(files, Settings(parse_workers=workers), cache))
+
+
+def _record_pids(monkeypatch, log: Path):
+    save = index._save_parsed
+
+    def recording(cache_dir, parsed):
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        save(cache_dir, parsed)
+
+    monkeypatch.setattr(index, "_save_parsed", recording)  # forked workers inherit the patch
+
+
+def test_workers_give_the_serial_result_and_cache_every_file(project, tmp_path, monkeypatch):
+    serial = _run(project, tmp_path / "serial", workers=1)
+    log = tmp_path / "pids"
+    _record_pids(monkeypatch, log)
+    parallel = _run(project, tmp_path / "parallel", workers=2)
+    pids = set(log.read_text().split())
+    assert os.getpid() not in {int(p) for p in pids} and len(pids) == 2  # parsed in two workers
+    assert [pf.file.path for pf, _ in parallel] == [pf.file.path for pf, _ in serial]  # in order
+    assert parallel == serial  # symbols, references and chunks alike
+    assert sorted(os.listdir(tmp_path / "parallel")) == sorted(os.listdir(tmp_path / "serial"))
+    assert len(os.listdir(tmp_path / "parallel")) == MODULES + 1
+
+
+def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch):
+    serial = _run(project, tmp_path / "serial", workers=1)
+    parent = os.getpid()
+    parse = index._parse_and_chunk
+
+    def dying(job):
+        if os.getpid() != parent and job[0].path.endswith("mod_30.py"):
+            os._exit(3)  # a worker killed mid-run (out of memory, a grammar crash)
+        return parse(job)
+
+    monkeypatch.setattr(index, "_parse_and_chunk", dying)
+    assert _run(project, tmp_path / "broken", workers=2) == serial
