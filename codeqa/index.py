@@ -56,7 +56,7 @@ PARSE_CACHE_VERSION = "1"
 # worker starts in milliseconds (it inherits the imported modules); a spawned one imports everything
 # and compiles its queries first (~0.4 s), so it only pays on big projects.
 PARALLEL_PARSE_MIN_FILES = {"fork": 48, "spawn": 400}
-PARSE_JOBS_PER_TASK = 8
+PARSE_JOBS_PER_TASK = 2
 FILE_BATCH = 64
 
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
@@ -440,11 +440,12 @@ def _parse_chunk_and_cache(job: tuple[SourceFile, int, int, Path]) -> tuple[Pars
 
 def _parse_and_chunk_all(files: list[SourceFile], settings: Settings,
                          cache_dir: Path) -> Iterator[tuple[ParsedFile, list[Chunk]]]:
-    """Parse and chunk `files` in order: in worker processes when there are enough of them.
+    """Parse and chunk `files`: in order here, or in worker processes when there are enough of them.
 
     Linux forks the workers (they start in milliseconds with every module already imported); other
-    systems spawn them. A worker pool that breaks (a worker killed, out of memory) costs nothing but
-    time: the files it had not returned are parsed here.
+    systems spawn them. Workers take the biggest files first, so none is left with a big one at the
+    end while the others idle; results come back in that order. A worker pool that breaks (a worker
+    killed, out of memory) costs nothing but time: the files it had not returned are parsed here.
     """
     import multiprocessing
 
@@ -454,6 +455,7 @@ def _parse_and_chunk_all(files: list[SourceFile], settings: Settings,
     if len(jobs) < PARALLEL_PARSE_MIN_FILES[method] or workers < 2:
         yield from map(_parse_chunk_and_cache, jobs)
         return
+    jobs.sort(key=lambda job: -job[0].size)
     done = 0
     gc.freeze()  # the workers' garbage collections then leave the parent's objects (and their pages) alone
     try:
