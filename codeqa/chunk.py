@@ -67,7 +67,7 @@ def chunk_file(file: SourceFile, text: str, tree, symbols: Sequence[Symbol], max
         else:
             spans = [(s, e, "window") for s, e in line_windows(len(lines))]
     else:
-        spans = _syntax_spans(tree.root_node, lines, symbols, max_chars, min_chars)
+        spans = _syntax_spans(tree.root_node, text, lines, symbols, max_chars, min_chars)
     return [_make_chunk(file, lines, start, end, kind, symbols) for start, end, kind in spans]
 
 
@@ -76,10 +76,10 @@ def chunk_file(file: SourceFile, text: str, tree, symbols: Sequence[Symbol], max
 _WHITESPACE_BUT_NEWLINE = str.maketrans("", "", " \t\r\f\v")
 
 
-def _row_sizes(lines: list[str]) -> list[int]:
-    """nonws_len of every line: one translate and one split over the whole file where its only line
-    break is \n (per line where splitlines sees other breaks: \r, \x0b, \u2028, ...)."""
-    rows = "".join(lines).translate(_WHITESPACE_BUT_NEWLINE).split("\n")
+def _row_sizes(text: str, lines: list[str]) -> list[int]:
+    """nonws_len of every line of `text` (split into `lines`): one translate and one split over the whole
+    file where its only line break is \n (per line where splitlines sees other breaks: \r, \x0b, \u2028, ...)."""
+    rows = text.translate(_WHITESPACE_BUT_NEWLINE).split("\n")
     if lines[-1].endswith("\n"):
         rows.pop()  # the empty row after the final newline
     if len(rows) != len(lines):
@@ -87,8 +87,8 @@ def _row_sizes(lines: list[str]) -> list[int]:
     return [len(row) for row in rows]
 
 
-def _syntax_spans(root, lines: list[str], symbols: Sequence[Symbol], max_chars: int, min_chars: int):
-    row_sizes = _row_sizes(lines)
+def _syntax_spans(root, text: str, lines: list[str], symbols: Sequence[Symbol], max_chars: int, min_chars: int):
+    row_sizes = _row_sizes(text, lines)
     prefix = [0]
     for size in row_sizes:
         prefix.append(prefix[-1] + size)
