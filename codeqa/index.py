@@ -45,7 +45,7 @@ from .embed import Embedder, EmbeddingCache, make_embedder
 from .errors import IndexLockedError, IndexMismatchError
 from .files import read_source_text, redact_source, walk_repository
 from .graph import resolve_references
-from .parse import parse_source
+from .parse import parse_source, prepare_language
 from .store import ManifestEntry, QdrantStore, dir_size
 from .types import Chunk, ParsedFile, SkippedFile, SourceFile
 
@@ -456,6 +456,11 @@ def _parse_and_chunk_all(files: list[SourceFile], settings: Settings,
         yield from map(_parse_chunk_and_cache, jobs)
         return
     jobs.sort(key=lambda job: -job[0].size)
+    # a language most files share is prepared once, before the fork, not in every worker at once;
+    # one a single file has is left to the worker that meets it (the other goes on parsing meanwhile)
+    for language, count in Counter(f.language for f in files if f.language).items():
+        if count > 1 and method == "fork":
+            prepare_language(language)
     done = 0
     gc.freeze()  # the workers' garbage collections then leave the parent's objects (and their pages) alone
     try:
