@@ -3,7 +3,10 @@
 LoRA rank 16, scale 2, on every query/key/value/dense linear layer of the encoder; contrastive loss
 with in-batch negatives (temperature 0.05); AdamW lr 5e-4 with a short warm-up and linear decay;
 batch 128; 2 epochs; seed 0. Queries are the raw docstring paragraphs, documents the index-shaped
-texts from scripts/harvest_corpus.py. Uses a GPU when there is one, the CPU otherwise.
+texts from scripts/harvest_corpus.py. Uses a GPU when there is one, the CPU otherwise; on a CPU
+with bf16 instructions (AVX512-BF16, AMX) the forward and backward passes run under bf16 autocast,
+2-3x faster than fp32 (--precision fp32 turns that off). --group-size N builds each batch from runs
+of N pairs out of one source folder, so in-batch negatives include code of the query's own module.
 
     python scripts/harvest_corpus.py --out corpus.jsonl
     python scripts/train_adapter.py corpus.jsonl [--out codeqa/adapters/code-minilm-lora.safetensors]
@@ -35,7 +38,48 @@ from codeqa.adapter import ADAPTER_FILE, is_target, save_adapter  # noqa: E402
 from codeqa.embed import BASE_MODEL_ID  # noqa: E402
 
 DEFAULTS = {"rank": 16, "scale": 2.0, "temperature": 0.05, "lr": 5e-4, "batch_size": 128, "epochs": 2, "seed": 0,
-            "query_max_tokens": 64, "text_max_tokens": 128, "warmup_steps": 10, "weight_decay": 0.01}
+            "query_max_tokens": 64, "text_max_tokens": 128, "warmup_steps": 10, "weight_decay": 0.01,
+            "precision": "auto", "group_size": 0}
+HELP = {
+    "precision": "auto | fp32 | bf16. auto: bf16 autocast on a CPU with bf16 instructions (AVX512-BF16 or "
+                 "AMX: 2-3x faster here, the trainable weights stay fp32), fp32 anywhere else",
+    "group_size": "0: batches drawn at random from the whole corpus. N: batches made of runs of N pairs from "
+                  "one source folder (numpy/linalg, asyncio, ...), so that a query's in-batch negatives include "
+                  "code of its own module, the kind of code it must be told apart from in a search",
+}
+
+
+def cpu_has_bf16() -> bool:
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def resolve_precision(precision: str, device) -> str:
+    if precision == "auto":
+        return "bf16" if device.type == "cpu" and cpu_has_bf16() else "fp32"
+    if precision not in ("fp32", "bf16"):
+        raise SystemExit(f"--precision {precision!r}: use auto, fp32 or bf16")
+    return precision
+
+
+def batch_order(pairs: list[dict], batch_size: int, group_size: int, rng: random.Random) -> list[int]:
+    """The pair indexes of one epoch in batch order (len(pairs) // batch_size full batches are taken)."""
+    order = list(range(len(pairs)))
+    rng.shuffle(order)
+    if group_size <= 0:
+        return order
+    groups: dict[str, list[int]] = {}
+    for i in order:
+        source = pairs[i].get("source", "")
+        groups.setdefault(source.rsplit("/", 1)[0] if "/" in source else ".", []).append(i)
+    runs = [members[k:k + group_size] for members in groups.values() for k in range(0, len(members), group_size)]
+    rng.shuffle(runs)
+    full = [r for r in runs if len(r) == group_size]  # short runs (a folder's remainder) fill the batches' ends
+    rest = [i for r in runs if len(r) < group_size for i in r]
+    return [i for r in full for i in r] + rest
 
 
 class LoRALinear(nn.Module):
@@ -69,7 +113,7 @@ def add_lora(encoder: nn.Module, rank: int, scale: float) -> dict[str, LoRALinea
 def embed(encoder, tokenizer, texts: list[str], max_tokens: int, device) -> torch.Tensor:
     """Mean pooling + L2 norm, exactly what the sentence-transformers pipeline of the model does."""
     batch = tokenizer(texts, padding=True, truncation=True, max_length=max_tokens, return_tensors="pt").to(device)
-    hidden = encoder(**batch).last_hidden_state
+    hidden = encoder(**batch).last_hidden_state.float()  # pooled in fp32 under bf16 autocast too
     mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
     pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
     return nn.functional.normalize(pooled, dim=-1)
@@ -80,7 +124,7 @@ def main() -> None:
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "codeqa" / "adapters" / ADAPTER_FILE)
     for key, value in DEFAULTS.items():
-        parser.add_argument(f"--{key.replace('_', '-')}", type=type(value), default=value)
+        parser.add_argument(f"--{key.replace('_', '-')}", type=type(value), default=value, help=HELP.get(key))
     parser.add_argument("--limit", type=int, default=0, help="use only the first N pairs (for a quick try)")
     args = parser.parse_args()
     config = {key: getattr(args, key) for key in DEFAULTS}
@@ -90,6 +134,8 @@ def main() -> None:
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.type == "cpu":
         torch.set_num_threads(os.cpu_count() or 1)
+    precision = resolve_precision(args.precision, device)
+    config["precision"] = precision
     raw = args.corpus.read_bytes()
     pairs = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
     if args.limit:
@@ -112,16 +158,17 @@ def main() -> None:
     order_rng = random.Random(args.seed)
     losses: list[float] = []
     started = time.perf_counter()
-    print(f"{len(pairs)} pairs, {sum(p.numel() for p in params):,} trainable parameters, {total} steps on {device}",
+    print(f"{len(pairs)} pairs, {sum(p.numel() for p in params):,} trainable parameters, {total} steps on {device} "
+          f"({precision})",
           file=sys.stderr, flush=True)
     for epoch in range(args.epochs):
-        order = list(range(len(pairs)))
-        order_rng.shuffle(order)
+        order = batch_order(pairs, args.batch_size, args.group_size, order_rng)
         for step in range(steps_per_epoch):
             batch = [pairs[i] for i in order[step * args.batch_size:(step + 1) * args.batch_size]]
-            q = embed(encoder, tokenizer, [p["query"] for p in batch], args.query_max_tokens, device)
-            d = embed(encoder, tokenizer, [p["text"] for p in batch], args.text_max_tokens, device)
-            logits = q @ d.T / args.temperature
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
+                q = embed(encoder, tokenizer, [p["query"] for p in batch], args.query_max_tokens, device)
+                d = embed(encoder, tokenizer, [p["text"] for p in batch], args.text_max_tokens, device)
+            logits = q.float() @ d.float().T / args.temperature
             loss = nn.functional.cross_entropy(logits, torch.arange(len(batch), device=device))
             optimizer.zero_grad()
             loss.backward()
