@@ -460,7 +460,10 @@ def _parse_and_chunk_all(files: list[SourceFile], settings: Settings,
     # one a single file has is left to the worker that meets it (the other goes on parsing meanwhile)
     for language, count in Counter(f.language for f in files if f.language).items():
         if count > 1 and method == "fork":
-            prepare_language(language)
+            try:
+                prepare_language(language)
+            except Exception:  # a grammar that fails to load: each of its files reports that, in its worker
+                pass
     done = 0
     gc.freeze()  # the workers' garbage collections then leave the parent's objects (and their pages) alone
     try:
