@@ -4,10 +4,10 @@ LoRA rank 16, scale 2, on every query/key/value/dense linear layer of the encode
 with in-batch negatives (temperature 0.05); AdamW lr 5e-4 with a short warm-up and linear decay;
 batch 128; 2 epochs; seed 0. Queries are the raw docstring paragraphs, documents the index-shaped
 texts from scripts/harvest_corpus.py. Uses a GPU when there is one, the CPU otherwise. The defaults
-reproduce the shipped adapter (fp32). --precision bf16 runs the passes under bf16 autocast, 2-3x
-faster on a CPU with bf16 instructions (AVX512-BF16, AMX), for experiments; --group-size N builds
-each batch from runs of N pairs out of one source folder, so in-batch negatives include code of the
-query's own module.
+reproduce the shipped adapter (fp32). For experiments: --precision bf16 runs the passes under bf16
+autocast (about 1.25x faster on this project's 2-core CPU with AVX512-BF16, and a different
+adapter); --group-size N builds each batch from runs of N pairs out of one source folder, so
+in-batch negatives include code of the query's own module.
 
     python scripts/harvest_corpus.py --out corpus.jsonl
     python scripts/train_adapter.py corpus.jsonl [--out codeqa/adapters/code-minilm-lora.safetensors]
@@ -42,7 +42,7 @@ DEFAULTS = {"rank": 16, "scale": 2.0, "temperature": 0.05, "lr": 5e-4, "batch_si
             "query_max_tokens": 64, "text_max_tokens": 128, "warmup_steps": 10, "weight_decay": 0.01,
             "precision": "fp32", "group_size": 0}
 HELP = {
-    "precision": "fp32 | bf16 | auto. bf16: autocast on the CPU (2-3x faster on one with AVX512-BF16 or AMX; "
+    "precision": "fp32 | bf16 | auto. bf16: autocast on the CPU (~1.25x faster on one with AVX512-BF16 or AMX; "
                  "the trainable weights stay fp32) - a different adapter from the shipped one, which is fp32. "
                  "auto: bf16 on such a CPU, fp32 anywhere else",
     "group_size": "0: batches drawn at random from the whole corpus. N: batches made of runs of N pairs from "
