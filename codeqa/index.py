@@ -458,8 +458,9 @@ def _parse_and_chunk_all(files: list[SourceFile], settings: Settings,
     jobs.sort(key=lambda job: -job[0].size)
     # a language most files share is prepared once, before the fork, not in every worker at once;
     # one a single file has is left to the worker that meets it (the other goes on parsing meanwhile)
-    for language, count in Counter(f.language for f in files if f.language).items():
-        if count > 1 and method == "fork":
+    if method == "fork":  # spawned workers would not inherit it
+        counts = Counter(f.language for f in files if f.language)
+        for language in (lang for lang, count in counts.items() if count > 1):
             try:
                 prepare_language(language)
             except Exception:  # a grammar that fails to load: each of its files reports that, in its worker

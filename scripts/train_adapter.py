@@ -67,16 +67,21 @@ def resolve_precision(precision: str, device) -> str:
     return precision
 
 
-def batch_order(pairs: list[dict], batch_size: int, group_size: int, rng: random.Random) -> list[int]:
-    """The pair indexes of one epoch in batch order (len(pairs) // batch_size full batches are taken)."""
+def source_folder(pair: dict) -> str:
+    """The folder of the file a pair comes from ("numpy/linalg"; "." for a top-level module)."""
+    source = pair.get("source", "")
+    return source.rsplit("/", 1)[0] if "/" in source else "."
+
+
+def batch_order(pairs: list[dict], group_size: int, rng: random.Random) -> list[int]:
+    """The pair indexes of one epoch in batch order (the caller takes the full batches from the front)."""
     order = list(range(len(pairs)))
     rng.shuffle(order)
     if group_size <= 0:
         return order
     groups: dict[str, list[int]] = {}
     for i in order:
-        source = pairs[i].get("source", "")
-        groups.setdefault(source.rsplit("/", 1)[0] if "/" in source else ".", []).append(i)
+        groups.setdefault(source_folder(pairs[i]), []).append(i)
     runs = [members[k:k + group_size] for members in groups.values() for k in range(0, len(members), group_size)]
     rng.shuffle(runs)
     full = [r for r in runs if len(r) == group_size]  # short runs (a folder's remainder) fill the batches' ends
@@ -164,7 +169,7 @@ def main() -> None:
           f"({precision})",
           file=sys.stderr, flush=True)
     for epoch in range(args.epochs):
-        order = batch_order(pairs, args.batch_size, args.group_size, order_rng)
+        order = batch_order(pairs, args.group_size, order_rng)
         for step in range(steps_per_epoch):
             batch = [pairs[i] for i in order[step * args.batch_size:(step + 1) * args.batch_size]]
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):

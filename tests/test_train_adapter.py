@@ -63,15 +63,16 @@ def test_the_same_seed_trains_the_same_adapter(tmp_path):
 def test_grouped_batches_hold_runs_of_one_source_folder_and_every_pair_once():
     import random
 
-    from train_adapter import batch_order
+    from train_adapter import batch_order, source_folder
 
     pairs = [{"source": f"{folder}/m{i}.py:{i}"} for folder in ("numpy/linalg", "asyncio", "json") for i in range(10)]
     pairs += [{"source": f"top{i}.py:1"} for i in range(5)]  # a module at the top: folder "."
-    order = batch_order(pairs, 8, 4, random.Random(0))
+    assert source_folder(pairs[0]) == "numpy/linalg" and source_folder(pairs[-1]) == "."
+    order = batch_order(pairs, 4, random.Random(0))
     assert sorted(order) == list(range(len(pairs)))
-    folder = [pairs[i]["source"].rsplit("/", 1)[0] if "/" in pairs[i]["source"] else "." for i in order]
+    folder = [source_folder(pairs[i]) for i in order]
     full_runs = [folder[k:k + 4] for k in range(0, 7 * 4, 4)]  # 3 folders x 2 runs of 4, 1 of the 5 tops
     assert all(len(set(run)) == 1 for run in full_runs)
     assert len(set(folder[28:])) == 4  # the remainders (2, 2, 2, 1) come last
-    assert batch_order(pairs, 8, 4, random.Random(0)) == order  # seeded
-    assert batch_order(pairs, 8, 0, random.Random(0)) != order  # ungrouped: a plain shuffle
+    assert batch_order(pairs, 4, random.Random(0)) == order  # seeded
+    assert batch_order(pairs, 0, random.Random(0)) != order  # ungrouped: a plain shuffle
