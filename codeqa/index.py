@@ -202,11 +202,13 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
             _report_from_state(report, state)  # nothing to do, and no need to open Qdrant to know it
         else:
             _remove_state(index_dir)  # from here on the index may be half-updated until the run ends
-            store = open_store(repo, settings, create=True)
-            try:
-                _run(repo, index_dir, settings, walked.files, store, embedder, full, progress, report)
-            finally:
-                store.close()
+            # parse workers start before the store opens, and get ready meanwhile
+            with parse_workers(_likely_changed(state, wanted_meta, walked.files), settings) as pool:
+                store = open_store(repo, settings, create=True)
+                try:
+                    _run(repo, index_dir, settings, walked.files, store, embedder, full, progress, report, pool)
+                finally:
+                    store.close()
             if not settings.qdrant_url:
                 _write_state(index_dir, wanted_meta, walked.files, report)
     report.model_loaded = bool(getattr(embedder, "loaded", True))
@@ -234,6 +236,16 @@ def _state_is_current(state: dict, wanted_meta: dict, files: Sequence[SourceFile
     if any(meta.get(k) != wanted_meta[k] for k in ("model_id", "chunker_version", "codeqa_version")):
         return False
     return state.get("files") == {f.path: f.sha256 for f in files}
+
+
+def _likely_changed(state: dict | None, wanted_meta: dict, files: Sequence[SourceFile]) -> list[SourceFile]:
+    """The files this run will probably parse, told from state.json before the store is open: all of
+    them without a state or after a model or chunker change. (The manifest has the last word.)"""
+    meta = (state or {}).get("meta") or {}
+    if state is None or any(meta.get(k) != wanted_meta[k] for k in ("model_id", "chunker_version")):
+        return list(files)
+    known = state.get("files") or {}
+    return [f for f in files if known.get(f.path) != f.sha256]
 
 
 def _report_from_state(report: IndexReport, state: dict) -> None:
@@ -275,7 +287,8 @@ def _remove_state(index_dir: Path) -> None:
 # ---- the run ---------------------------------------------------------------------------------
 
 def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: QdrantStore,
-         embedder: Embedder, full: bool, progress: ProgressCallback, report: IndexReport) -> None:
+         embedder: Embedder, full: bool, progress: ProgressCallback, report: IndexReport,
+         pool: ProcessPoolExecutor | None = None) -> None:
     meta = store.read_meta()
     wanted_meta = index_meta(embedder)
     stale_model = bool(meta) and any(meta.get(k) != wanted_meta[k] for k in ("model_id", "chunker_version") if wanted_meta[k])
@@ -316,9 +329,12 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     cache_dir.mkdir(parents=True, exist_ok=True)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
     progress("parse", 0, len(changed))
-    for done, (pf, chunks) in enumerate(_parse_and_chunk_all(changed, settings, cache_dir), start=1):
-        fresh[pf.file.path] = (pf, chunks)
-        progress("parse", done, len(changed))
+    with _gc_paused():  # results are many small objects: see resolve_references below
+        for done, (pf, chunks) in enumerate(_parse_and_chunk_all(changed, settings, cache_dir, pool), start=1):
+            fresh[pf.file.path] = (pf, chunks)
+            progress("parse", done, len(changed))
+    if pool is not None:
+        pool.shutdown()  # idle workers hold memory through the embedding
     parsed: list[ParsedFile] = []
     for f in files:
         if f.path in fresh:
@@ -431,62 +447,97 @@ def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list
 
 
 def _parse_chunk_and_cache(job: tuple[SourceFile, int, int, Path]) -> tuple[ParsedFile, list[Chunk]]:
-    """One changed file, its parse cached on disk (in the worker, so the parent never pickles twice)."""
+    """One changed file, its parse cached on disk."""
     file, max_chars, min_chars, cache_dir = job
     parsed, chunks = _parse_and_chunk((file, max_chars, min_chars))
     _save_parsed(cache_dir, parsed)
     return parsed, chunks
 
 
-def _parse_and_chunk_all(files: list[SourceFile], settings: Settings,
-                         cache_dir: Path) -> Iterator[tuple[ParsedFile, list[Chunk]]]:
-    """Parse and chunk `files`: in order here, or in worker processes when there are enough of them.
+def _parse_chunk_and_cache_in_worker(job: tuple[SourceFile, int, int, Path]) -> tuple[bytes, list[Chunk]]:
+    """_parse_chunk_and_cache in a worker: the ParsedFile goes back pickled as the cache holds it, so
+    it is pickled once for both."""
+    file, max_chars, min_chars, cache_dir = job
+    parsed, chunks = _parse_and_chunk((file, max_chars, min_chars))
+    return _save_parsed(cache_dir, parsed), chunks
 
-    Linux forks the workers (they start in milliseconds with every module already imported); other
-    systems spawn them. Workers take the biggest files first, so none is left with a big one at the
-    end while the others idle; results come back in that order. A worker pool that breaks (a worker
-    killed, out of memory) costs nothing but time: the files it had not returned are parsed here.
+
+def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, cache_dir: Path,
+                         pool: ProcessPoolExecutor | None = None) -> Iterator[tuple[ParsedFile, list[Chunk]]]:
+    """Parse and chunk `files`: in `pool` (see parse_workers) when given, in workers started now when
+    there are enough files, else in order here. Workers take the biggest files first (results come back in that order).
+
+    A worker pool that breaks (a worker killed, out of memory) costs nothing but time: the files it
+    had not returned are parsed here.
+    """
+    if pool is None and _worker_count(files, settings) > 1:
+        with parse_workers(files, settings) as own:
+            yield from _parse_and_chunk_all(files, settings, cache_dir, own)
+        return
+    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars, cache_dir) for f in files]
+    if pool is None:
+        yield from map(_parse_chunk_and_cache, jobs)
+        return
+    jobs.sort(key=lambda job: -job[0].size)  # no worker is left with a big file at the end while the other idles
+    done = 0
+    try:
+        for blob, chunks in pool.map(_parse_chunk_and_cache_in_worker, jobs, chunksize=PARSE_JOBS_PER_TASK):
+            yield pickle.loads(blob), chunks
+            done += 1
+    except BrokenProcessPool:
+        yield from map(_parse_chunk_and_cache, jobs[done:])
+
+
+def _worker_count(files: Sequence[SourceFile], settings: Settings) -> int:
+    """How many parse workers `files` are worth: 1 (parse here) below PARALLEL_PARSE_MIN_FILES."""
+    workers = min(settings.parse_workers or min(os.cpu_count() or 1, 8), len(files))
+    return workers if len(files) >= PARALLEL_PARSE_MIN_FILES[_start_method()] else 1
+
+
+def _start_method() -> str:
+    return "fork" if sys.platform.startswith("linux") else "spawn"
+
+
+@contextmanager
+def parse_workers(files: Sequence[SourceFile], settings: Settings) -> Iterator[ProcessPoolExecutor | None]:
+    """Parse worker processes for `files`, started now (None when too few files are expected).
+
+    An index run starts them before it opens the store, so that each worker builds the parsers and
+    compiles the queries (~0.1 s for a big query set) while the parent opens Qdrant, instead of on
+    the way of the parse. Linux forks them (they start in milliseconds, every module imported);
+    other systems spawn them. The pool is shut down on leaving, or earlier by its user.
     """
     import multiprocessing
 
-    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars, cache_dir) for f in files]
-    workers = settings.parse_workers or min(os.cpu_count() or 1, 8)
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    if len(jobs) < PARALLEL_PARSE_MIN_FILES[method] or workers < 2:
-        yield from map(_parse_chunk_and_cache, jobs)
+    workers = _worker_count(files, settings)
+    if workers < 2:
+        yield None
         return
-    jobs.sort(key=lambda job: -job[0].size)
-    # a language most files share is prepared once, before the fork, not in every worker at once;
-    # one a single file has is left to the worker that meets it (the other goes on parsing meanwhile)
-    if method == "fork":  # spawned workers would not inherit it
-        counts = Counter(f.language for f in files if f.language)
-        for language in (lang for lang, count in counts.items() if count > 1):
-            try:
-                prepare_language(language)
-            except Exception:  # a grammar that fails to load: each of its files reports that, in its worker
-                pass
-    done = 0
-    gc.freeze()  # the workers' garbage collections then leave the parent's objects (and their pages) alone
+    counts = Counter(f.language for f in files if f.language)
+    # languages most files share are prepared in every worker; one a single file has is left to
+    # the worker that meets it
+    languages = tuple(sorted(lang for lang, count in counts.items() if count > 1))
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(), languages),
+                               mp_context=multiprocessing.get_context(_start_method()))
     try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_start_worker, initargs=(os.getpid(),),
-                                 mp_context=multiprocessing.get_context(method)) as pool:
+        gc.freeze()  # the workers' garbage collections then leave the parent's objects (and their pages) alone
+        try:
             with warnings.catch_warnings():  # 3.12+ warns about forking a threaded process: see _start_worker
                 warnings.simplefilter("ignore", DeprecationWarning)
-                results = pool.map(_parse_chunk_and_cache, jobs, chunksize=PARSE_JOBS_PER_TASK)  # forks here
-            for result in results:
-                yield result
-                done += 1
-    except BrokenProcessPool:
-        yield from map(_parse_chunk_and_cache, jobs[done:])
+                for _ in range(workers):
+                    pool.submit(int)  # a forking pool starts all its workers at the first task: now
+        finally:
+            gc.unfreeze()
+        yield pool
     finally:
-        gc.unfreeze()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _start_worker(parent: int) -> None:
+def _start_worker(parent: int, languages: Sequence[str] = ()) -> None:
     """A parse worker dies with the index run that started it: killed mid-run (Ctrl-C, SIGKILL), the
     run must not leave workers behind holding its lock and output pipes. A forked worker has a copy of
     the parent's stdout/stderr objects whose locks another thread (the progress display's) may have held
-    at the fork: it never writes to them, not even the flush at exit."""
+    at the fork: it never writes to them, not even the flush at exit. Then it prepares `languages`."""
     sys.stdout = sys.stderr = open(os.devnull, "w")
     if sys.platform.startswith("linux"):
         try:
@@ -497,6 +548,11 @@ def _start_worker(parent: int) -> None:
             pass
     if os.getppid() != parent:  # the parent died before the line above
         os._exit(1)
+    for language in languages:
+        try:
+            prepare_language(language)
+        except Exception:  # a grammar that fails to load: each of its files reports that when parsed
+            pass
 
 
 def _cache_key(file: SourceFile) -> str:
@@ -505,10 +561,13 @@ def _cache_key(file: SourceFile) -> str:
     return hashlib.sha256(f"{PARSE_CACHE_VERSION}\0{file.path}\0{file.sha256}".encode()).hexdigest()
 
 
-def _save_parsed(cache_dir: Path, parsed: ParsedFile) -> None:
+def _save_parsed(cache_dir: Path, parsed: ParsedFile) -> bytes:
+    """Write `parsed` to the cache; returns its pickle."""
+    blob = pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL)
     tmp = cache_dir / f"{_cache_key(parsed.file)}.tmp"
-    tmp.write_bytes(pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL))
+    tmp.write_bytes(blob)
     tmp.replace(cache_dir / f"{_cache_key(parsed.file)}.pkl")
+    return blob
 
 
 def _prune_parse_cache(cache_dir: Path, files: Sequence[SourceFile]) -> None:

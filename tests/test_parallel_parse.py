@@ -42,7 +42,7 @@ def _record_pids(monkeypatch, log: Path):
     def recording(cache_dir, parsed):
         with open(log, "a") as fh:
             fh.write(f"{os.getpid()}\n")
-        save(cache_dir, parsed)
+        return save(cache_dir, parsed)
 
     monkeypatch.setattr(index, "_save_parsed", recording)  # forked workers inherit the patch
 
