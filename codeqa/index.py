@@ -343,7 +343,11 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             cached = _load_parsed(cache_dir, f)
             parsed.append(cached if cached is not None else _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars))[0])
     report.partial = sorted((pf.file.path, pf.error) for pf in parsed if pf.error)
-    report.graph_seconds = time.perf_counter() - graph_started
+    # references over the whole project: a change in one file can retarget references in others.
+    # Resolved now, while the parse results are fresh in memory; stored after the chunks.
+    with _gc_paused():  # a burst of small objects: collections mid-way would walk the whole heap again and again
+        references = resolve_references(parsed)
+    report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve, not the writes
 
     # embed + store, file batch by file batch; a file's manifest entry gets its hash last
     total_chunks = sum(len(c) for _, c in fresh.values())
@@ -380,12 +384,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     report.embedding_seconds = embed_seconds
     report.chunks_per_second = embedded / embed_seconds if embed_seconds > 0 else 0.0
 
-    # references over the whole project: a change in one file can retarget references in others
     progress("references", 0, 1)
-    t0 = time.perf_counter()
-    with _gc_paused():  # a burst of small objects: collections mid-way would walk the whole heap again and again
-        references = resolve_references(parsed)
-    report.graph_seconds += time.perf_counter() - t0  # the graph stage: parse + chunk + resolve, not the writes
     store.replace_references(references)
     store.flush(store.references)
     progress("references", 1, 1)
