@@ -353,11 +353,17 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     total_chunks = sum(len(c) for _, c in fresh.values())
     cache = EmbeddingCache(index_dir / "embeddings.sqlite")
     embedded = 0
-    embed_seconds = 0.0
-    if total_chunks and hasattr(embedder, "load"):
-        progress("model", 0, 1)
-        embedder.load()  # timed apart from encoding so chunks/s means encoding speed
-        progress("model", 1, 1)
+    embed_seconds = load_seconds = 0.0
+
+    def load_model() -> None:  # before the first text the cache lacks: with every vector cached, never
+        nonlocal load_seconds
+        if hasattr(embedder, "load") and not getattr(embedder, "loaded", False):
+            t = time.perf_counter()
+            progress("model", 0, 1)
+            embedder.load()
+            progress("model", 1, 1)
+            load_seconds += time.perf_counter() - t  # timed apart from encoding so chunks/s means encoding speed
+
     try:
         batch_files = [fresh[f.path] for f in changed]
         for start in range(0, len(batch_files), FILE_BATCH):
@@ -367,7 +373,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             texts = [chunk_embedding_text(c, by_id) for c in chunks]
             t0 = time.perf_counter()
             vectors = _embed_with_cache(embedder, cache, texts, settings.embedding_batch_size,
-                                        lambda n: progress("embed", embedded + n, total_chunks))
+                                        lambda n: progress("embed", embedded + n, total_chunks), load_model)
             embed_seconds += time.perf_counter() - t0
             embedded += len(chunks)
             report.chunks_embedded += len(chunks)
@@ -381,7 +387,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             progress("store", min(start + FILE_BATCH, len(batch_files)), len(batch_files))
     finally:
         cache.close()
-    report.embedding_seconds = embed_seconds
+    report.embedding_seconds = embed_seconds - load_seconds
     report.chunks_per_second = embedded / embed_seconds if embed_seconds > 0 else 0.0
 
     progress("references", 0, 1)
@@ -413,11 +419,13 @@ def _gc_paused():
 
 
 def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[str], batch_size: int,
-                      on_progress: Callable[[int], None]):
+                      on_progress: Callable[[int], None], before_encoding: Callable[[], None] = lambda: None):
     import numpy as np
 
     found = cache.get_many(embedder.model_id, texts)
     missing = list(dict.fromkeys(t for t in texts if cache.key(t) not in found))
+    if missing:
+        before_encoding()
     step = max(batch_size * 4, 1)
     for start in range(0, len(missing), step):
         part = missing[start:start + step]

@@ -58,6 +58,17 @@ def test_no_change_reindex_does_not_load_the_model(repo, settings, embedder):
     assert _snapshot(repo, settings) == before
 
 
+def test_reindex_with_every_vector_cached_does_not_load_the_model(repo, settings, embedder):
+    """A branch switched back and forth: the files change, their chunks were embedded before."""
+    first = index_repo(repo, settings, embedder=embedder)
+    before = _snapshot(repo, settings)
+    fresh = SentenceTransformerEmbedder()  # not loaded yet
+    report = index_repo(repo, settings, full=True, embedder=fresh)
+    assert not report.nothing_to_do and report.files_changed == first.files_changed > 0
+    assert report.chunks_embedded == report.chunks == first.chunks and not fresh.loaded
+    assert _snapshot(repo, settings) == before
+
+
 def test_changed_and_deleted_files(repo, settings, embedder):
     index_repo(repo, settings, embedder=embedder)
     (repo / "app" / "formatting.py").write_text(
