@@ -9,8 +9,9 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 from dataclasses import asdict
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Sequence
 
 from .config import Settings
@@ -193,11 +194,20 @@ def _print_index_summary(report, console) -> None:
     console.print(table)
     for item in d["partial"][:20]:
         console.print(f"[yellow]partially parsed[/] {escape(item['path'])}: {escape(item['reason'])}")
-    for item in d["skipped"][:20]:
+    # files of no source language are many and expected (data, configs): counted by extension;
+    # the other reasons (secrets, binaries, unreadable...) are listed file by file
+    listed = [item for item in d["skipped"] if item["reason"] != "not-source"]
+    for item in listed[:20]:
         detail = f": {item['detail']}" if item.get("detail") else ""
         console.print(f"[dim]skipped {escape(item['path'])} ({item['reason']}{escape(detail)})[/]")
-    if len(d["skipped"]) > 20:
-        console.print(f"[dim]... and {len(d['skipped']) - 20} more skipped files (see --json)[/]")
+    if len(listed) > 20:
+        console.print(f"[dim]... and {len(listed) - 20} more skipped files (see --json)[/]")
+    kinds = Counter(PurePosixPath(item["path"]).suffix or PurePosixPath(item["path"]).name
+                    for item in d["skipped"] if item["reason"] == "not-source")
+    if kinds:
+        shown = ", ".join(f"{escape(kind)} {n}" for kind, n in kinds.most_common(8))
+        more = ", ..." if len(kinds) > 8 else ""
+        console.print(f"[dim]not indexed (no source language): {sum(kinds.values())} files ({shown}{more}; see --json)[/]")
 
 
 def cmd_search(args, settings: Settings) -> int:

@@ -50,6 +50,18 @@ def test_index_json_summary(capsys, tmp_path):
     assert summary["graph_files_per_second"] > 0 and summary["chunks"] > 0
 
 
+
+def test_index_summary_lists_problem_skips_and_counts_files_of_no_language(capsys, tmp_path):
+    repo = copy_fixture_repo(tmp_path / "repo")
+    for name in ("a.csv", "b.csv", "c.dat"):
+        (repo / name).write_text("1,2\n")
+    code, _, err = run(capsys, "index", str(repo))  # the summary goes to stderr, with the progress
+    out = " ".join(err.split())  # the console wraps long lines
+    assert code == 0
+    assert "skipped .env (secret)" in out and "skipped weird.py (binary)" in out
+    assert "(not-source)" not in out
+    assert "not indexed (no source language): 4 files (.csv 2, .gitignore 1, .dat 1; see --json)" in out
+
 def test_search_json_shape_and_exact_text(capsys, indexed_repo):
     code, out, _ = run(capsys, "search", "split text into lowercase words", "--repo", str(indexed_repo), "--json", "--top-k", "5")
     assert code == 0
