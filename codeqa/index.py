@@ -387,7 +387,8 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             progress("store", min(start + FILE_BATCH, len(batch_files)), len(batch_files))
     finally:
         cache.close()
-    report.embedding_seconds = embed_seconds - load_seconds
+    embed_seconds -= load_seconds
+    report.embedding_seconds = embed_seconds
     report.chunks_per_second = embedded / embed_seconds if embed_seconds > 0 else 0.0
 
     progress("references", 0, 1)
@@ -472,7 +473,8 @@ def _parse_chunk_and_cache_in_worker(job: tuple[SourceFile, int, int, Path]) -> 
 def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, cache_dir: Path,
                          pool: ProcessPoolExecutor | None = None) -> Iterator[tuple[ParsedFile, list[Chunk]]]:
     """Parse and chunk `files`: in `pool` (see parse_workers) when given, in workers started now when
-    there are enough files, else in order here. Workers take the biggest files first (results come back in that order).
+    there are enough files, else in order here. Workers take the biggest files first, and results
+    come back in that order.
 
     A worker pool that breaks (a worker killed, out of memory) costs nothing but time: the files it
     had not returned are parsed here.
