@@ -71,3 +71,35 @@ def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch)
 
     monkeypatch.setattr(index, "_parse_and_chunk", dying)
     assert sorted(_run(project, tmp_path / "broken", workers=2), key=lambda r: r[0].file.path) == serial
+
+
+def test_an_index_run_parses_in_workers_started_before_the_store_opens(project, tmp_path, monkeypatch, embedder):
+    from codeqa.index import index_repo, open_store
+
+    def snapshot(settings):
+        store = open_store(project, settings)
+        try:
+            return (sorted(s.id for s in store.all_symbols()),
+                    sorted((r.path, r.line, r.column, r.target_ids) for r in store.all_references()),
+                    sorted((h.path, h.start_line, h.end_line) for p in sorted(store.manifest()) for h in store.chunks_in_file(p)))
+        finally:
+            store.close()
+
+    serial = Settings(parse_workers=1, index_dir=tmp_path / "serial")
+    index_repo(project, serial, embedder=embedder)
+    opened, started = [], []
+    monkeypatch.setattr(index, "open_store", lambda *a, **k: opened.append(len(started)) or open_store(*a, **k))
+    start = index.parse_workers
+
+    def recording(files, settings):
+        started.append(len(files))
+        return start(files, settings)
+
+    monkeypatch.setattr(index, "parse_workers", recording)
+    log = tmp_path / "pids"
+    _record_pids(monkeypatch, log)
+    parallel = Settings(parse_workers=2, index_dir=tmp_path / "parallel")
+    report = index_repo(project, parallel, embedder=embedder)
+    assert started == [MODULES + 1] and opened == [1]  # the pool was started before the store opened
+    assert len(set(log.read_text().split())) == 2 and report.files_changed == MODULES + 1
+    assert snapshot(parallel) == snapshot(serial)
