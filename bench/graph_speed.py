@@ -5,8 +5,8 @@
   and compile their queries meanwhile, so the compile is not on the graph stage's way. Embedding is
   done by a constant stand-in: the model's time is not part of this stage, and a real one would
   make each run a minute long.
-- cold: parse + chunk + resolve alone, the workers started (and the queries compiled) inside the
-  measured time: what the stage costs with nothing to hide the compile behind.
+- cold: `index.graph_stage` alone (parse + chunk + resolve), the workers started (and the queries
+  compiled) inside the measured time: what the stage costs with nothing to hide the compile behind.
 
     python bench/graph_speed.py REPO [REPO ...] [--runs 3]
 
@@ -29,18 +29,13 @@ from pathlib import Path
 from codeqa import index
 from codeqa.config import Settings
 from codeqa.files import walk_repository
-from codeqa.graph import resolve_references
 
 files = walk_repository(Path(sys.argv[1])).files
 with tempfile.TemporaryDirectory() as cache:
     t0 = time.perf_counter()
-    with index._gc_paused():
-        parsed = [pf for pf, _ in index._parse_and_chunk_all(files, Settings(), Path(cache))]
-    t1 = time.perf_counter()
-    with index._gc_paused():
-        references = resolve_references(parsed)
-    t2 = time.perf_counter()
-print(json.dumps({"files": len(files), "seconds": t2 - t0, "detail": f"parse {t1 - t0:.3f} s  resolve {t2 - t1:.3f} s"}))
+    _, parsed, references = index.graph_stage(files, files, Settings(), Path(cache))
+    seconds = time.perf_counter() - t0
+print(json.dumps({"files": len(files), "seconds": seconds, "detail": f"{len(references)} references"}))
 """
 
 INDEX_RUN = """

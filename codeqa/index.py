@@ -47,11 +47,12 @@ from .files import read_source_text, redact_source, walk_repository
 from .graph import resolve_references
 from .parse import parse_source, prepare_language
 from .store import ManifestEntry, QdrantStore, dir_size
-from .types import Chunk, ParsedFile, SkippedFile, SourceFile
+from .types import Chunk, ParsedFile, Reference, SkippedFile, SourceFile
 
 # Bump when chunk boundaries or embedded text change: old indexes then need --full.
 CHUNKER_VERSION = "2"  # 2: credentials redacted before chunking
 PARSE_CACHE_VERSION = "1"
+VECTOR_META_KEYS = ("model_id", "chunker_version")  # index meta that, changed, makes every stored chunk stale
 # Below these many changed files, starting worker processes costs more than it saves: a forked
 # worker starts in milliseconds (it inherits the imported modules); a spawned one imports everything
 # and compiles its queries first (~0.4 s), so it only pays on big projects.
@@ -233,7 +234,7 @@ def _read_state(index_dir: Path) -> dict | None:
 
 def _state_is_current(state: dict, wanted_meta: dict, files: Sequence[SourceFile]) -> bool:
     meta = state.get("meta") or {}
-    if any(meta.get(k) != wanted_meta[k] for k in ("model_id", "chunker_version", "codeqa_version")):
+    if any(meta.get(k) != wanted_meta[k] for k in (*VECTOR_META_KEYS, "codeqa_version")):
         return False
     return state.get("files") == {f.path: f.sha256 for f in files}
 
@@ -242,7 +243,7 @@ def _likely_changed(state: dict | None, wanted_meta: dict, files: Sequence[Sourc
     """The files this run will probably parse, told from state.json before the store is open: all of
     them without a state or after a model or chunker change. (The manifest has the last word.)"""
     meta = (state or {}).get("meta") or {}
-    if state is None or any(meta.get(k) != wanted_meta[k] for k in ("model_id", "chunker_version")):
+    if state is None or any(meta.get(k) != wanted_meta[k] for k in VECTOR_META_KEYS):
         return list(files)
     known = state.get("files") or {}
     return [f for f in files if known.get(f.path) != f.sha256]
@@ -291,7 +292,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
          pool: ProcessPoolExecutor | None = None) -> None:
     meta = store.read_meta()
     wanted_meta = index_meta(embedder)
-    stale_model = bool(meta) and any(meta.get(k) != wanted_meta[k] for k in ("model_id", "chunker_version") if wanted_meta[k])
+    stale_model = bool(meta) and any(meta.get(k) != wanted_meta[k] for k in VECTOR_META_KEYS if wanted_meta[k])
     if full or stale_model or store.has_orphans():
         store.drop_all()  # vectors from two models must never mix
         meta = {}
@@ -323,31 +324,11 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     store.delete_manifest(deleted)
     progress("delete", len(stale), len(stale))
 
-    # parse + chunk the changed files (in worker processes when there are many)
-    graph_started = time.perf_counter()
     cache_dir = index_dir / "parsed"
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
-    progress("parse", 0, len(changed))
-    with _gc_paused():  # results are many small objects: see resolve_references below
-        for done, (pf, chunks) in enumerate(_parse_and_chunk_all(changed, settings, cache_dir, pool), start=1):
-            fresh[pf.file.path] = (pf, chunks)
-            progress("parse", done, len(changed))
-    if pool is not None:
-        pool.shutdown()  # idle workers hold memory through the embedding
-    parsed: list[ParsedFile] = []
-    for f in files:
-        if f.path in fresh:
-            parsed.append(fresh[f.path][0])
-        else:
-            cached = _load_parsed(cache_dir, f)
-            parsed.append(cached if cached is not None else _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars))[0])
-    report.partial = sorted((pf.file.path, pf.error) for pf in parsed if pf.error)
-    # references over the whole project: a change in one file can retarget references in others.
-    # Resolved now, while the parse results are fresh in memory; stored after the chunks.
-    with _gc_paused():  # a burst of small objects: collections mid-way would walk the whole heap again and again
-        references = resolve_references(parsed)
+    graph_started = time.perf_counter()
+    fresh, parsed, references = graph_stage(changed, files, settings, cache_dir, pool, progress)
     report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve, not the writes
+    report.partial = sorted((pf.file.path, pf.error) for pf in parsed if pf.error)
 
     # embed + store, file batch by file batch; a file's manifest entry gets its hash last
     total_chunks = sum(len(c) for _, c in fresh.values())
@@ -406,6 +387,37 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
                       "references_by_confidence": report.references_by_confidence, "chunks": report.chunks})
     store.flush()
     _prune_parse_cache(cache_dir, files)
+
+
+def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings: Settings, cache_dir: Path,
+                pool: ProcessPoolExecutor | None = None, progress: ProgressCallback | None = None
+                ) -> tuple[dict[str, tuple[ParsedFile, list[Chunk]]], list[ParsedFile], list[Reference]]:
+    """Parse + chunk the changed files (in worker processes when there are many; `pool` shut down
+    after), take the others' parses from the cache, and resolve references over the whole project:
+    a change in one file can retarget references in others. Returns the changed files' (parse,
+    chunks) by path, every file's parse in `files` order, and the resolved references."""
+    progress = progress or (lambda stage, done, total: None)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
+    progress("parse", 0, len(changed))
+    # the stage makes tens of thousands of small objects (parse results, references): garbage
+    # collections mid-way would walk the whole growing heap again and again
+    with _gc_paused():
+        for done, (pf, chunks) in enumerate(_parse_and_chunk_all(changed, settings, cache_dir, pool), start=1):
+            fresh[pf.file.path] = (pf, chunks)
+            progress("parse", done, len(changed))
+        if pool is not None:
+            pool.shutdown()  # idle workers would hold memory through the embedding
+        parsed: list[ParsedFile] = []
+        for f in files:
+            if f.path in fresh:
+                parsed.append(fresh[f.path][0])
+            else:
+                cached = _load_parsed(cache_dir, f)
+                parsed.append(cached if cached is not None
+                              else _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars))[0])
+        references = resolve_references(parsed)
+    return fresh, parsed, references
 
 
 @contextmanager
