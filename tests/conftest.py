@@ -53,6 +53,22 @@ def copy_fixture_repo(dest: Path) -> Path:
     return dest
 
 
+def index_snapshot(repo: Path, settings):
+    """What an index holds, comparable between runs: symbol ids, chunk spans, references with their
+    targets, the manifest's hashes."""
+    from codeqa.index import open_store
+
+    store = open_store(repo, settings)
+    try:
+        symbols = sorted(s.id for s in store.all_symbols())
+        chunks = sorted((r.payload["path"], r.payload["start_line"], r.payload["end_line"]) for r in store._scroll(store.chunks))
+        refs = sorted((r.path, r.line, r.column, r.target_ids) for r in store.all_references())
+        manifest = {p: e.sha256 for p, e in store.manifest().items()}
+        return symbols, chunks, refs, manifest
+    finally:
+        store.close()
+
+
 @pytest.fixture(scope="session")
 def indexed_repo(tmp_path_factory, embedder):
     """A copy of tests/fixtures/repo with a complete index (read-only for tests: copy it to modify)."""

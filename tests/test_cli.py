@@ -50,7 +50,6 @@ def test_index_json_summary(capsys, tmp_path):
     assert summary["graph_files_per_second"] > 0 and summary["chunks"] > 0
 
 
-
 def test_index_summary_lists_problem_skips_and_counts_files_of_no_language(capsys, tmp_path):
     repo = copy_fixture_repo(tmp_path / "repo")
     for name in ("a.csv", "b.csv", "c.dat"):
@@ -61,6 +60,7 @@ def test_index_summary_lists_problem_skips_and_counts_files_of_no_language(capsy
     assert "skipped .env (secret)" in out and "skipped weird.py (binary)" in out
     assert "(not-source)" not in out
     assert "not indexed (no source language): 4 files (.csv 2, .gitignore 1, .dat 1; see --json)" in out
+
 
 def test_search_json_shape_and_exact_text(capsys, indexed_repo):
     code, out, _ = run(capsys, "search", "split text into lowercase words", "--repo", str(indexed_repo), "--json", "--top-k", "5")

@@ -16,21 +16,9 @@ from codeqa.embed import SentenceTransformerEmbedder
 from codeqa.errors import IndexLockedError, IndexMismatchError
 from codeqa.index import index_lock, index_repo, index_status, open_store
 from codeqa.retrieve import Retriever
-from conftest import copy_fixture_repo
+from conftest import copy_fixture_repo, index_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _snapshot(repo: Path, settings: Settings):
-    store = open_store(repo, settings)
-    try:
-        symbols = sorted(s.id for s in store.all_symbols())
-        chunks = sorted((r.payload["path"], r.payload["start_line"], r.payload["end_line"]) for r in store._scroll(store.chunks))
-        refs = sorted((r.path, r.line, r.column, r.target_ids) for r in store.all_references())
-        manifest = {p: e.sha256 for p, e in store.manifest().items()}
-        return symbols, chunks, refs, manifest
-    finally:
-        store.close()
 
 
 @pytest.fixture
@@ -51,22 +39,22 @@ def test_report_of_a_full_index(repo, settings, embedder):
 
 def test_no_change_reindex_does_not_load_the_model(repo, settings, embedder):
     index_repo(repo, settings, embedder=embedder)
-    before = _snapshot(repo, settings)
+    before = index_snapshot(repo, settings)
     fresh = SentenceTransformerEmbedder()  # not loaded yet
     report = index_repo(repo, settings, embedder=fresh)
     assert report.nothing_to_do and not fresh.loaded and report.files_changed == 0
-    assert _snapshot(repo, settings) == before
+    assert index_snapshot(repo, settings) == before
 
 
 def test_reindex_with_every_vector_cached_does_not_load_the_model(repo, settings, embedder):
     """A branch switched back and forth: the files change, their chunks were embedded before."""
     first = index_repo(repo, settings, embedder=embedder)
-    before = _snapshot(repo, settings)
+    before = index_snapshot(repo, settings)
     fresh = SentenceTransformerEmbedder()  # not loaded yet
     report = index_repo(repo, settings, full=True, embedder=fresh)
     assert not report.nothing_to_do and report.files_changed == first.files_changed > 0
     assert report.chunks_embedded == report.chunks == first.chunks and not fresh.loaded
-    assert _snapshot(repo, settings) == before
+    assert index_snapshot(repo, settings) == before
 
 
 def test_changed_and_deleted_files(repo, settings, embedder):
@@ -83,7 +71,7 @@ def test_changed_and_deleted_files(repo, settings, embedder):
     assert status.files == 13 and status.symbols > 15 and status.chunks >= 13 and status.complete and status.last_indexed
     report = index_repo(repo, settings, embedder=embedder)
     assert (report.files_changed, report.files_deleted) == (1, 1)
-    symbols, chunks, refs, manifest = _snapshot(repo, settings)
+    symbols, chunks, refs, manifest = index_snapshot(repo, settings)
     assert "app/formatting.py#shout@5" in symbols
     assert not any(s.startswith("app/legacy.py") for s in symbols)
     assert not any(c[0] == "app/legacy.py" for c in chunks) and "app/legacy.py" not in manifest
@@ -93,7 +81,7 @@ def test_changed_and_deleted_files(repo, settings, embedder):
     # and the index equals a clean build of the same tree
     clean = Settings.load(env={}, index_dir=repo.parent / "clean-index")
     index_repo(repo, clean, embedder=embedder)
-    assert _snapshot(repo, clean) == _snapshot(repo, settings)
+    assert index_snapshot(repo, clean) == index_snapshot(repo, settings)
 
 
 def test_secrets_never_reach_the_index(repo, settings, embedder):
@@ -231,6 +219,6 @@ def test_sigkill_at_any_moment_then_rerun_equals_clean_index(repo, settings, emb
     index_repo(repo, settings, embedder=embedder)
     clean = Settings.load(env={}, index_dir=repo.parent / "clean-index")
     index_repo(repo, clean, embedder=embedder)
-    assert _snapshot(repo, settings) == _snapshot(repo, clean)
+    assert index_snapshot(repo, settings) == index_snapshot(repo, clean)
     _no_duplicates(repo, settings)
     assert index_repo(repo, settings, embedder=embedder).nothing_to_do

@@ -10,6 +10,7 @@ import pytest
 from codeqa import index
 from codeqa.config import Settings
 from codeqa.files import walk_repository
+from conftest import index_snapshot
 
 MODULES = 60  # above the fork threshold, so the workers really start
 
@@ -76,15 +77,6 @@ def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch)
 def test_an_index_run_parses_in_workers_started_before_the_store_opens(project, tmp_path, monkeypatch, embedder):
     from codeqa.index import index_repo, open_store
 
-    def snapshot(settings):
-        store = open_store(project, settings)
-        try:
-            return (sorted(s.id for s in store.all_symbols()),
-                    sorted((r.path, r.line, r.column, r.target_ids) for r in store.all_references()),
-                    sorted((h.path, h.start_line, h.end_line) for p in sorted(store.manifest()) for h in store.chunks_in_file(p)))
-        finally:
-            store.close()
-
     serial = Settings(parse_workers=1, index_dir=tmp_path / "serial")
     index_repo(project, serial, embedder=embedder)
     opened, started = [], []
@@ -102,4 +94,4 @@ def test_an_index_run_parses_in_workers_started_before_the_store_opens(project, 
     report = index_repo(project, parallel, embedder=embedder)
     assert started == [MODULES + 1] and opened == [1]  # the pool was started before the store opened
     assert len(set(log.read_text().split())) == 2 and report.files_changed == MODULES + 1
-    assert snapshot(parallel) == snapshot(serial)
+    assert index_snapshot(project, parallel) == index_snapshot(project, serial)
