@@ -59,6 +59,10 @@ VECTOR_META_KEYS = ("model_id", "chunker_version")  # index meta that, changed, 
 PARALLEL_PARSE_MIN_FILES = {"fork": 48, "spawn": 400}
 PARSE_JOBS_PER_TASK = 2
 FILE_BATCH = 64
+# The embedding cache keeps the vectors most recently written or read, this many times the index's
+# chunks (at least EMBED_CACHE_MIN): enough for a few branches' worth of changes, not years of churn.
+EMBED_CACHE_FACTOR = 4
+EMBED_CACHE_MIN = 20_000
 
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -366,6 +370,8 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
                                               "partial" if pf.error else ("ok" if pf.file.language else "text"), pf.error or "")
                                 for pf, cs in group])
             progress("store", min(start + FILE_BATCH, len(batch_files)), len(batch_files))
+        if embedded:
+            cache.prune(keep=max(EMBED_CACHE_MIN, EMBED_CACHE_FACTOR * store.count(store.chunks)))
     finally:
         cache.close()
     embed_seconds -= load_seconds

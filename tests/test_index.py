@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from codeqa.config import Settings
-from codeqa.embed import SentenceTransformerEmbedder
+from codeqa.embed import EmbeddingCache, SentenceTransformerEmbedder
 from codeqa.errors import IndexLockedError, IndexMismatchError
 from codeqa.index import index_lock, index_repo, index_status, open_store
 from codeqa.retrieve import Retriever
@@ -55,6 +55,58 @@ def test_reindex_with_every_vector_cached_does_not_load_the_model(repo, settings
     assert not report.nothing_to_do and report.files_changed == first.files_changed > 0
     assert report.chunks_embedded == report.chunks == first.chunks and not fresh.loaded
     assert index_snapshot(repo, settings) == before
+
+
+def test_embedding_cache_keeps_the_most_recently_used_vectors(tmp_path):
+    import numpy as np
+
+    ticks = iter(range(1, 100))
+    cache = EmbeddingCache(tmp_path / "embeddings.sqlite", clock=lambda: next(ticks))
+    vec = np.ones((1, 3), dtype=np.float32)
+    for text in ("a", "b", "c"):  # written at t = 1, 2, 3
+        cache.put_many("m", [text], vec)
+    assert set(cache.get_many("m", ["a"])) == {cache.key("a")}  # read at t = 4: a is now the newest
+    assert cache.prune(keep=2) == 1 and len(cache) == 2
+    assert set(cache.get_many("m", ["a", "b", "c"])) == {cache.key("a"), cache.key("c")}
+    assert cache.prune(keep=5) == 0
+
+
+def test_a_cache_from_before_pruning_is_upgraded_in_place(tmp_path):
+    import sqlite3
+
+    import numpy as np
+
+    path = tmp_path / "embeddings.sqlite"
+    db = sqlite3.connect(str(path))
+    db.execute("CREATE TABLE vectors (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))")
+    db.execute("INSERT INTO vectors VALUES (?, ?, ?)", ("m", EmbeddingCache.key("old"), np.ones(3, np.float32).tobytes()))
+    db.commit()
+    db.close()
+    cache = EmbeddingCache(path)
+    cache.put_many("m", ["new"], np.zeros((1, 3), dtype=np.float32))
+    assert cache.prune(keep=1) == 1  # the entry from the old cache had never been marked used: it goes first
+    assert set(cache.get_many("m", ["old", "new"])) == {cache.key("new")}
+
+
+def test_churn_does_not_grow_the_embedding_cache_past_its_cap(repo, settings, embedder, monkeypatch):
+    """Every edit leaves the old chunks' vectors behind; after a run the cache holds at most the cap."""
+    import codeqa.index as index_module
+
+    monkeypatch.setattr(index_module, "EMBED_CACHE_MIN", 0)
+    monkeypatch.setattr(index_module, "EMBED_CACHE_FACTOR", 1)
+    index_repo(repo, settings, embedder=embedder)
+    target = repo / "app" / "formatting.py"
+    original = target.read_text()
+    embedded = 0
+    for i in range(3):
+        target.write_text(f"# edit {i}\n" + original)  # every chunk of the file changes
+        report = index_repo(repo, settings, embedder=embedder)
+        embedded += report.chunks_embedded
+    cache = EmbeddingCache(settings.index_dir_for(repo.resolve()) / "embeddings.sqlite")
+    try:
+        assert embedded >= 3 and len(cache) == report.chunks  # without pruning: report.chunks + the old versions
+    finally:
+        cache.close()
 
 
 def test_changed_and_deleted_files(repo, settings, embedder):
