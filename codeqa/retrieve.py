@@ -247,7 +247,7 @@ class Retriever:
         :class:`RequestContext` for ...") ranks by the dense vector alone; its named symbols move up by
         the symbol boost instead. Measured on the docstring benchmark (bench/retrieval.py, 7 projects,
         adapter): fusing BM25 over the code terms of every query that has any gave mean R@10 0.853 /
-        MRR 0.588, this 0.873 / 0.613; BM25 over the whole question costs more (prose words match
+        MRR 0.588, this 0.872 / 0.617; BM25 over the whole question costs more (prose words match
         everything). Then chunks defining a symbol the query names move up, and so do candidates one
         reference hop from the top hits and the methods of a class among them (MEMBER_BOOST: click's
         natural-language set MRR@10 0.501 -> 0.527, docstring benchmark unchanged to +0.009 recall@5);
