@@ -7,7 +7,11 @@ Reports recall@1/5/10 and MRR@10 for codeqa search and, on the same data and mod
 of plain 40-line windows (15-line overlap) ranked by cosine similarity.
 
     python bench/retrieval.py PROJECT_DIR [PROJECT_DIR ...] [--adapter default|none] [--max-queries 300]
-        [--no-baseline] [--json OUT.json]
+        [--no-baseline] [--json OUT.json] [--workdir DIR]
+
+--workdir keeps the stripped copies and their indexes (one per project and adapter) between runs:
+the next run re-embeds nothing that did not change, so a search-side experiment takes seconds a
+project instead of minutes.
 
 Get projects as sdists, e.g. `pip download --no-binary :all: --no-deps attrs==24.2.0 -d /tmp/sdists`.
 """
@@ -17,6 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
+import shutil
 import sys
 import tempfile
 import time
@@ -69,6 +75,8 @@ def window_baseline(repo: Path, queries: list[dict], embedder, window: int = 40,
 
 def run_project(project: Path, settings: Settings, max_queries: int, baseline: bool, workdir: Path) -> dict:
     copy = workdir / project.name
+    if copy.exists():  # a kept copy is made again: same bytes, so its kept index has nothing to re-embed
+        shutil.rmtree(copy)
     queries = [{"query": f.paragraph, "path": f.path, "def_line": f.def_line, "name": f.name}
                for f in strip_docstrings(project, copy) if len(f.paragraph.split()) >= MIN_DOCSTRING_WORDS and not f.is_test]
     random.Random(0).shuffle(queries)
@@ -77,6 +85,7 @@ def run_project(project: Path, settings: Settings, max_queries: int, baseline: b
     t0 = time.perf_counter()
     report = index_repo(copy, settings, embedder=embedder)
     index_seconds = time.perf_counter() - t0
+    embedder.encode(["warm up"])  # a kept index needs no embedding: load the model outside the timing
     with Retriever.open(copy, settings, embedder=embedder) as retriever:
         t0 = time.perf_counter()
         ranked = [[(h.path, h.start_line, h.end_line) for h in retriever.search(q["query"], top_k=10)] for q in queries]
@@ -96,12 +105,15 @@ def main() -> None:
     parser.add_argument("--max-queries", type=int, default=300)
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--workdir", type=Path, help="keep copies and indexes here and reuse them (default: a temporary folder)")
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory(prefix="codeqa-bench-") as tmp:
+        work = args.workdir.resolve() if args.workdir else Path(tmp)
+        adapter_tag = re.sub(r"[^\w.-]+", "_", args.adapter)
         for project in args.projects:
-            settings = Settings.load(index_dir=Path(tmp) / f"index-{project.name}", embedding_adapter=args.adapter)
-            result = run_project(project.resolve(), settings, args.max_queries, not args.no_baseline, Path(tmp))
+            settings = Settings.load(index_dir=work / f"index-{adapter_tag}-{project.name}", embedding_adapter=args.adapter)
+            result = run_project(project.resolve(), settings, args.max_queries, not args.no_baseline, work)
             results.append(result)
             print(json.dumps(result), flush=True)
     keys = ("recall@1", "recall@5", "recall@10", "mrr@10")
