@@ -370,8 +370,9 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
                                               "partial" if pf.error else ("ok" if pf.file.language else "text"), pf.error or "")
                                 for pf, cs in group])
             progress("store", min(start + FILE_BATCH, len(batch_files)), len(batch_files))
+        report.chunks = store.count(store.chunks)  # final: only the references are written after this
         if embedded:
-            cache.prune(keep=max(EMBED_CACHE_MIN, EMBED_CACHE_FACTOR * store.count(store.chunks)))
+            cache.prune(keep=max(EMBED_CACHE_MIN, EMBED_CACHE_FACTOR * report.chunks))
     finally:
         cache.close()
     embed_seconds -= load_seconds
@@ -386,7 +387,6 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     report.symbols = sum(len(pf.symbols) for pf in parsed)
     report.references = len(references)
     report.references_by_confidence = dict(Counter(r.confidence for r in references))
-    report.chunks = store.count(store.chunks)
     store.write_meta({**store.read_meta(), **wanted_meta, "graph_dirty": False, "repo": str(repo),
                       "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                       "files": len(files), "symbols": report.symbols, "references": report.references,
