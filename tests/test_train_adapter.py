@@ -76,3 +76,40 @@ def test_grouped_batches_hold_runs_of_one_source_folder_and_every_pair_once():
     assert len(set(folder[28:])) == 4  # the remainders (2, 2, 2, 1) come last
     assert batch_order(pairs, 4, random.Random(0)) == order  # seeded
     assert batch_order(pairs, 0, random.Random(0)) != order  # ungrouped: a plain shuffle
+
+
+def test_hard_negatives_are_the_best_ranked_wrong_texts_and_never_a_near_duplicate():
+    import random
+
+    import torch
+
+    from train_adapter import mine_hard_negatives
+
+    def unit(*v):
+        return torch.nn.functional.normalize(torch.tensor(v, dtype=torch.float32), dim=0)
+
+    texts = torch.stack([unit(1, 0, 0), unit(0.9, 0.3, 0), unit(0.7, 0, 0.7), unit(1, 0.05, 0), unit(0, 1, 0)])
+    queries = torch.stack([unit(1, 0, 0), unit(0, 1, 0), unit(0, 0, 1), unit(1, 0.02, 0), unit(0, 0.9, 0.4)])
+    # query 3 reads like query 0 (cosine > 0.9): text 3 is likely the same function, never query 0's negative
+    mined = mine_hard_negatives(queries, texts, 1, 1, random.Random(0), block=2)
+    assert mined[0] == [1]  # text 3 ranks above text 1 for query 0 but is skipped
+    assert mined[3] == [1]  # and the other way round
+    assert all(i not in row for i, row in enumerate(mined))  # never the pair's own text
+    pooled = mine_hard_negatives(queries, texts, 2, 3, random.Random(0))
+    assert all(len(row) == 2 and len(set(row)) == 2 for row in pooled)
+
+
+def test_docstring_rest_keeps_the_docstring_without_the_paragraph_asked_with(tmp_path):
+    import random
+
+    source = tmp_path / "m.py"
+    source.write_text('def scale(values, factor):\n    """Multiply every value in the list by the factor.\n\n'
+                      '    The list is not changed; a new one is returned.\n    """\n'
+                      '    return [v * factor for v in values]\n')
+    plain = pairs_from_file(source, "m.py")[0]
+    kept = pairs_from_file(source, "m.py", 1.0, random.Random(0))[0]
+    assert plain["query"] == kept["query"] == "Multiply every value in the list by the factor."
+    assert "not changed" not in plain["text"]
+    assert kept["text"].endswith('def scale(values, factor):\n    """\n    The list is not changed; a new one is '
+                                 'returned.\n    """\n    return [v * factor for v in values]\n')
+    assert "Multiply" not in kept["text"]
