@@ -76,12 +76,11 @@ def stdlib_files() -> tuple[Path, list[Path]]:
     return base, files
 
 
-def docstring_rest(doc: str, indent: str) -> str:
-    """The docstring without its first paragraph, as source lines at `indent` ("" when nothing is left)."""
-    parts = inspect.cleandoc(doc).split("\n\n", 1)
-    if len(parts) < 2 or not parts[1].strip():
+def docstring_rest(rest: str, indent: str) -> str:
+    """The docstring's paragraphs after the first (cleaned), as source lines at `indent` ("" when none)."""
+    if not rest.strip():
         return ""
-    body = "\n".join(indent + line if line.strip() else "" for line in parts[1].strip("\n").splitlines())
+    body = "\n".join(indent + line if line.strip() else "" for line in rest.strip("\n").splitlines())
     return f'{indent}"""\n{body}\n{indent}"""\n'
 
 
@@ -103,7 +102,8 @@ def pairs_from_file(path: Path, rel: str, rest_share: float = 0.0, rng: random.R
             continue
         if doc.lineno == node.lineno or node.lineno not in by_line:
             continue
-        query = " ".join(inspect.cleandoc(doc.value.value).split("\n\n", 1)[0].split())
+        first, _, rest_paragraphs = inspect.cleandoc(doc.value.value).partition("\n\n")
+        query = " ".join(first.split())
         if len(query.split()) < MIN_QUERY_WORDS:
             continue
         start = min([d.lineno for d in node.decorator_list] + [node.lineno])
@@ -113,7 +113,7 @@ def pairs_from_file(path: Path, rel: str, rest_share: float = 0.0, rng: random.R
         if rest_share and rng is not None and rng.random() < rest_share:
             # the code as the index sees it in a real project: a docstring, less the paragraph asked with
             line = lines[doc.lineno - 1]
-            rest = docstring_rest(doc.value.value, line[:len(line) - len(line.lstrip())])
+            rest = docstring_rest(rest_paragraphs, line[:len(line) - len(line.lstrip())])
             if rest:
                 kept.insert(doc.lineno - start, rest)
         code = "".join(kept[:MAX_CODE_LINES])

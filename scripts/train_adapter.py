@@ -141,9 +141,9 @@ def mine_hard_negatives(query_vectors: torch.Tensor, text_vectors: torch.Tensor,
         q = query_vectors[start:start + block]
         scores = q @ text_vectors.T
         near = (q @ query_vectors.T) >= NEAR_DUPLICATE_QUERY
-        scores[near] = -math.inf  # the pair's own text included: its query is itself
+        scores[near] = -math.inf
         rows = torch.arange(len(q))
-        scores[rows, rows + start] = -math.inf
+        scores[rows, rows + start] = -math.inf  # the pair's own text, whatever the threshold
         best = scores.topk(min(pool, scores.shape[1] - 1), dim=1)
         for values, indexes in zip(best.values.tolist(), best.indices.tolist()):
             candidates = [j for v, j in zip(values, indexes) if v != -math.inf]
