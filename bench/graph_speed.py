@@ -29,12 +29,15 @@ from pathlib import Path
 from codeqa import index
 from codeqa.config import Settings
 from codeqa.files import walk_repository
+from codeqa.parse_cache import ParseCache
 
 files = walk_repository(Path(sys.argv[1])).files
 with tempfile.TemporaryDirectory() as cache:
+    parse_cache = ParseCache(Path(cache) / "parsed.sqlite")
     t0 = time.perf_counter()
-    _, parsed, references = index.graph_stage(files, files, Settings(), Path(cache))
+    _, parsed, references = index.graph_stage(files, files, Settings(), parse_cache, "bench")
     seconds = time.perf_counter() - t0
+    parse_cache.close()
 print(json.dumps({"files": len(files), "seconds": seconds, "detail": f"{len(references)} references"}))
 """
 

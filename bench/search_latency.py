@@ -1,17 +1,21 @@
-"""Search latency (model warm, index loaded, one warm-up query) in embedded Qdrant at several index sizes.
+"""Search latency and open time of the embedded engine (Qdrant Edge) at several index sizes, up to 500k chunks.
 
 Chunks are real code text taken round-robin from a source tree (so BM25 sees real token
-statistics) with random unit dense vectors (embedding 50k chunks on a laptop CPU would take many
-minutes and does not change the cost of a brute-force dense scan). Queries go through the full
-`Retriever.search` path: query embedding, dense (+ sparse and RRF when the query names code),
-symbol boosts, ref hop. Half the queries are prose, half name identifiers.
+statistics) with random unit dense vectors (embedding 500k chunks on a laptop CPU would take a
+day and does not change the engine's cost). For each size it reports:
+- open: a fresh process's first search (the shard loaded, the query embedded and answered), in-process here;
+- store p50/p95: one hybrid query inside the engine (dense + BM25 prefetch fused by weighted RRF);
+- search p50/p95: the full `Retriever.search` path (query embedding, dense or hybrid, symbol boosts, ref hop);
+- peak RSS of this process so far.
+Half the queries are prose (dense only), half name identifiers (hybrid).
 
-    python bench/search_latency.py SOURCE_DIR [--sizes 1000,10000,20000,50000] [--queries 40]
+    python bench/search_latency.py SOURCE_DIR [--sizes 20000,100000,500000] [--queries 40]
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import sys
 import tempfile
@@ -27,7 +31,7 @@ from codeqa.embed import make_embedder  # noqa: E402
 from codeqa.files import walk_repository  # noqa: E402
 from codeqa.index import index_meta  # noqa: E402
 from codeqa.retrieve import Retriever  # noqa: E402
-from codeqa.store import QdrantStore, point_id  # noqa: E402
+from codeqa.store import open_store, point_id, query_sparse_vector  # noqa: E402
 from codeqa.types import Chunk  # noqa: E402
 
 # prose (dense only) and queries naming code (dense + BM25 fused with RRF), alternating
@@ -40,17 +44,22 @@ QUERIES = ["how are http redirects handled", "where is parse_args called", "pars
 def source_pieces(src: Path, n: int) -> list[tuple[str, str]]:
     pieces = []
     for f in walk_repository(src).files:
-        lines = f.abs_path.read_text(encoding="utf-8").splitlines(keepends=True)
+        lines = f.abs_path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
         pieces.extend((f.path, "".join(lines[i:i + 30])) for i in range(0, len(lines), 30))
     if not pieces:
         raise SystemExit(f"no source files under {src}")
     return [pieces[i % len(pieces)] for i in range(n)]
 
 
+def percentiles(timings: list[float]) -> tuple[float, float]:
+    timings = sorted(timings)
+    return statistics.median(timings), timings[min(len(timings) - 1, int(len(timings) * 0.95))]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("source", type=Path)
-    parser.add_argument("--sizes", default="1000,10000,20000,50000")
+    parser.add_argument("--sizes", default="20000,100000,500000")
     parser.add_argument("--queries", type=int, default=40)
     args = parser.parse_args()
     embedder = make_embedder()
@@ -61,8 +70,8 @@ def main() -> None:
             repo = Path(tmp) / "repo"
             repo.mkdir()
             settings = Settings.load(env={}, index_dir=Path(tmp) / "index")
-            store = QdrantStore.open(repo, settings.index_dir_for(repo), create=True)
-            store.ensure_collections(embedder.dimension)
+            store = open_store(repo, settings, create=True)
+            store.ensure_schema(embedder.dimension)
             t0 = time.perf_counter()
             pieces = source_pieces(args.source, size)
             for start in range(0, size, 2000):
@@ -72,25 +81,30 @@ def main() -> None:
                 vectors = rng.standard_normal((len(chunks), embedder.dimension)).astype("float32")
                 vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
                 store.upsert_chunks(chunks, vectors, [c.path for c in chunks])
-            store.write_meta(index_meta(embedder))
+            store.write_meta(index_meta(embedder, settings))
+            store.flush()
             build = time.perf_counter() - t0
             store.close()
             t0 = time.perf_counter()
             retriever = Retriever.open(repo, settings, embedder=embedder)
-            load = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            retriever.search("warm up the sparse index", top_k=10)  # embedded mode builds its BM25 postings once
-            first = time.perf_counter() - t0
-            timings = []
+            retriever.search(QUERIES[0], top_k=10)
+            opened = time.perf_counter() - t0
+            store_ms, search_ms = [], []
             for i in range(args.queries):
+                query = QUERIES[i % len(QUERIES)]
+                vector = embedder.encode([query])[0]
                 t0 = time.perf_counter()
-                retriever.search(QUERIES[i % len(QUERIES)], top_k=10)
-                timings.append((time.perf_counter() - t0) * 1000)
+                retriever.store.search(vector, query_sparse_vector(query), 30)
+                store_ms.append((time.perf_counter() - t0) * 1000)
+                t0 = time.perf_counter()
+                retriever.search(query, top_k=10)
+                search_ms.append((time.perf_counter() - t0) * 1000)
             retriever.close()
-            timings.sort()
-            p95 = timings[min(len(timings) - 1, int(len(timings) * 0.95))]
-            print(f"{size:>6} chunks: search p50 {statistics.median(timings):.0f} ms, p95 {p95:.0f} ms "
-                  f"(index open {load:.1f}s, first query {first:.1f}s, build {build:.0f}s)", flush=True)
+            (s50, s95), (q50, q95) = percentiles(store_ms), percentiles(search_ms)
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(f"{size:>7} chunks: open + first search {opened:.2f} s; hybrid store query p50 {s50:.1f} ms, "
+                  f"p95 {s95:.1f} ms; full search p50 {q50:.1f} ms, p95 {q95:.1f} ms; build {build:.0f} s; "
+                  f"peak RSS {rss:.0f} MB", flush=True)
 
 
 if __name__ == "__main__":

@@ -373,7 +373,7 @@ class Answerer:
         """What a turn was about: the symbols it named, else the symbol of the best hit."""
         if retrieval.definitions:
             return tuple(dict.fromkeys(s.qualified_name for s in retrieval.definitions))
-        by_id = {s.id: s for s in self.retriever.symbols}
+        by_id = self.retriever.symbols_by_id(sid for h in retrieval.hits[:1] for sid in h.symbol_ids)
         for h in retrieval.hits[:1]:
             for sid in h.symbol_ids:
                 if sid in by_id:

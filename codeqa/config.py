@@ -6,7 +6,10 @@ Nothing here is read at import time.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
+import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -18,8 +21,9 @@ from .errors import UsageError
 class Settings:
     # files
     files_max_bytes: int = 1_000_000
-    # index location: None -> <repo>/.codeqa
+    # index location: None -> <cache home>/codeqa/<repo name>-<hash of its path> (see index_dir_for)
     index_dir: Path | None = None
+    cache_home: Path | None = None  # XDG_CACHE_HOME
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
     qdrant_shards: int | None = None
@@ -51,12 +55,14 @@ class Settings:
             if raw not in (None, ""):
                 values[f.name] = _convert(f.name, f.type, raw)
         for name, var in (("openai_base_url", "OPENAI_BASE_URL"), ("openai_api_key", "OPENAI_API_KEY"),
-                          ("qdrant_url", "QDRANT_URL"), ("qdrant_api_key", "QDRANT_API_KEY")):
+                          ("qdrant_url", "QDRANT_URL"), ("qdrant_api_key", "QDRANT_API_KEY"),
+                          ("cache_home", "XDG_CACHE_HOME")):
             if env.get(var) and name not in values:
                 values[name] = env[var]
         values.update({k: v for k, v in overrides.items() if v is not None})
-        if isinstance(values.get("index_dir"), str):
-            values["index_dir"] = Path(values["index_dir"])
+        for name in ("index_dir", "cache_home"):
+            if isinstance(values.get(name), str):
+                values[name] = Path(values[name]).expanduser()
         return cls(**values)
 
     def with_(self, **changes: Any) -> "Settings":
@@ -67,7 +73,26 @@ class Settings:
         return bool(self.openai_base_url or self.openai_api_key)
 
     def index_dir_for(self, repo: Path) -> Path:
-        return Path(self.index_dir) if self.index_dir else Path(repo) / ".codeqa"
+        """--index-dir / CODEQA_INDEX_DIR, else a folder of the user's cache named after the repository.
+
+        Never inside the repository: a folder a repository ships could otherwise pose as its index.
+        """
+        if self.index_dir:
+            return Path(self.index_dir)
+        repo = Path(repo).resolve()
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", repo.name).strip("._") or "repo"
+        digest = hashlib.sha256(str(repo).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        return (self.cache_home or default_cache_home()) / "codeqa" / f"{slug}-{digest}"
+
+
+def default_cache_home() -> Path:
+    """The user's cache folder: ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows, else ~/.cache
+    (XDG_CACHE_HOME, when set, comes in through Settings.cache_home)."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches"
+    if sys.platform.startswith("win") and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"])
+    return Path.home() / ".cache"
 
 
 def _convert(name: str, typ: Any, raw: str) -> Any:

@@ -81,7 +81,7 @@ def _code_block(snippet: Snippet, start: int, end: int) -> str:
 
 def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage) -> str:
     out: list[str] = []
-    by_id = {s.id: s for s in retriever.symbols}
+    by_id = retriever.symbols_by_id(r.enclosing_symbol_id for r in retrieval.references if r.enclosing_symbol_id)
     for sym in retrieval.definitions:
         span = cover.clip(sym.path, sym.start_line, sym.end_line)
         where = span_label(sym.path, *span) if span else f"`{sym.path}` line {sym.start_line}"

@@ -4,9 +4,13 @@
                               \\-> resolve references over the whole project (graph) -> store
 
 Incremental by content hash: unchanged files are not touched, deleted files are removed, and a
-run with nothing to do never loads the embedding model, nor even opens Qdrant (local mode): a
+run with nothing to do never loads the embedding model, nor even opens the store (embedded mode): a
 complete run leaves `state.json` (the hashes it indexed, its summary) and the next run compares
 the walk with it.
+
+The index records a fingerprint (codeqa version, a hash of queries/, chunk settings, the model):
+when it differs, the run re-derives every file, taking vectors from the embedding cache, and says so.
+An index built by the previous engine (qdrant-client's local mode) is rebuilt once the same way.
 
 Crash safety (SIGKILL at any moment, then re-run = a clean index, no duplicates):
 - `state.json` is removed before the first write of a run and written after its last one;
@@ -14,17 +18,18 @@ Crash safety (SIGKILL at any moment, then re-run = a clean index, no duplicates)
   to its hash only after its chunks and symbols are in; a pending entry never matches a file, so
   the next run deletes whatever the file has and re-does it (point ids are deterministic);
 - a `graph_dirty` flag in the meta point makes the next run re-resolve references;
-- dropping the collections starts with the manifest, and a run that finds collections without a
-  manifest drops them.
+- dropping the index starts with the meta and manifest, and a run that finds points without them
+  drops them (store.ensure_schema).
 """
 
 from __future__ import annotations
 
 import fcntl
 import gc
+import hashlib
 import json
 import os
-import pickle
+import shutil
 import signal
 import sys
 import time
@@ -45,14 +50,18 @@ from .embed import Embedder, EmbeddingCache, make_embedder
 from .errors import IndexLockedError, IndexMismatchError
 from .files import read_source_text, redact_source, walk_repository
 from .graph import resolve_references
+from .languages import queries_dir
 from .parse import parse_source, prepare_language
-from .store import ManifestEntry, QdrantStore, dir_size
+from .parse_cache import ParseCache, encode_parsed
+from .store import ManifestEntry, Store, dir_size, open_store
 from .types import Chunk, ParsedFile, Reference, SkippedFile, SourceFile
 
-# Bump when chunk boundaries or embedded text change: old indexes then need --full.
+# Bump when chunk boundaries or embedded text change (part of the fingerprint).
 CHUNKER_VERSION = "2"  # 2: credentials redacted before chunking
-PARSE_CACHE_VERSION = "1"
-VECTOR_META_KEYS = ("model_id", "chunker_version")  # index meta that, changed, makes every stored chunk stale
+VECTOR_META_KEYS = ("model_id",)  # index meta that, changed, makes every stored vector wrong
+# The rest of the fingerprint: changed, every file's symbols, references and chunks are derived again
+# (their vectors mostly come from the embedding cache).
+FINGERPRINT_KEYS = ("codeqa_version", "queries_hash", "chunker_version", "chunk_max_chars", "chunk_min_chars")
 # Below these many changed files, starting worker processes costs more than it saves: a forked
 # worker starts in milliseconds (it inherits the imported modules); a spawned one imports everything
 # and compiles its queries first (~0.4 s), so it only pays on big projects.
@@ -92,6 +101,7 @@ class IndexReport:
     model_loaded: bool = False
     model_id: str = ""
     nothing_to_do: bool = False
+    notes: list[str] = field(default_factory=list)  # one line each: a rebuild and why
 
     @property
     def skipped_by_reason(self) -> dict[str, int]:
@@ -112,6 +122,7 @@ class IndexReport:
             "embedding_seconds": round(self.embedding_seconds, 3), "chunks_per_second": round(self.chunks_per_second, 1),
             "elapsed_seconds": round(self.elapsed_seconds, 3), "index_bytes": self.index_bytes,
             "model_loaded": self.model_loaded, "model_id": self.model_id, "nothing_to_do": self.nothing_to_do,
+            "notes": list(self.notes),
         }
 
 
@@ -134,23 +145,46 @@ def index_lock(index_dir: Path) -> Iterator[None]:
         handle.close()
 
 
-def open_store(repo: Path, settings: Settings, create: bool = False) -> QdrantStore:
-    return QdrantStore.open(repo, settings.index_dir_for(repo), settings.qdrant_url, settings.qdrant_api_key, create=create)
+def queries_hash() -> str:
+    """A hash of every tree-sitter query file: edited queries make other symbols and references."""
+    digest = hashlib.sha256()
+    root = queries_dir()
+    for path in sorted(root.rglob("*.scm")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
-def index_meta(embedder: Embedder) -> dict:
+def index_meta(embedder: Embedder, settings: Settings) -> dict:
+    """The fingerprint an index records: what made its symbols, references, chunks and vectors."""
     return {"model_id": embedder.model_id, "vector_size": embedder.dimension, "chunker_version": CHUNKER_VERSION,
-            "codeqa_version": __version__}
+            "codeqa_version": __version__, "queries_hash": queries_hash(), "chunk_max_chars": settings.chunk_max_chars,
+            "chunk_min_chars": settings.chunk_min_chars}
 
 
-def check_compatible(meta: dict, embedder: Embedder, repo: Path) -> None:
-    """Searching with another model than the one that made the vectors gives wrong results: refuse."""
-    if meta.get("model_id") and meta["model_id"] != embedder.model_id:
+def stale_fingerprint(meta: dict, wanted: dict) -> list[str]:
+    """The fingerprint keys whose recorded value differs from this codeqa's (empty: up to date)."""
+    return [k for k in FINGERPRINT_KEYS if meta.get(k) != wanted[k]]
+
+
+_FINGERPRINT_WORDS = {"codeqa_version": "another codeqa version", "queries_hash": "other tree-sitter queries",
+                      "chunker_version": "another chunker", "chunk_max_chars": "another CODEQA_CHUNK_MAX_CHARS",
+                      "chunk_min_chars": "another CODEQA_CHUNK_MIN_CHARS"}
+
+
+def check_compatible(meta: dict, embedder: Embedder | None, repo: Path, settings: Settings) -> None:
+    """An index made by another model, codeqa, query set or chunk size would answer wrongly: refuse,
+    and say what to run. (`embedder` None: a command that embeds nothing, like `refs`.)"""
+    if embedder is not None and meta.get("model_id") and meta["model_id"] != embedder.model_id:
         raise IndexMismatchError(
             f"The index of {repo} was embedded with {meta['model_id']}, but the current setting is {embedder.model_id} "
-            f"(CODEQA_EMBEDDINGS / CODEQA_EMBEDDING_ADAPTER); re-index with `codeqa index {repo} --full` or change the setting back.")
-    if meta.get("chunker_version") and meta["chunker_version"] != CHUNKER_VERSION:
-        raise IndexMismatchError(f"The index of {repo} was built by an older codeqa chunker; re-index with `codeqa index {repo} --full`.")
+            f"(CODEQA_EMBEDDINGS / CODEQA_EMBEDDING_ADAPTER); re-index with `codeqa index {repo}` or change the setting back.")
+    wanted = {"codeqa_version": __version__, "queries_hash": queries_hash(), "chunker_version": CHUNKER_VERSION,
+              "chunk_max_chars": settings.chunk_max_chars, "chunk_min_chars": settings.chunk_min_chars}
+    stale = stale_fingerprint(meta, wanted)
+    if stale:
+        raise IndexMismatchError(
+            f"The index of {repo} was built with {', '.join(_FINGERPRINT_WORDS[k] for k in stale)}; run "
+            f"`codeqa index {repo}` to bring it up to date (vectors come from the embedding cache).")
 
 
 @dataclass(frozen=True)
@@ -170,11 +204,8 @@ class IndexStatus:
         return len(self.changed) + len(self.deleted)
 
 
-def index_status(repo: Path, settings: Settings, store: QdrantStore) -> IndexStatus:
-    """Counts from the index's meta point, and the files whose content hash differs from the manifest.
-
-    Takes an open store: embedded Qdrant allows one client per folder, and the caller usually has one.
-    """
+def index_status(repo: Path, settings: Settings, store: Store) -> IndexStatus:
+    """Counts from the index's meta, and the files whose content hash differs from the manifest."""
     meta = store.read_meta()
     manifest = store.manifest()
     current = {f.path: f.sha256 for f in walk_repository(repo, settings.files_max_bytes).files}
@@ -201,10 +232,12 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
     report.model_id = embedder.model_id
     progress = progress or (lambda stage, done, total: None)
     with index_lock(index_dir):
-        wanted_meta = index_meta(embedder)
+        wanted_meta = index_meta(embedder, settings)
+        if not settings.qdrant_url:
+            report.notes.extend(_migrate_legacy_index(repo, index_dir, settings))
         state = None if full or settings.qdrant_url else _read_state(index_dir)
-        if state is not None and (index_dir / "qdrant").is_dir() and _state_is_current(state, wanted_meta, walked.files):
-            _report_from_state(report, state)  # nothing to do, and no need to open Qdrant to know it
+        if state is not None and (index_dir / "graph.sqlite").is_file() and _state_is_current(state, wanted_meta, walked.files):
+            _report_from_state(report, state)  # nothing to do, and no need to open the store to know it
         else:
             _remove_state(index_dir)  # from here on the index may be half-updated until the run ends
             # parse workers start before the store opens, and get ready meanwhile
@@ -220,6 +253,33 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
     report.index_bytes = dir_size(index_dir)
     report.elapsed_seconds = time.perf_counter() - started
     return report
+
+
+# ---- the previous engine's index ----------------------------------------------------------------
+
+def _migrate_legacy_index(repo: Path, index_dir: Path, settings: Settings) -> list[str]:
+    """An index of the previous engine (qdrant-client's local mode: `qdrant/`, a pickled parse cache in
+    `parsed/`), in the index folder or in `<repo>/.codeqa` where it used to live by default. Its
+    embedding cache is plain SQLite (text hash -> float32 bytes, checked when read), so the new index
+    is built from it without embedding again; its pickles are never opened. Returns the line to show."""
+    if (index_dir / "graph.sqlite").exists():
+        return []
+    for old in dict.fromkeys([index_dir] + ([] if settings.index_dir else [repo / ".codeqa"])):
+        if not (old / "qdrant").is_dir():
+            continue
+        old_cache, new_cache = old / "embeddings.sqlite", index_dir / "embeddings.sqlite"
+        if old != index_dir and old_cache.is_file() and not new_cache.exists():
+            index_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(old_cache, new_cache)
+        if old == index_dir:  # the dead parts go; the embedding cache stays where it is
+            shutil.rmtree(old / "qdrant", ignore_errors=True)
+            shutil.rmtree(old / "parsed", ignore_errors=True)
+            (old / STATE_FILE).unlink(missing_ok=True)
+            return [f"Rebuilt the index in {old}, made by codeqa's previous engine, with Qdrant Edge "
+                    "from its embedding cache (nothing re-embedded)."]
+        return [f"Rebuilt the index of codeqa's previous engine from {old} in {index_dir} from its embedding "
+                f"cache (nothing re-embedded); indexes now live outside the repository, so {old} can be deleted."]
+    return []
 
 
 # ---- state.json: what the last complete run indexed -----------------------------------------
@@ -238,7 +298,7 @@ def _read_state(index_dir: Path) -> dict | None:
 
 def _state_is_current(state: dict, wanted_meta: dict, files: Sequence[SourceFile]) -> bool:
     meta = state.get("meta") or {}
-    if any(meta.get(k) != wanted_meta[k] for k in (*VECTOR_META_KEYS, "codeqa_version")):
+    if any(meta.get(k) != wanted_meta[k] for k in (*VECTOR_META_KEYS, *FINGERPRINT_KEYS)):
         return False
     return state.get("files") == {f.path: f.sha256 for f in files}
 
@@ -247,7 +307,7 @@ def _likely_changed(state: dict | None, wanted_meta: dict, files: Sequence[Sourc
     """The files this run will probably parse, told from state.json before the store is open: all of
     them without a state or after a model or chunker change. (The manifest has the last word.)"""
     meta = (state or {}).get("meta") or {}
-    if state is None or any(meta.get(k) != wanted_meta[k] for k in VECTOR_META_KEYS):
+    if state is None or any(meta.get(k) != wanted_meta[k] for k in (*VECTOR_META_KEYS, *FINGERPRINT_KEYS)):
         return list(files)
     known = state.get("files") or {}
     return [f for f in files if known.get(f.path) != f.sha256]
@@ -291,49 +351,58 @@ def _remove_state(index_dir: Path) -> None:
 
 # ---- the run ---------------------------------------------------------------------------------
 
-def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: QdrantStore,
+def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: Store,
          embedder: Embedder, full: bool, progress: ProgressCallback, report: IndexReport,
          pool: ProcessPoolExecutor | None = None) -> None:
     meta = store.read_meta()
-    wanted_meta = index_meta(embedder)
-    stale_model = bool(meta) and any(meta.get(k) != wanted_meta[k] for k in VECTOR_META_KEYS if wanted_meta[k])
-    if full or stale_model or store.has_orphans():
-        store.drop_all()  # vectors from two models must never mix
-        meta = {}
     if embedder.dimension == 0:  # an endpoint whose size we learn from one call
         embedder.encode(["dimension probe"])
-    store.ensure_collections(embedder.dimension, settings.qdrant_shards, settings.qdrant_replicas)
+    wanted_meta = index_meta(embedder, settings)
+    stale_model = bool(meta) and any(meta.get(k) != wanted_meta[k] for k in VECTOR_META_KEYS if wanted_meta[k])
+    stale = stale_fingerprint(meta, wanted_meta) if meta else []
+    if full or stale_model or stale:
+        if stale_model:
+            report.notes.append(f"The index was embedded with {meta.get('model_id')}; rebuilt with {embedder.model_id}.")
+        elif stale and not full:
+            report.notes.append(f"The index was built with {', '.join(_FINGERPRINT_WORDS[k] for k in stale)}; "
+                                "re-derived every file (vectors from the embedding cache).")
+        store.drop_all()  # vectors from two models, or graphs from two query sets, must never mix
+        meta = {}
+    store.ensure_schema(embedder.dimension)
     manifest = store.manifest()
     current = {f.path: f for f in files}
     changed = [f for f in files if f.path not in manifest or manifest[f.path].sha256 != f.sha256]
     deleted = sorted(set(manifest) - set(current))
     report.files_changed, report.files_deleted = len(changed), len(deleted)
     report.files_unchanged = len(files) - len(changed)
-    if not changed and not deleted and not meta.get("graph_dirty"):
+    if not changed and not deleted and meta and not meta.get("graph_dirty"):
         report.nothing_to_do = True
         report.symbols = meta.get("symbols", 0)
         report.references = meta.get("references", 0)
         report.references_by_confidence = meta.get("references_by_confidence", {})
-        report.chunks = store.count(store.chunks)
+        report.chunks = store.count_chunks()
         report.partial = sorted((p, e.reason or e.status) for p, e in manifest.items() if e.status == "partial")
         return
     store.write_meta({**meta, **wanted_meta, "graph_dirty": True, "repo": str(repo)})
     # write-ahead: every file this run touches is pending before any of its points changes
     touched = deleted + [f.path for f in changed]
-    stale = [p for p in touched if p in manifest]
-    progress("delete", 0, len(stale))
+    stale_paths = [p for p in touched if p in manifest]
+    progress("delete", 0, len(stale_paths))
     store.mark_pending(touched)
-    store.flush(store.files)  # on disk before any point goes
-    store.delete_points(stale)
+    store.delete_files(stale_paths)
     store.delete_manifest(deleted)
-    progress("delete", len(stale), len(stale))
+    progress("delete", len(stale_paths), len(stale_paths))
 
-    cache_dir = index_dir / "parsed"
-    graph_started = time.perf_counter()
-    fresh, parsed, references = graph_stage(changed, files, settings, cache_dir, pool, progress)
-    report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve, not the writes
+    fingerprint = parse_fingerprint(wanted_meta)
+    parse_cache = ParseCache(index_dir / "parsed.sqlite")
+    try:
+        graph_started = time.perf_counter()
+        fresh, parsed, references = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, progress)
+        report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve, not the writes
+        parse_cache.prune({parse_cache.key(f, fingerprint) for f in files})
+    finally:
+        parse_cache.close()
     report.partial = sorted((pf.file.path, pf.error) for pf in parsed if pf.error)
-
     # embed + store, file batch by file batch; a file's manifest entry gets its hash last
     total_chunks = sum(len(c) for _, c in fresh.values())
     cache = EmbeddingCache(index_dir / "embeddings.sqlite")
@@ -365,12 +434,12 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             progress("store", start, len(batch_files))
             store.upsert_chunks(chunks, vectors, texts)
             store.upsert_symbols([s for pf, _ in group for s in pf.symbols])
-            store.flush(store.chunks, store.symbols)  # the points are on disk before the entries that vouch for them
+            store.flush()  # the points are on disk before the entries that vouch for them
             store.put_manifest([ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols),
                                               "partial" if pf.error else ("ok" if pf.file.language else "text"), pf.error or "")
                                 for pf, cs in group])
             progress("store", min(start + FILE_BATCH, len(batch_files)), len(batch_files))
-        report.chunks = store.count(store.chunks)  # final: only the references are written after this
+        report.chunks = store.count_chunks()  # final: only the references are written after this
         if embedded:
             cache.prune(keep=max(EMBED_CACHE_MIN, EMBED_CACHE_FACTOR * report.chunks))
     finally:
@@ -381,7 +450,6 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
 
     progress("references", 0, 1)
     store.replace_references(references)
-    store.flush(store.references)
     progress("references", 1, 1)
     report.graph_files_per_second = len(changed) / report.graph_seconds if report.graph_seconds > 0 else 0.0
     report.symbols = sum(len(pf.symbols) for pf in parsed)
@@ -390,38 +458,65 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     store.write_meta({**store.read_meta(), **wanted_meta, "graph_dirty": False, "repo": str(repo),
                       "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                       "files": len(files), "symbols": report.symbols, "references": report.references,
-                      "references_by_confidence": report.references_by_confidence, "chunks": report.chunks})
+                      "references_by_confidence": report.references_by_confidence, "chunks": report.chunks,
+                      "most_used": most_used_names(parsed, references)})
     store.flush()
-    _prune_parse_cache(cache_dir, files)
 
 
-def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings: Settings, cache_dir: Path,
-                pool: ProcessPoolExecutor | None = None, progress: ProgressCallback | None = None
+def parse_fingerprint(meta: dict) -> str:
+    """What a cached parse depends on besides the file: the codeqa version, queries and chunker."""
+    return "\0".join(str(meta[k]) for k in ("codeqa_version", "queries_hash", "chunker_version"))
+
+
+def most_used_names(parsed: Sequence[ParsedFile], references: Sequence[Reference], count: int = 5) -> list[str]:
+    """The public classes and functions most called, instantiated or inherited from other files
+    (the UI's example questions)."""
+    by_id = {s.id: s for pf in parsed for s in pf.symbols}
+    used: Counter[str] = Counter()
+    for r in references:
+        if r.kind in ("call", "instantiation", "inheritance") and r.confidence in ("exact", "likely"):
+            for t in r.target_ids:
+                s = by_id.get(t)
+                if s is not None and s.path != r.path and not s.name.startswith("_") and len(s.name) > 3:
+                    used[s.name] += 1
+    return sorted(used, key=lambda n: (-used[n], n))[:count]
+
+
+def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings: Settings, cache: ParseCache,
+                fingerprint: str, pool: ProcessPoolExecutor | None = None, progress: ProgressCallback | None = None
                 ) -> tuple[dict[str, tuple[ParsedFile, list[Chunk]]], list[ParsedFile], list[Reference]]:
     """Parse + chunk the changed files (in worker processes when there are many; `pool` shut down
     after), take the others' parses from the cache, and resolve references over the whole project:
     a change in one file can retarget references in others. Returns the changed files' (parse,
     chunks) by path, every file's parse in `files` order, and the resolved references."""
     progress = progress or (lambda stage, done, total: None)
-    cache_dir.mkdir(parents=True, exist_ok=True)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
     progress("parse", 0, len(changed))
     # the stage makes tens of thousands of small objects (parse results, references): garbage
     # collections mid-way would walk the whole growing heap again and again
     with _gc_paused():
-        for done, (pf, chunks) in enumerate(_parse_and_chunk_all(changed, settings, cache_dir, pool), start=1):
+        written: list[tuple[SourceFile, bytes]] = []
+        for done, (pf, chunks, blob) in enumerate(_parse_and_chunk_all(changed, settings, pool), start=1):
             fresh[pf.file.path] = (pf, chunks)
+            written.append((pf.file, blob))
+            if len(written) >= FILE_BATCH:
+                cache.put_many(written, fingerprint)
+                written = []
             progress("parse", done, len(changed))
+        cache.put_many(written, fingerprint)
         if pool is not None:
             pool.shutdown()  # idle workers would hold memory through the embedding
+        cached = cache.get_many([f for f in files if f.path not in fresh], fingerprint)
         parsed: list[ParsedFile] = []
         for f in files:
             if f.path in fresh:
                 parsed.append(fresh[f.path][0])
-            else:
-                cached = _load_parsed(cache_dir, f)
-                parsed.append(cached if cached is not None
-                              else _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars))[0])
+            elif f.path in cached:
+                parsed.append(cached[f.path])
+            else:  # not cached (a cache from before, or pruned): parse it again
+                pf, _, blob = _parse_chunk_encode((f, settings.chunk_max_chars, settings.chunk_min_chars))
+                cache.put_many([(f, blob)], fingerprint)
+                parsed.append(pf)
         references = resolve_references(parsed)
     return fresh, parsed, references
 
@@ -442,6 +537,8 @@ def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence
     import numpy as np
 
     found = cache.get_many(embedder.model_id, texts)
+    if embedder.dimension:  # a cache is data from disk: a vector of another size is not used
+        found = {k: v for k, v in found.items() if v.shape == (embedder.dimension,) and np.isfinite(v).all()}
     missing = list(dict.fromkeys(t for t in texts if cache.key(t) not in found))
     if missing:
         before_encoding()
@@ -472,24 +569,15 @@ def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list
     return parsed, chunks
 
 
-def _parse_chunk_and_cache(job: tuple[SourceFile, int, int, Path]) -> tuple[ParsedFile, list[Chunk]]:
-    """One changed file, its parse cached on disk."""
-    file, max_chars, min_chars, cache_dir = job
-    parsed, chunks = _parse_and_chunk((file, max_chars, min_chars))
-    _save_parsed(cache_dir, parsed)
-    return parsed, chunks
+def _parse_chunk_encode(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list[Chunk], bytes]:
+    """One changed file: its parse, chunks, and the parse as the cache stores it (plain JSON).
+    A worker encodes, so the parent only writes the bytes."""
+    parsed, chunks = _parse_and_chunk(job)
+    return parsed, chunks, encode_parsed(parsed)
 
 
-def _parse_chunk_and_cache_in_worker(job: tuple[SourceFile, int, int, Path]) -> tuple[bytes, list[Chunk]]:
-    """_parse_chunk_and_cache in a worker: the ParsedFile goes back pickled as the cache holds it, so
-    it is pickled once for both."""
-    file, max_chars, min_chars, cache_dir = job
-    parsed, chunks = _parse_and_chunk((file, max_chars, min_chars))
-    return _save_parsed(cache_dir, parsed), chunks
-
-
-def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, cache_dir: Path,
-                         pool: ProcessPoolExecutor | None = None) -> Iterator[tuple[ParsedFile, list[Chunk]]]:
+def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, pool: ProcessPoolExecutor | None = None
+                         ) -> Iterator[tuple[ParsedFile, list[Chunk], bytes]]:
     """Parse and chunk `files`: in `pool` (see parse_workers) when given, in workers started now when
     there are enough files, else in order here. Workers take the biggest files first, and results
     come back in that order.
@@ -499,20 +587,20 @@ def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, cache_dir:
     """
     if pool is None and _worker_count(files, settings) > 1:
         with parse_workers(files, settings) as own:
-            yield from _parse_and_chunk_all(files, settings, cache_dir, own)
+            yield from _parse_and_chunk_all(files, settings, own)
         return
-    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars, cache_dir) for f in files]
+    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars) for f in files]
     if pool is None:
-        yield from map(_parse_chunk_and_cache, jobs)
+        yield from map(_parse_chunk_encode, jobs)
         return
     jobs.sort(key=lambda job: -job[0].size)  # no worker is left with a big file at the end while the other idles
     done = 0
     try:
-        for blob, chunks in pool.map(_parse_chunk_and_cache_in_worker, jobs, chunksize=PARSE_JOBS_PER_TASK):
-            yield pickle.loads(blob), chunks
+        for result in pool.map(_parse_chunk_encode, jobs, chunksize=PARSE_JOBS_PER_TASK):
+            yield result
             done += 1
     except BrokenProcessPool:
-        yield from map(_parse_chunk_and_cache, jobs[done:])
+        yield from map(_parse_chunk_encode, jobs[done:])
 
 
 def _worker_count(files: Sequence[SourceFile], settings: Settings) -> int:
@@ -580,37 +668,3 @@ def _start_worker(parent: int, languages: Sequence[str] = ()) -> None:
             prepare_language(language)
         except Exception:  # a grammar that fails to load: each of its files reports that when parsed
             pass
-
-
-def _cache_key(file: SourceFile) -> str:
-    import hashlib
-
-    return hashlib.sha256(f"{PARSE_CACHE_VERSION}\0{file.path}\0{file.sha256}".encode()).hexdigest()
-
-
-def _save_parsed(cache_dir: Path, parsed: ParsedFile) -> bytes:
-    """Write `parsed` to the cache; returns its pickle."""
-    blob = pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL)
-    tmp = cache_dir / f"{_cache_key(parsed.file)}.tmp"
-    tmp.write_bytes(blob)
-    tmp.replace(cache_dir / f"{_cache_key(parsed.file)}.pkl")
-    return blob
-
-
-def _prune_parse_cache(cache_dir: Path, files: Sequence[SourceFile]) -> None:
-    """Entries of files that changed or went away (and .tmp files of killed runs) are never read again."""
-    keep = {f"{_cache_key(f)}.pkl" for f in files}
-    for entry in os.scandir(cache_dir):
-        if entry.name not in keep:
-            try:
-                os.unlink(entry.path)
-            except OSError:
-                pass
-
-
-def _load_parsed(cache_dir: Path, file: SourceFile) -> ParsedFile | None:
-    try:
-        parsed = pickle.loads((cache_dir / f"{_cache_key(file)}.pkl").read_bytes())
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
-        return None
-    return parsed if isinstance(parsed, ParsedFile) else None

@@ -422,7 +422,7 @@ def _read_graph(repo: Path, settings: Settings, kinds: Sequence[str]) -> tuple[l
             hint = " or ask for docstring questions only (--kinds docstring)" if not other else ""
             raise IndexMissingError(f"Usage and relationship questions come from the index of {repo}, which does not "
                                     f"exist yet; run `codeqa index {repo}` first{hint}.")
-        return store.all_symbols(), store.all_references()
+        return list(store.all_symbols()), list(store.all_references())
     finally:
         store.close()
 

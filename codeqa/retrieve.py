@@ -21,11 +21,11 @@ from .config import Settings
 from .embed import Embedder, make_embedder
 from .errors import IndexMissingError
 from .files import path_role, read_source_text, redact_source
-from .index import check_compatible, open_store
+from .index import check_compatible
 from .pack import pack_hits
 from .parse import CLASS_LIKE
-from .store import QdrantStore
-from .types import Hit, Reference, Retrieval, Snippet, Symbol, split_symbol_id
+from .store import Store, open_store, query_sparse_vector
+from .types import Hit, Reference, Retrieval, Snippet, Symbol, name_key, split_symbol_id
 
 SYMBOL_BOOST = 1.0  # times the code share of the query: above any cosine / RRF score for a bare identifier
 HOP_BOOST = 0.02
@@ -86,29 +86,45 @@ def route_question(question: str, matched: Sequence[Symbol]) -> str:
 class Retriever:
     """Reads one repository's index. Open with `Retriever.open(repo, settings)`; use as a context manager."""
 
-    def __init__(self, repo: Path, settings: Settings, store: QdrantStore, embedder: Embedder):
+    def __init__(self, repo: Path, settings: Settings, store: Store, embedder: Embedder):
         self.repo = Path(repo).resolve()
         self.settings = settings
         self.store = store
         self.embedder = embedder
-        self._symbols: list[Symbol] | None = None
-        self._by_norm: dict[str, list[Symbol]] | None = None
+        # lookups answered by the store, kept for the life of this retriever (one question, or one
+        # UI session: the UI opens a new retriever when the index changes)
+        self._by_key: dict[str, list[Symbol]] = {}
+        self._by_id: dict[str, Symbol | None] = {}
+        self._by_path: dict[str, list[Symbol]] = {}
         self._file_lines: dict[str, list[str]] = {}
         self._redacted_lines: dict[str, list[str]] = {}
         self._indexed_paths: frozenset[str] | None = None
-        self._by_path: dict[str, list[Symbol]] | None = None
-        self._all_references: list[Reference] | None = None
+        self._generation = store.generation()
+
+    def refresh(self) -> None:
+        """Forget what was looked up when another process has committed an index run since (the UI
+        keeps one retriever open while `codeqa index` runs elsewhere)."""
+        generation = self.store.generation()
+        if generation != self._generation:
+            self._generation = generation
+            self._by_key.clear()
+            self._by_id.clear()
+            self._by_path.clear()
+            self._file_lines.clear()
+            self._redacted_lines.clear()
+            self._indexed_paths = None
 
     @classmethod
     def open(cls, repo: Path, settings: Settings, embedder: Embedder | None = None) -> "Retriever":
         repo = Path(repo).resolve()
         store = open_store(repo, settings)
-        if not store.exists() or not store.read_meta():
-            store.close()
-            raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
-        embedder = embedder or make_embedder(settings.embeddings, settings.embedding_adapter, settings.openai_base_url, settings.openai_api_key)
         try:
-            check_compatible(store.read_meta(), embedder, repo)
+            meta = store.read_meta()
+            if not store.exists() or not meta:
+                raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
+            embedder = embedder or make_embedder(settings.embeddings, settings.embedding_adapter, settings.openai_base_url,
+                                                 settings.openai_api_key)
+            check_compatible(meta, embedder, repo, settings)
         except Exception:
             store.close()
             raise
@@ -124,28 +140,41 @@ class Retriever:
         self.store.close()
 
     # ---- symbols ------------------------------------------------------------------------------
-    @property
-    def symbols(self) -> list[Symbol]:
-        if self._symbols is None:
-            self._symbols = self.store.all_symbols()
-            self._by_norm = defaultdict(list)
-            for s in self._symbols:
-                self._by_norm[_norm(s.name)].append(s)
-                if s.qualified_name != s.name:
-                    self._by_norm[_norm(s.qualified_name)].append(s)
-        return self._symbols
+    def symbols_by_key(self, keys: Iterable[str]) -> dict[str, list[Symbol]]:
+        """Symbols whose name or qualified name has each lookup key (`name_key`), one store query for
+        the keys not looked up before."""
+        keys = list(dict.fromkeys(keys))
+        missing = [k for k in keys if k not in self._by_key]
+        if missing:
+            found: dict[str, list[Symbol]] = {k: [] for k in missing}
+            for s in self.store.symbols_by_key(missing):
+                for k in dict.fromkeys((name_key(s.name), name_key(s.qualified_name))):
+                    if k in found:
+                        found[k].append(s)
+            for k, symbols in found.items():
+                self._by_key[k] = sorted(symbols, key=lambda s: (s.path, s.start_line, s.id))
+                self._by_id.update((s.id, s) for s in symbols)
+        return {k: self._by_key[k] for k in keys}
+
+    def symbols_by_id(self, ids: Iterable[str]) -> dict[str, Symbol]:
+        ids = [i for i in dict.fromkeys(ids) if i]
+        missing = [i for i in ids if i not in self._by_id]
+        if missing:
+            found = {s.id: s for s in self.store.symbols_by_ids(missing)}
+            self._by_id.update((i, found.get(i)) for i in missing)
+        return {i: s for i in ids if (s := self._by_id.get(i)) is not None}
 
     def find_symbols(self, spec: str) -> list[Symbol]:
-        """`Name`, `Class.method`, `path:Name` (path may be a suffix) -> matching symbols."""
+        """`Name`, `Class.method`, `path:Name` (path may be a suffix, at a folder boundary) -> matching symbols."""
         path_part, _, name_part = spec.rpartition(":") if ":" in spec and not spec.startswith("::") else ("", "", spec)
         name_part = name_part.replace("::", ".")
-        _ = self.symbols
-        found = [s for s in self._by_norm.get(_norm(name_part), ()) if s.name == name_part or s.qualified_name == name_part
+        candidates = self.symbols_by_key([name_key(name_part)])[name_key(name_part)]
+        found = [s for s in candidates if s.name == name_part or s.qualified_name == name_part
                  or s.qualified_name.endswith("." + name_part)]
         if not found:
-            found = list(self._by_norm.get(_norm(name_part), ()))
+            found = list(candidates)
         if path_part:
-            found = [s for s in found if s.path == path_part or s.path.endswith("/" + path_part) or s.path.endswith(path_part)]
+            found = [s for s in found if s.path == path_part or s.path.endswith("/" + path_part)]
         return sorted(dict.fromkeys(found), key=lambda s: (s.path, s.start_line))
 
     @property
@@ -156,11 +185,10 @@ class Retriever:
         return self._indexed_paths
 
     def symbols_in_file(self, path: str) -> list[Symbol]:
-        if self._by_path is None:
-            self._by_path = defaultdict(list)
-            for s in self.symbols:
-                self._by_path[s.path].append(s)
-        return self._by_path.get(path, [])
+        if path not in self._by_path:
+            self._by_path[path] = self.store.symbols_in_files([path])
+            self._by_id.update((s.id, s) for s in self._by_path[path])
+        return self._by_path[path]
 
     def files_in_question(self, question: str) -> list[tuple[str, int, int]]:
         """Indexed files the question names (`cli.py`, `app/cli.py`): (path, start, end of the mention)."""
@@ -180,7 +208,6 @@ class Retriever:
         question mentions) is dropped: `EncoderClass.encode` does not also mean every `encode`.
         A file the question names narrows a name defined in several files to that file.
         """
-        _ = self.symbols
         files = self.files_in_question(question)
         candidates: list[tuple[str, int, int, int]] = []  # (token, strength, start, end)
         for m in _IDENT.finditer(question):
@@ -204,11 +231,12 @@ class Retriever:
                     continue
                 candidates.append(("".join(phrase), 2 if size > 1 else 1, words[i].start(), words[i + size - 1].end()))
         matches: list[NameMatch] = []
+        by_key = self.symbols_by_key(name_key(t) for t, _, _, _ in candidates if "." not in t and ":" not in t)
         for token, strength, start, end in candidates:
             if "." in token or ":" in token:
                 symbols = self.find_symbols(token)
             else:
-                symbols = list(dict.fromkeys(self._by_norm.get(_norm(token), ())))
+                symbols = list(dict.fromkeys(by_key[name_key(token)]))
             if strength >= 3:  # written as an identifier: its exact spelling wins over case-insensitive matches
                 exact = [s for s in symbols if token in (s.name, s.qualified_name) or s.qualified_name.endswith("." + token)]
                 symbols = exact or symbols
@@ -253,12 +281,13 @@ class Retriever:
         natural-language set MRR@10 0.501 -> 0.527, docstring benchmark unchanged to +0.009 recall@5);
         tests, examples, docs and type stubs move down unless the query asks for them (ROLE_PENALTY).
         """
+        self.refresh()
         vector = self.embedder.encode([query])[0]
         limit = max(top_k * 3, 30)
         terms = code_terms(query)
         share = _code_share(query, terms)
-        hits = (self.store.hybrid_search(vector, " ".join(terms), limit) if wants_keywords(query, terms, share)
-                else self.store.dense_search(vector, limit))
+        keywords = query_sparse_vector(" ".join(terms)) if wants_keywords(query, terms, share) else None
+        hits = self.store.search(vector, keywords, limit)
         hits = self._boost_named_symbols(hits, terms, share)
         hits = self._boost_reference_hop(hits)
         hits = _demote_secondary_files(hits, query)
@@ -313,7 +342,7 @@ class Retriever:
     def _extend_to_definitions(self, hits: Iterable[Hit]) -> list[Hit]:
         """A piece cut from inside a long function starts at the function's first line, so the result shows the def."""
         out = []
-        by_id = {s.id: s for s in self.symbols} if self._symbols is not None or True else {}
+        by_id = self.symbols_by_id(i for h in hits for i in h.symbol_ids)
         for h in hits:
             starts = [by_id[i].start_line for i in h.symbol_ids if i in by_id and by_id[i].path == h.path
                       and by_id[i].kind in ("function", "method") and by_id[i].start_line < h.start_line <= by_id[i].end_line]
@@ -351,12 +380,6 @@ class Retriever:
             self._redacted_lines[path] = redact_source("".join(lines)).splitlines(keepends=True)
         return self._redacted_lines[path]
 
-    @property
-    def all_references(self) -> list[Reference]:
-        if self._all_references is None:
-            self._all_references = self.store.all_references()
-        return self._all_references
-
     # ---- routing + packing ----------------------------------------------------------------------
     def retrieve(self, question: str, top_k: int | None = None, search_query: str | None = None) -> Retrieval:
         """Evidence for a question, routed (see the module docstring) and packed into snippets.
@@ -364,6 +387,7 @@ class Retriever:
         `question` decides the route and the symbols; `search_query` (a history-aware rewrite) is
         what the search route embeds when given.
         """
+        self.refresh()
         top_k = top_k or self.settings.top_k
         matches = self.match_question(question)
         matched = list({s.id: s for m in matches for s in m.symbols}.values())
@@ -382,8 +406,8 @@ class Retriever:
             if second is not None:
                 paths, refs, edges = self._paths_between(first.symbols, second.symbols)
                 ends = [*first.symbols[:3], *second.symbols[:3]]
-                by_id = {s.id: s for s in self.symbols}
                 ids = list(dict.fromkeys([*(i for p in paths for i in p), *(s.id for s in ends)]))
+                by_id = self.symbols_by_id(ids)
                 hits = [h for h in (self._definition_hit(by_id[i]) for i in ids if i in by_id) if h]
                 hits += self._usage_sites(refs, limit=6)
                 if not paths:
@@ -434,7 +458,7 @@ class Retriever:
                 seen_enclosing.add(key)
                 seen_files.add(r.path)
                 picked.append(r)
-        by_id = {s.id: s for s in self.symbols}
+        by_id = self.symbols_by_id(r.enclosing_symbol_id for r in picked if r.enclosing_symbol_id)
         hits = []
         for rank, r in enumerate(picked):
             lines = self.file_lines(r.path)
@@ -470,26 +494,10 @@ class Retriever:
         """
         if not sources or not goals:
             return [], [], []
-        by_id = {s.id: s for s in self.symbols}
-        graph: dict[str, set[str]] = defaultdict(set)
-        edge_refs: dict[tuple[str, str], Reference] = {}
-        for r in self.all_references:
-            src = r.enclosing_symbol_id
-            if src is None:
-                continue
-            for t in r.target_ids:
-                for a in {src, by_id[src].parent_id if src in by_id else None} - {None}:
-                    graph[a].add(t)
-                    graph[t].add(a)
-                    edge_refs.setdefault((a, t), r)
-                    edge_refs.setdefault((t, a), r)
-        for s in self.symbols:  # a class and its members are connected
-            if s.parent_id:
-                graph[s.id].add(s.parent_id)
-                graph[s.parent_id].add(s.id)
+        graph = _GraphWalk(self)
         paths = _bfs_paths(graph, [s.id for s in sources], {s.id for s in goals}, max_depth=4)
         steps = list(dict.fromkeys((p[i], p[i + 1]) for p in paths for i in range(len(p) - 1)))
-        edges = [(a, b, edge_refs.get((a, b))) for a, b in steps]
+        edges = [(a, b, graph.edge_refs.get((a, b))) for a, b in steps]
         return paths, list(dict.fromkeys(r for _, _, r in edges if r is not None)), edges
 
     def _header_spans(self, path: str, line: int) -> list[tuple[int, int]]:
@@ -519,10 +527,11 @@ def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
     try:
         if not store.exists():
             raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
+        check_compatible(store.read_meta(), None, Path(repo).resolve(), settings)
         retriever = Retriever(repo, settings, store, embedder=None)  # type: ignore[arg-type]
         definitions = retriever.find_symbols(spec)
         refs = store.references_to([s.id for s in definitions])
-        by_id = {s.id: s for s in retriever.symbols}
+        by_id = retriever.symbols_by_id(r.enclosing_symbol_id for r in refs if r.enclosing_symbol_id)
         return {
             "symbol": spec,
             "definitions": [{"path": s.path, "start_line": s.start_line, "end_line": s.end_line, "kind": s.kind,
@@ -539,14 +548,6 @@ def _parent_of(symbol_id: str) -> tuple[str, str]:
     """(path, qualified name of the enclosing symbol) for a Symbol.id; the name is empty at top level."""
     path, qualified = split_symbol_id(symbol_id)
     return path, qualified.rpartition(".")[0]
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[^a-z0-9.]", "", name.lower())
-
-
-def _norm_tokens(text: str) -> set[str]:
-    return {_norm(t) for t in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
 
 
 KEYWORD_CODE_SHARE = 0.5
@@ -606,7 +607,62 @@ def _merge_same_symbol(hits: list[Hit]) -> list[Hit]:
     return list(best.values())
 
 
-def _bfs_paths(graph: dict[str, set[str]], starts: Sequence[str], goals: set[str], max_depth: int) -> list[tuple[str, ...]]:
+class _GraphWalk:
+    """The reference graph around some symbols, read from the store as a walk reaches them.
+
+    Edges: a reference from its enclosing symbol (and that symbol's class) to its targets, and a
+    class to each of its members; followed in both directions. `edge_refs` keeps the reference
+    behind each edge met so far.
+    """
+
+    def __init__(self, retriever: "Retriever"):
+        self.retriever = retriever
+        self.store = retriever.store
+        self.edge_refs: dict[tuple[str, str], Reference] = {}
+        self._neighbours: dict[str, set[str]] = {}
+
+    def get(self, node: str, default=()) -> set[str]:
+        if node not in self._neighbours:
+            self.expand([node])
+        return self._neighbours.get(node, set(default))
+
+    def expand(self, nodes: Sequence[str]) -> None:
+        nodes = [n for n in dict.fromkeys(nodes) if n not in self._neighbours]
+        if not nodes:
+            return
+        out: dict[str, set[str]] = {n: set() for n in nodes}
+        wanted = set(nodes)
+        children = self.store.children_of(nodes)
+        for child in children:  # a class and its members are connected, and a member's references are the class's too
+            out[child.parent_id].add(child.id)  # type: ignore[index]
+        me = self.retriever.symbols_by_id(nodes)
+        for n, s in me.items():
+            if s.parent_id:
+                out[n].add(s.parent_id)
+        sources = {c.id: c.parent_id for c in children}
+        sources.update((n, None) for n in nodes)
+        for r in self.store.references_from(list(sources)):
+            for t in r.target_ids:
+                for a in {r.enclosing_symbol_id, sources.get(r.enclosing_symbol_id)} & wanted:
+                    out[a].add(t)
+                    self.edge_refs.setdefault((a, t), r)
+                    self.edge_refs.setdefault((t, a), r)
+        incoming = self.store.references_to(nodes)
+        parents = self.retriever.symbols_by_id(r.enclosing_symbol_id for r in incoming if r.enclosing_symbol_id)
+        for r in incoming:
+            src = r.enclosing_symbol_id
+            if src is None:
+                continue
+            parent = parents[src].parent_id if src in parents else None
+            for t in set(r.target_ids) & wanted:
+                for a in {src, parent} - {None}:
+                    out[t].add(a)
+                    self.edge_refs.setdefault((a, t), r)
+                    self.edge_refs.setdefault((t, a), r)
+        self._neighbours.update(out)
+
+
+def _bfs_paths(graph: "_GraphWalk | dict[str, set[str]]", starts: Sequence[str], goals: set[str], max_depth: int) -> list[tuple[str, ...]]:
     queue = deque((s,) for s in dict.fromkeys(starts) if s not in goals)
     found: list[tuple[str, ...]] = []
     seen_depth: dict[str, int] = {s: 0 for s in starts}

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+_NOT_KEY = re.compile(r"[^a-z0-9.]")
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,12 @@ class Symbol:
 def symbol_id(path: str, qualified_name: str, start_line: int) -> str:
     """Symbol.id: `path#Qualified.name@line`."""
     return f"{path}#{qualified_name}@{start_line}"
+
+
+def name_key(name: str) -> str:
+    """How a name is looked up: lowercased, without `_` and other punctuation but the dots
+    (`EncoderClass`, `encoder_class` and "encoder class" all give `encoderclass`)."""
+    return _NOT_KEY.sub("", name.lower())
 
 
 def split_symbol_id(symbol_id: str) -> tuple[str, str]:

@@ -6,12 +6,17 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Indexes default to the user's cache folder: the tests' go to a folder of their own (child processes
+# read XDG_CACHE_HOME; in-process Settings.load(env={}) reaches default_cache_home, patched below).
+TEST_CACHE_HOME = Path(tempfile.mkdtemp(prefix="codeqa-test-cache-"))
+os.environ["XDG_CACHE_HOME"] = str(TEST_CACHE_HOME)
 FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE_REPO = FIXTURES / "repo"
 _real_connect = socket.socket.connect
@@ -29,6 +34,15 @@ def _no_network():
     socket.socket.connect = _guarded_connect
     yield
     socket.socket.connect = _real_connect
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _test_cache_home():
+    import codeqa.config
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(codeqa.config, "default_cache_home", lambda: TEST_CACHE_HOME)
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -56,12 +70,13 @@ def copy_fixture_repo(dest: Path) -> Path:
 def index_snapshot(repo: Path, settings):
     """What an index holds, comparable between runs: symbol ids, chunk spans, references with their
     targets, the manifest's hashes."""
-    from codeqa.index import open_store
+    from codeqa.store import open_store
 
     store = open_store(repo, settings)
     try:
         symbols = sorted(s.id for s in store.all_symbols())
-        chunks = sorted((r.payload["path"], r.payload["start_line"], r.payload["end_line"]) for r in store._scroll(store.chunks))
+        manifest_paths = sorted(store.manifest())
+        chunks = sorted((h.path, h.start_line, h.end_line) for p in manifest_paths for h in store.chunks_in_file(p))
         refs = sorted((r.path, r.line, r.column, r.target_ids) for r in store.all_references())
         manifest = {p: e.sha256 for p, e in store.manifest().items()}
         return symbols, chunks, refs, manifest

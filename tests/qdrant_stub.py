@@ -41,6 +41,7 @@ class QdrantStub(LocalServer):
     api_key: str | None = None
     requests: list[QdrantRequest] = field(default_factory=list)
     created: dict[str, dict] = field(default_factory=dict)
+    payload_indexes: dict[str, dict] = field(default_factory=dict)  # collection -> field -> schema
 
     def __post_init__(self):
         self.engine = QdrantClient(":memory:")
@@ -86,6 +87,9 @@ class QdrantStub(LocalServer):
             return 200, e.delete_collection(name)
         if not e.collection_exists(name):
             return 404, None
+        if rest == "/index" and method == "PUT":  # a payload index: the in-memory engine filters without one
+            self.payload_indexes.setdefault(name, {})[body["field_name"]] = body.get("field_schema")
+            return 200, {"operation_id": 0, "status": "completed"}
         if rest == "/points" and method == "PUT":
             points = models.PointsList.model_validate(body).points
             return 200, _dump(e.upsert(name, points=points))

@@ -87,9 +87,9 @@ def test_keywords_join_the_search_only_for_code_or_a_quoted_phrase(retriever, mo
     from codeqa.retrieve import wants_keywords
 
     calls = []
-    for name in ("hybrid_search", "dense_search"):
-        method = getattr(retriever.store, name)
-        monkeypatch.setattr(retriever.store, name, lambda *a, _m=method, _n=name: calls.append(_n) or _m(*a))
+    search = retriever.store.search
+    monkeypatch.setattr(retriever.store, "search", lambda dense, sparse, *a, **k: calls.append(
+        "dense_search" if sparse is None else "hybrid_search") or search(dense, sparse, *a, **k))
 
     def first_stage(query):
         calls.clear()

@@ -120,7 +120,7 @@ def test_good_code_in_the_same_repo_is_searchable(bad_repo, embedder):
 
 def test_no_credential_reaches_the_index(bad_repo, embedder):
     repo, report = bad_repo
-    index_dir = repo / ".codeqa"
+    index_dir = Settings.load(env={}).index_dir_for(repo)
     files = [p for p in index_dir.rglob("*") if p.is_file()]
     assert len(files) > 5
     for path in files:

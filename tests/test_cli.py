@@ -29,7 +29,10 @@ def test_bad_input_exits_2_with_one_clear_sentence(capsys, tmp_path):
         code, _, err = run(capsys, *argv)
         assert code == 2, argv
         assert f"codeqa index {repo}" in err and "Traceback" not in err
-    assert not (repo / ".codeqa" / "qdrant").exists()  # reading commands create nothing
+    from codeqa.config import Settings
+
+    assert not Settings.load(env={}).index_dir_for(repo).exists()  # reading commands create nothing
+    assert not (repo / ".codeqa").exists()
 
 
 def test_help_explains_every_command(capsys):

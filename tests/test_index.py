@@ -139,7 +139,7 @@ def test_changed_and_deleted_files(repo, settings, embedder):
 def test_secrets_never_reach_the_index(repo, settings, embedder):
     index_repo(repo, settings, embedder=embedder)
     secret = (repo / ".env").read_text().split("=", 1)[1].strip().encode()
-    for path in (repo / ".codeqa").rglob("*"):
+    for path in settings.index_dir_for(repo.resolve()).rglob("*"):
         if path.is_file():
             assert secret not in path.read_bytes(), path
 
@@ -162,7 +162,7 @@ class FakeEmbedder:
 
 def test_index_refuses_search_with_another_model(repo, settings, embedder):
     index_repo(repo, settings, embedder=embedder)
-    with pytest.raises(IndexMismatchError, match="--full"):
+    with pytest.raises(IndexMismatchError, match="run `codeqa index|re-index with `codeqa index"):
         Retriever.open(repo, settings, embedder=FakeEmbedder())
     # indexing with the other model re-embeds everything instead of mixing vectors
     report = index_repo(repo, settings, embedder=FakeEmbedder())
@@ -178,7 +178,7 @@ def test_concurrent_index_from_the_command_line_is_refused(repo, settings):
         out = subprocess.run([sys.executable, "-m", "codeqa", "index", str(repo)], env=env, capture_output=True, text=True)
     assert out.returncode == 1
     assert "Another `codeqa index` is running" in out.stderr and "Traceback" not in out.stderr
-    assert not (index_dir / "qdrant").exists()
+    assert not (index_dir / "graph.sqlite").exists()
 
 
 CHILD = """
@@ -232,8 +232,9 @@ def _kill_at(repo: Path, stage: str, min_done: int, delay: float) -> tuple[str, 
 def _no_duplicates(repo: Path, settings: Settings) -> None:
     store = open_store(repo, settings)
     try:
-        spans = [(r.payload["path"], r.payload["start_line"], r.payload["end_line"]) for r in store._scroll(store.chunks)]
         manifest = store.manifest()
+        spans = [(h.path, h.start_line, h.end_line) for p in manifest for h in store.chunks_in_file(p)]
+        assert len(spans) == store.count_chunks()
         assert len(spans) == len(set(spans)) == sum(e.chunks for e in manifest.values())
         assert all(e.status != "pending" for e in manifest.values())
     finally:
@@ -261,12 +262,12 @@ def test_sigkill_at_any_moment_then_rerun_equals_clean_index(repo, settings, emb
             (repo / "gen" / f"extra_{round_ - 1}.py").unlink()
         for attempt in range(3):  # a fast stage can finish between the report and the kill: then try again
             last, alive = _kill_at(repo, stage, min_done, delay)
-            if alive and not (repo / ".codeqa" / "state.json").exists():
+            if alive and not (settings.index_dir_for(repo.resolve()) / "state.json").exists():
                 break
             (repo / "gen" / f"extra_{round_}.py").write_text(f"def extra_{round_}():\n    return {round_ + attempt + 1}\n")
         seen.append(last.split()[1] if last.startswith("STAGE") else last)
         assert alive, f"the child finished before the kill in stage {stage}"
-        assert not (repo / ".codeqa" / "state.json").exists()  # the killed run was really mid-update
+        assert not (settings.index_dir_for(repo.resolve()) / "state.json").exists()  # the killed run was really mid-update
     assert seen == [k[0] for k in kills], seen  # each kill landed in the stage it aimed at
     index_repo(repo, settings, embedder=embedder)
     clean = Settings.load(env={}, index_dir=repo.parent / "clean-index")

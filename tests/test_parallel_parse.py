@@ -31,37 +31,35 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
-def _run(project: Path, cache: Path, workers: int):
-    cache.mkdir()
+def _run(project: Path, workers: int):
     files = walk_repository(project).files
-    return list(index._parse_and_chunk_all(files, Settings(parse_workers=workers), cache))
+    return list(index._parse_and_chunk_all(files, Settings(parse_workers=workers)))
 
 
 def _record_pids(monkeypatch, log: Path):
-    save = index._save_parsed
+    encode = index.encode_parsed
 
-    def recording(cache_dir, parsed):
+    def recording(parsed):
         with open(log, "a") as fh:
             fh.write(f"{os.getpid()}\n")
-        return save(cache_dir, parsed)
+        return encode(parsed)
 
-    monkeypatch.setattr(index, "_save_parsed", recording)  # forked workers inherit the patch
+    monkeypatch.setattr(index, "encode_parsed", recording)  # forked workers inherit the patch
 
 
-def test_workers_give_the_serial_result_and_cache_every_file(project, tmp_path, monkeypatch):
-    serial = _run(project, tmp_path / "serial", workers=1)
+def test_workers_give_the_serial_result_and_encode_every_file(project, tmp_path, monkeypatch):
+    serial = _run(project, workers=1)
     log = tmp_path / "pids"
     _record_pids(monkeypatch, log)
-    parallel = _run(project, tmp_path / "parallel", workers=2)
+    parallel = _run(project, workers=2)
     pids = set(log.read_text().split())
-    assert os.getpid() not in {int(p) for p in pids} and len(pids) == 2  # parsed in two workers
-    assert sorted(parallel, key=lambda r: r[0].file.path) == serial  # symbols, references and chunks alike
-    assert sorted(os.listdir(tmp_path / "parallel")) == sorted(os.listdir(tmp_path / "serial"))
-    assert len(os.listdir(tmp_path / "parallel")) == MODULES + 1
+    assert os.getpid() not in {int(p) for p in pids} and len(pids) == 2  # parsed and encoded in two workers
+    # symbols, references, chunks and the cache's bytes alike
+    assert sorted(parallel, key=lambda r: r[0].file.path) == serial and len(serial) == MODULES + 1
 
 
 def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch):
-    serial = _run(project, tmp_path / "serial", workers=1)
+    serial = _run(project, workers=1)
     parent = os.getpid()
     parse = index._parse_and_chunk
 
@@ -71,11 +69,12 @@ def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch)
         return parse(job)
 
     monkeypatch.setattr(index, "_parse_and_chunk", dying)
-    assert sorted(_run(project, tmp_path / "broken", workers=2), key=lambda r: r[0].file.path) == serial
+    assert sorted(_run(project, workers=2), key=lambda r: r[0].file.path) == serial
 
 
 def test_an_index_run_parses_in_workers_started_before_the_store_opens(project, tmp_path, monkeypatch, embedder):
-    from codeqa.index import index_repo, open_store
+    from codeqa.index import index_repo
+    from codeqa.store import open_store
 
     serial = Settings(parse_workers=1, index_dir=tmp_path / "serial")
     index_repo(project, serial, embedder=embedder)

@@ -14,7 +14,7 @@ from codeqa.config import Settings
 from codeqa.errors import StoreError
 from codeqa.index import index_repo
 from codeqa.retrieve import Retriever
-from codeqa.store import collection_prefix
+from codeqa.store.server import collection_prefix
 from conftest import copy_fixture_repo
 from qdrant_stub import QdrantStub
 
@@ -102,5 +102,5 @@ def test_cli_with_qdrant_url_and_an_embeddings_server(tmp_path, qdrant, llm_stub
     # searching the same index with another embedding model is refused, not answered wrongly
     monkeypatch.setenv("CODEQA_EMBEDDINGS", "openai:other-model")
     assert cli.main(["search", "tokenize", "--repo", str(repo), *common, "--json"]) == 2
-    assert "--full" in capsys.readouterr().err
+    assert "re-index with `codeqa index" in capsys.readouterr().err
     shutil.rmtree(tmp_path / "index", ignore_errors=True)

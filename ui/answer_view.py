@@ -271,16 +271,9 @@ def time_ago(iso: str | None, now: datetime | None = None) -> str:
 
 
 def example_questions(retriever: Retriever, count: int = 3) -> list[str]:
-    """Usage questions about the most referenced classes and functions of the repository."""
-    by_id = {s.id: s for s in retriever.symbols}
-    used: dict[str, int] = {}
-    for r in retriever.all_references:
-        if r.kind in ("call", "instantiation", "inheritance") and r.confidence in ("exact", "likely"):
-            for t in r.target_ids:
-                s = by_id.get(t)
-                if s is not None and s.path != r.path and not s.name.startswith("_") and len(s.name) > 3:
-                    used[s.name] = used.get(s.name, 0) + 1
-    names = sorted(used, key=lambda n: (-used[n], n))[:count]
+    """Usage questions about the most referenced classes and functions of the repository (the index
+    run records their names, so the page reads no graph to ask them)."""
+    names = [n for n in retriever.store.read_meta().get("most_used") or [] if isinstance(n, str)][:count]
     return [f"How is {name} used?" for name in names]
 
 

@@ -1,0 +1,182 @@
+"""The parse cache: each file's ParsedFile as plain JSON in <index-dir>/parsed.sqlite.
+
+An index folder may come from elsewhere (a repository can ship a crafted one), so nothing read from
+it may run code when loaded: no pickle, no eval. An entry is JSON, read with json.loads only, and
+checked field by field against the dataclasses before anything is built from it. An entry that does
+not fit exactly (another format version, a changed field list, a wrong type, a corrupt database)
+is a miss, never an error: the file is parsed again.
+
+Symbols and references are stored field by field, one list of values per dataclass field in field
+order, under a header naming those fields, so that a field added or renamed in types.py invalidates
+old entries instead of shifting values. The file's absolute path is not stored: the caller passes the SourceFile it has.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sqlite3
+from collections.abc import Sequence
+from itertools import chain
+from operator import attrgetter
+from pathlib import Path
+
+from .types import ParsedFile, Reference, SourceFile, Symbol
+
+FORMAT_VERSION = 1
+_BATCH = 500  # keys per SELECT/DELETE: well under SQLite's bound-parameter limit
+_NONE = type(None)
+# What each annotation in Symbol/Reference may hold in JSON. A field of a type not listed here fails
+# at import, so that adding one means deciding how it is checked.
+_ALLOWED = {"str": {str}, "int": {int}, "str | None": {str, _NONE}, "tuple[str, ...]": {list}}
+
+
+def _spec(cls: type) -> tuple[list[str], list[set[type]], list[int]]:
+    """(field names, allowed JSON types per field, indexes of the tuple[str, ...] fields) of `cls`."""
+    fields = dataclasses.fields(cls)
+    allowed = [_ALLOWED[str(f.type)] for f in fields]
+    return [f.name for f in fields], allowed, [i for i, f in enumerate(fields) if f.type == "tuple[str, ...]"]
+
+
+_SYMBOL_FIELDS, _SYMBOL_TYPES, _SYMBOL_TUPLES = _spec(Symbol)
+_REFERENCE_FIELDS, _REFERENCE_TYPES, _REFERENCE_TUPLES = _spec(Reference)
+_KEYS = {"v", "symbol_fields", "reference_fields", "path", "sha256", "error", "partial", "symbols", "references"}
+
+
+def encode_parsed(parsed: ParsedFile) -> bytes:
+    """`parsed` as compact JSON (without the file's absolute path)."""
+    return json.dumps({
+        "v": FORMAT_VERSION, "symbol_fields": _SYMBOL_FIELDS, "reference_fields": _REFERENCE_FIELDS,
+        "path": parsed.file.path, "sha256": parsed.file.sha256, "error": parsed.error, "partial": parsed.partial,
+        "symbols": _columns(parsed.symbols, _SYMBOL_FIELDS),
+        "references": _columns(parsed.references, _REFERENCE_FIELDS),
+    }, separators=(",", ":")).encode("ascii")  # escaped: a lone surrogate in a string round-trips too
+
+
+def _columns(objs: Sequence[object], names: list[str]) -> list[list]:
+    # one list per field rather than one per object: reading then checks each field's values in one
+    # C loop and builds the objects without transposing (a third of the time for a big project)
+    return [list(map(attrgetter(name), objs)) for name in names]
+
+
+def decode_parsed(blob: bytes, file: SourceFile) -> ParsedFile | None:
+    """The ParsedFile encoded in `blob`, for `file`; None when `blob` is anything but an entry of this
+    format for this file. Never raises."""
+    if not isinstance(blob, (bytes, bytearray)):  # SQLite hands back whatever type a crafted row holds
+        return None
+    try:
+        data = json.loads(blob)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deep
+        return None
+    if (type(data) is not dict or data.keys() != _KEYS or type(data["v"]) is not int or data["v"] != FORMAT_VERSION
+            or data["symbol_fields"] != _SYMBOL_FIELDS or data["reference_fields"] != _REFERENCE_FIELDS
+            or data["path"] != file.path or data["sha256"] != file.sha256
+            or type(data["error"]) not in (str, _NONE) or type(data["partial"]) is not bool):
+        return None
+    symbols = _build(Symbol, data["symbols"], _SYMBOL_TYPES, _SYMBOL_TUPLES)
+    references = _build(Reference, data["references"], _REFERENCE_TYPES, _REFERENCE_TUPLES)
+    if symbols is None or references is None:
+        return None
+    return ParsedFile(file, symbols, references, error=data["error"], partial=data["partial"])
+
+
+def _build(cls: type, columns: object, allowed: list[set[type]], tuples: list[int]) -> tuple | None:
+    """Instances of `cls` from one column per field, or None when a value does not fit. The checks
+    run over sets of types (C loops, no Python code per value): the cache of a big project holds
+    hundreds of thousands of references and is read on every incremental run."""
+    if type(columns) is not list or len(columns) != len(allowed) or not set(map(type, columns)) <= {list}:
+        return None
+    if len(set(map(len, columns))) != 1:  # every column as long as the others
+        return None
+    if not all(set(map(type, column)) <= types for column, types in zip(columns, allowed)):
+        return None
+    columns = list(columns)
+    for i in tuples:
+        if not set(map(type, chain.from_iterable(columns[i]))) <= {str}:
+            return None
+        columns[i] = map(tuple, columns[i])
+    return tuple(map(cls, *columns))
+
+
+class ParseCache:
+    """Encoded ParsedFiles by key in one SQLite file. Workers in other processes encode; the process
+    that owns the cache writes. Any database trouble at opening empties the cache: it is only a cache."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = self._open(str(self.path))
+        except sqlite3.DatabaseError:  # not a database, or a damaged one: start over
+            self._remove_files()
+            try:
+                self._db = self._open(str(self.path))
+            except sqlite3.DatabaseError:  # still unusable (e.g. the name is a folder): cache for this run only
+                self._db = self._open(":memory:")
+
+    @staticmethod
+    def _open(name: str) -> sqlite3.Connection:
+        db = sqlite3.connect(name, timeout=30.0)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")  # readers in other processes go on while a run writes
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("CREATE TABLE IF NOT EXISTS parsed (key TEXT PRIMARY KEY, data BLOB)")
+            db.commit()
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
+
+    def _remove_files(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            except OSError:
+                pass
+
+    @staticmethod
+    def key(file: SourceFile, fingerprint: str) -> str:
+        """The entry's key: changes with the file's content, its path, and `fingerprint` (what else
+        the parse depends on: codeqa version, queries, settings)."""
+        return hashlib.sha256(f"{fingerprint}\0{file.path}\0{file.sha256}".encode()).hexdigest()
+
+    def get(self, file: SourceFile, fingerprint: str) -> ParsedFile | None:
+        return self.get_many([file], fingerprint).get(file.path)
+
+    def get_many(self, files: Sequence[SourceFile], fingerprint: str) -> dict[str, ParsedFile]:
+        """The cached ParsedFiles of `files` by path; files without a usable entry are left out."""
+        by_key = {self.key(f, fingerprint): f for f in files}
+        keys = list(by_key)
+        found: dict[str, ParsedFile] = {}
+        for start in range(0, len(keys), _BATCH):
+            part = keys[start:start + _BATCH]
+            try:
+                rows = self._db.execute(f"SELECT key, data FROM parsed WHERE key IN ({','.join('?' * len(part))})",
+                                        part).fetchall()
+            except sqlite3.DatabaseError:  # damaged after opening: what it cannot read is a miss
+                continue
+            for key, data in rows:
+                file = by_key.get(key)
+                parsed = decode_parsed(data, file) if file is not None else None
+                if parsed is not None:
+                    found[file.path] = parsed
+        return found
+
+    def put_many(self, items: Sequence[tuple[SourceFile, bytes]], fingerprint: str) -> None:
+        """Store entries made by encode_parsed, replacing older ones under the same key."""
+        self._db.executemany("INSERT OR REPLACE INTO parsed (key, data) VALUES (?, ?)",
+                             [(self.key(f, fingerprint), blob) for f, blob in items])
+        self._db.commit()
+
+    def prune(self, keep_keys: set[str]) -> int:
+        """Delete every entry whose key is not in `keep_keys`; returns how many went."""
+        gone = [key for (key,) in self._db.execute("SELECT key FROM parsed") if key not in keep_keys]
+        for start in range(0, len(gone), _BATCH):
+            part = gone[start:start + _BATCH]
+            self._db.execute(f"DELETE FROM parsed WHERE key IN ({','.join('?' * len(part))})", part)
+        self._db.commit()
+        return len(gone)
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,176 @@
+"""Store stage: where one repository's index lives, behind one protocol.
+
+    Store           the protocol below; its contract is in its docstring and in tests/store_contract.py
+    EdgeStore       store/edge.py: Qdrant Edge (Qdrant's engine in-process) for the chunks, SQLite for the
+                    graph, manifest and meta; the embedded default, in the user's cache dir
+    ServerStore     store/server.py: a Qdrant server or cluster (qdrant-client) holds everything
+
+No module outside this package imports a Qdrant package. Everything either engine writes is plain
+data (Qdrant segments, SQLite rows of plain values, JSON): opening an index never runs code from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Protocol, Sequence
+
+from ..config import Settings
+from ..embed import code_tokens
+from ..types import Chunk, Hit, Reference, Symbol
+
+BM25_K1 = 1.2
+RRF_K = 2  # Qdrant's default rank constant: the fusion the search was tuned with
+
+
+def point_id(*parts: object) -> str:
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()
+    return str(uuid.UUID(bytes=digest[:16]))
+
+
+def token_id(token: str) -> int:
+    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=4).digest(), "little")
+
+
+def sparse_vector(text: str) -> tuple[list[int], list[float]]:
+    """BM25-style term weights (saturated tf); the engine's IDF modifier supplies the idf part."""
+    counts = Counter(token_id(t) for t in code_tokens(text))
+    indices = sorted(counts)
+    return indices, [counts[i] * (BM25_K1 + 1) / (counts[i] + BM25_K1) for i in indices]
+
+
+def query_sparse_vector(text: str) -> tuple[list[int], list[float]]:
+    """A query's terms, each weighted 1 (BM25 scores a query term once)."""
+    indices = sorted({token_id(t) for t in code_tokens(text)})
+    return indices, [1.0] * len(indices)
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    path: str
+    sha256: str
+    language: str | None
+    chunks: int
+    symbols: int
+    status: str = "ok"  # ok | partial (parse errors, too deep: see reason) | text (no grammar) | pending
+    reason: str = ""  # why a file is partial, for the report of a later run
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Narrows a search: only chunks of these files and/or languages (None: no condition)."""
+
+    paths: tuple[str, ...] | None = None
+    languages: tuple[str, ...] | None = None
+
+
+class Store(Protocol):
+    """All reads and writes of one repository's index.
+
+    Contract (tests/store_contract.py checks every point against every engine):
+    - `exists()` is False until `ensure_schema` ran; `drop_all()` makes it False again and removes
+      every chunk, symbol, reference, manifest entry and the meta.
+    - Meta: `write_meta(d)` replaces the whole dict; `read_meta()` returns it ({} when none). Values
+      are JSON-able. `generation()` is a number that changes whenever a writer commits new meta, so a
+      long-lived reader knows when to look again.
+    - Manifest: `put_manifest` upserts entries by path; `mark_pending(paths)` sets them pending with an
+      empty hash; `delete_manifest(paths)` removes entries.
+    - `upsert_chunks(chunks, vectors, embedded_texts)` stores each chunk (by `Chunk.id`) with its dense
+      vector and a BM25 sparse vector of `embedded_text + text`. `upsert_symbols` stores symbols by id.
+    - `delete_files(paths)` removes those files' chunks and symbols (not references, not manifest).
+    - `replace_references(refs)` makes the stored references equal `refs` (a set: order and
+      duplicates do not matter) and returns (added, removed).
+    - Lookups never load the whole index: `symbols_by_key(keys)` matches `name_key(name)` or
+      `name_key(qualified_name)`; `symbols_by_ids`, `symbols_in_files`, `children_of(ids)` (symbols
+      whose parent_id is one of ids); `references_to(ids)` (a target id among ids, ordered by path,
+      line, column), `references_from(ids)` (enclosing symbol among ids); `chunks_for_symbols`,
+      `chunks_in_file`. Unknown ids give empty results, never errors.
+    - `search(dense, sparse, limit, weights, where)`: with `sparse` None (or weight 0) the chunks
+      nearest to `dense` by cosine, score = cosine; otherwise dense and sparse candidates (limit * 4
+      each) fused by weighted RRF (k = RRF_K) inside the engine. Hits carry the stored chunk text.
+    - `flush()` makes every write so far durable; `close()` releases the index (idempotent).
+    - Several processes may open one index to read while one writes; writers are serialised by the
+      caller (index.py's lock).
+    """
+
+    def exists(self) -> bool: ...
+    def ensure_schema(self, vector_size: int) -> None: ...
+    def drop_all(self) -> None: ...
+    def read_meta(self) -> dict[str, Any]: ...
+    def write_meta(self, meta: dict[str, Any]) -> None: ...
+    def generation(self) -> int: ...
+    def manifest(self) -> dict[str, ManifestEntry]: ...
+    def put_manifest(self, entries: Sequence[ManifestEntry]) -> None: ...
+    def mark_pending(self, paths: Sequence[str]) -> None: ...
+    def delete_manifest(self, paths: Sequence[str]) -> None: ...
+    def upsert_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]],
+                      embedded_texts: Sequence[str]) -> None: ...
+    def upsert_symbols(self, symbols: Sequence[Symbol]) -> None: ...
+    def delete_files(self, paths: Sequence[str]) -> None: ...
+    def replace_references(self, references: Sequence[Reference]) -> tuple[int, int]: ...
+    def count_chunks(self) -> int: ...
+    def symbols_by_key(self, keys: Iterable[str]) -> list[Symbol]: ...
+    def symbols_by_ids(self, ids: Iterable[str]) -> list[Symbol]: ...
+    def symbols_in_files(self, paths: Iterable[str]) -> list[Symbol]: ...
+    def children_of(self, ids: Iterable[str]) -> list[Symbol]: ...
+    def all_symbols(self) -> Iterator[Symbol]: ...
+    def references_to(self, symbol_ids: Sequence[str]) -> list[Reference]: ...
+    def references_from(self, symbol_ids: Sequence[str]) -> list[Reference]: ...
+    def all_references(self) -> Iterator[Reference]: ...
+    def chunks_for_symbols(self, symbol_ids: Sequence[str], limit: int = 50) -> list[Hit]: ...
+    def chunks_in_file(self, path: str) -> list[Hit]: ...
+    def search(self, dense: Sequence[float], sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
+               weights: tuple[float, float] = (1.0, 1.0), where: SearchFilter | None = None) -> list[Hit]: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+
+
+def open_store(repo: Path, settings: Settings, create: bool = False) -> Store:
+    """The index of `repo`: on the Qdrant server when settings.qdrant_url is set, else embedded in
+    settings.index_dir_for(repo). Raises IndexMissingError when there is none and `create` is False."""
+    if settings.qdrant_url:
+        from .server import ServerStore
+
+        return ServerStore.connect(repo, settings.qdrant_url, settings.qdrant_api_key,
+                                   shards=settings.qdrant_shards, replicas=settings.qdrant_replicas)
+    from .edge import EdgeStore
+
+    return EdgeStore.open(repo, settings.index_dir_for(repo), create=create)
+
+
+def reference_key(r: Reference) -> int:
+    """A stable signed 64-bit id of everything a stored reference holds (a changed reference is a new key)."""
+    digest = hashlib.blake2b("\x1f".join(map(str, (r.path, r.line, r.column, r.name, r.kind, ",".join(r.target_ids),
+                                                   r.confidence, r.enclosing_symbol_id, r.line_text, r.receiver,
+                                                   r.module, r.alias, r.assigned))).encode("utf-8"),
+                             digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+def chunk_payload(chunk: Chunk) -> dict[str, Any]:
+    return {"path": chunk.path, "start_line": chunk.start_line, "end_line": chunk.end_line, "language": chunk.language,
+            "kind": chunk.kind, "symbol_ids": list(chunk.symbol_ids), "symbol_names": list(chunk.symbol_names),
+            "text": chunk.text}
+
+
+def hit_from_payload(payload: dict[str, Any], score: float, reasons: tuple[str, ...]) -> Hit:
+    names = payload.get("symbol_names") or []
+    return Hit(path=payload["path"], start_line=payload["start_line"], end_line=payload["end_line"], score=float(score),
+               kind=payload.get("kind", ""), symbol=names[0] if names else None, text=payload.get("text", ""),
+               language=payload.get("language"), symbol_ids=tuple(payload.get("symbol_ids") or ()), reasons=reasons)
+
+
+def batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def dir_size(path: Path) -> int:
+    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file()) if Path(path).exists() else 0
+
+
+__all__ = ["Store", "ManifestEntry", "SearchFilter", "open_store", "point_id", "sparse_vector", "query_sparse_vector",
+           "reference_key", "dir_size", "RRF_K"]

@@ -1,0 +1,268 @@
+"""EdgeStore: the embedded index. Qdrant Edge holds the chunks, SQLite the graph (store/graph_db.py).
+
+    <index-dir>/chunks/         a Qdrant Edge shard: dense (cosine) + sparse (BM25 with the IDF
+                                modifier) vectors; payload = the chunk (path, lines, kind, symbols, text)
+    <index-dir>/graph.sqlite    meta (the fingerprint), manifest, symbols, references
+
+Qdrant Edge is Qdrant's own engine as a library: segments, HNSW, the sparse inverted index, payload
+indexes, filters and weighted RRF fusion run in-process. The shard is created without a write-ahead
+log: a WAL is held by one process at a time, and readers (the UI, `codeqa search`, an MCP server)
+must be able to open the index while another process writes it. Durability comes from `flush()`,
+which index.py calls before a manifest entry vouches for a file's points; a killed writer leaves
+those files "pending", and the next run re-does them.
+
+A reader that stays open (the UI) reloads the shard when the meta's generation moves on: a writer in
+another process committed a run, and the points this process loaded are no longer the index.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from ..errors import IndexMismatchError, IndexMissingError, StoreError
+from ..types import Chunk, Hit, Reference, Symbol
+from . import RRF_K, ManifestEntry, SearchFilter, batches, chunk_payload, hit_from_payload, sparse_vector
+from .graph_db import GraphDB
+
+UPSERT_BATCH = 512
+CHUNKS_DIR = "chunks"
+GRAPH_FILE = "graph.sqlite"
+_PAYLOAD_INDEXES = ("path", "symbol_ids", "language")
+
+
+class EdgeStore:
+    """All reads and writes of an embedded index. Create with `EdgeStore.open(...)`; close() when done."""
+
+    def __init__(self, index_dir: Path, graph: GraphDB):
+        self.index_dir = Path(index_dir)
+        self.graph = graph
+        self._shard: Any = None
+        self._loaded_generation = -1
+        self._writes = False  # this process writes: it never needs to reload what it wrote
+
+    @classmethod
+    def open(cls, repo: Path, index_dir: Path, create: bool = False) -> "EdgeStore":
+        index_dir = Path(index_dir)
+        graph_file = index_dir / GRAPH_FILE
+        if not create and not graph_file.exists():
+            if (index_dir / "qdrant").is_dir():
+                raise IndexMismatchError(f"The index in {index_dir} was built by an older codeqa (qdrant-client's local "
+                                         f"mode); run `codeqa index {repo}` once to rebuild it (nothing is re-embedded).")
+            raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
+        try:
+            index_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"Cannot create the index folder {index_dir} ({exc.strerror}); "
+                             "choose another with --index-dir or CODEQA_INDEX_DIR.") from None
+        return cls(index_dir, GraphDB(graph_file, create=create))
+
+    @property
+    def chunks_dir(self) -> Path:
+        return self.index_dir / CHUNKS_DIR
+
+    # ---- the shard ------------------------------------------------------------------------------
+    def _chunks(self) -> Any:
+        """The shard, loaded on first use (the graph-only commands never load it), and loaded again
+        when another process committed a run since."""
+        from qdrant_edge import EdgeShard
+
+        if self._shard is not None and not self._writes and self.graph.generation() != self._loaded_generation:
+            self._release_shard()
+        if self._shard is None:
+            if not (self.chunks_dir / "edge_config.json").exists():
+                raise IndexMissingError(f"The index in {self.index_dir} has no chunks yet; run `codeqa index` first.")
+            generation = self.graph.generation()
+            try:
+                self._shard = EdgeShard.load(str(self.chunks_dir))
+            except Exception as exc:  # the engine raises plain Exception with its message
+                raise StoreError(f"Cannot open the chunks of the index in {self.index_dir} ({exc}); "
+                                 "run `codeqa index --full` to rebuild it.") from None
+            self._loaded_generation = generation
+        return self._shard
+
+    def _release_shard(self) -> None:
+        if self._shard is not None:
+            try:
+                self._shard.close()
+            except Exception:
+                pass
+            self._shard = None
+
+    def close(self) -> None:
+        self._release_shard()
+        self.graph.close()
+
+    def flush(self) -> None:
+        if self._shard is not None:
+            self._shard.flush()
+
+    def optimize(self) -> bool:
+        """Build the HNSW graph and merge segments (worth it on big indexes: see bench/store_scale.py)."""
+        return bool(self._chunks().optimize())
+
+    # ---- schema ---------------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return self.graph.has_schema() and bool(self.graph.read_meta()) and (self.chunks_dir / "edge_config.json").exists()
+
+    def ensure_schema(self, vector_size: int) -> None:
+        from qdrant_edge import (Distance, EdgeConfig, EdgeShard, EdgeSparseVectorParams, EdgeVectorParams, Modifier,
+                                 PayloadSchemaType, UpdateOperation)
+
+        self._writes = True
+        if not self.graph.read_meta() and self.chunks_dir.exists():
+            self._release_shard()  # points without a meta: left by a run killed while dropping or creating
+            shutil.rmtree(self.chunks_dir)
+        self.graph.ensure_schema()
+        if (self.chunks_dir / "edge_config.json").exists():
+            self._chunks()
+            return
+        config = EdgeConfig(vectors={"dense": EdgeVectorParams(size=vector_size, distance=Distance.Cosine)},
+                            sparse_vectors={"sparse": EdgeSparseVectorParams(modifier=Modifier.Idf)}, wal_enabled=False)
+        self._shard = EdgeShard.create(str(self.chunks_dir), config)
+        for field in _PAYLOAD_INDEXES:
+            self._shard.update(UpdateOperation.create_field_index(field, PayloadSchemaType.Keyword))
+        self._shard.flush()
+        self._loaded_generation = self.graph.generation()
+
+    def drop_all(self) -> None:
+        """The meta and manifest go first: a crash halfway leaves points without a meta, which the
+        next ensure_schema removes."""
+        self.graph.drop_all()
+        self._release_shard()
+        if self.chunks_dir.exists():
+            shutil.rmtree(self.chunks_dir)
+
+    # ---- meta and manifest ----------------------------------------------------------------------
+    def read_meta(self) -> dict[str, Any]:
+        return self.graph.read_meta()
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        self.graph.write_meta(meta)
+        self._loaded_generation = self.graph.generation() if self._writes else self._loaded_generation
+
+    def generation(self) -> int:
+        return self.graph.generation()
+
+    def manifest(self) -> dict[str, ManifestEntry]:
+        return self.graph.manifest()
+
+    def put_manifest(self, entries: Sequence[ManifestEntry]) -> None:
+        self.graph.put_manifest(entries)
+
+    def mark_pending(self, paths: Sequence[str]) -> None:
+        self.graph.put_manifest([ManifestEntry(path, "", None, 0, 0, "pending") for path in paths])
+
+    def delete_manifest(self, paths: Sequence[str]) -> None:
+        self.graph.delete_manifest(paths)
+
+    # ---- writes ---------------------------------------------------------------------------------
+    def upsert_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]],
+                      embedded_texts: Sequence[str]) -> None:
+        from qdrant_edge import Point, SparseVector, UpdateOperation
+
+        shard = self._chunks()
+        points = []
+        for chunk, vector, embedded in zip(chunks, vectors, embedded_texts):
+            indices, values = sparse_vector(embedded + "\n" + chunk.text)
+            points.append(Point(id=chunk.id, payload=chunk_payload(chunk),
+                                vector={"dense": [float(x) for x in vector], "sparse": SparseVector(indices, values)}))
+        for batch in batches(points, UPSERT_BATCH):
+            shard.update(UpdateOperation.upsert_points(list(batch)))
+
+    def upsert_symbols(self, symbols: Sequence[Symbol]) -> None:
+        self.graph.upsert_symbols(symbols)
+
+    def delete_files(self, paths: Sequence[str]) -> None:
+        from qdrant_edge import UpdateOperation
+
+        if not paths:
+            return
+        shard = self._chunks()
+        for batch in batches(list(paths), 500):
+            shard.update(UpdateOperation.delete_points_by_filter(_filter(SearchFilter(paths=tuple(batch)))))
+        self.graph.delete_symbols_in(paths)
+
+    def replace_references(self, references: Sequence[Reference]) -> tuple[int, int]:
+        return self.graph.replace_references(references)
+
+    # ---- reads ----------------------------------------------------------------------------------
+    def count_chunks(self) -> int:
+        from qdrant_edge import CountRequest
+
+        return int(self._chunks().count(CountRequest(exact=True)))
+
+    def symbols_by_key(self, keys: Iterable[str]) -> list[Symbol]:
+        return self.graph.symbols_by_key(keys)
+
+    def symbols_by_ids(self, ids: Iterable[str]) -> list[Symbol]:
+        return self.graph.symbols_by_ids(ids)
+
+    def symbols_in_files(self, paths: Iterable[str]) -> list[Symbol]:
+        return self.graph.symbols_in_files(paths)
+
+    def children_of(self, ids: Iterable[str]) -> list[Symbol]:
+        return self.graph.children_of(ids)
+
+    def all_symbols(self) -> Iterator[Symbol]:
+        return self.graph.all_symbols()
+
+    def references_to(self, symbol_ids: Sequence[str]) -> list[Reference]:
+        return self.graph.references_to(symbol_ids) if symbol_ids else []
+
+    def references_from(self, symbol_ids: Sequence[str]) -> list[Reference]:
+        return self.graph.references_from(symbol_ids) if symbol_ids else []
+
+    def all_references(self) -> Iterator[Reference]:
+        return self.graph.all_references()
+
+    def chunks_for_symbols(self, symbol_ids: Sequence[str], limit: int = 50) -> list[Hit]:
+        from qdrant_edge import FieldCondition, Filter, MatchAny, ScrollRequest
+
+        if not symbol_ids:
+            return []
+        flt = Filter(must=[FieldCondition(key="symbol_ids", match=MatchAny(list(symbol_ids)))])
+        records, _ = self._chunks().scroll(ScrollRequest(limit=limit, filter=flt, with_payload=True))
+        return [hit_from_payload(dict(r.payload or {}), 0.0, ("symbol",)) for r in records]
+
+    def chunks_in_file(self, path: str) -> list[Hit]:
+        from qdrant_edge import ScrollRequest
+
+        hits: list[Hit] = []
+        offset = None
+        while True:
+            records, offset = self._chunks().scroll(ScrollRequest(offset=offset, limit=256, with_payload=True,
+                                                                  filter=_filter(SearchFilter(paths=(path,)))))
+            hits.extend(hit_from_payload(dict(r.payload or {}), 0.0, ()) for r in records)
+            if offset is None:
+                return sorted(hits, key=lambda h: h.start_line)
+
+    def search(self, dense: Sequence[float], sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
+               weights: tuple[float, float] = (1.0, 1.0), where: SearchFilter | None = None) -> list[Hit]:
+        from qdrant_edge import Fusion, Prefetch, Query, QueryRequest, SparseVector
+
+        flt = _filter(where) if where else None
+        vector = [float(x) for x in dense]
+        if sparse is None or not sparse[0] or weights[1] == 0:
+            request = QueryRequest(limit=limit, query=Query.Nearest(vector, using="dense"), filter=flt, with_payload=True)
+            reasons: tuple[str, ...] = ("dense",)
+        else:
+            prefetches = [Prefetch(limit=limit * 4, query=Query.Nearest(vector, using="dense"), filter=flt),
+                          Prefetch(limit=limit * 4, filter=flt, query=Query.Nearest(
+                              SparseVector(list(map(int, sparse[0])), list(map(float, sparse[1]))), using="sparse"))]
+            request = QueryRequest(limit=limit, prefetches=prefetches, with_payload=True,
+                                   query=Fusion.Rrf(k=RRF_K, weights=[float(w) for w in weights]))
+            reasons = ("hybrid",)
+        return [hit_from_payload(dict(p.payload or {}), p.score, reasons) for p in self._chunks().query(request)]
+
+
+def _filter(where: SearchFilter) -> Any:
+    from qdrant_edge import FieldCondition, Filter, MatchAny
+
+    must = []
+    if where.paths is not None:
+        must.append(FieldCondition(key="path", match=MatchAny(list(where.paths))))
+    if where.languages is not None:
+        must.append(FieldCondition(key="language", match=MatchAny(list(where.languages))))
+    return Filter(must=must)

@@ -1,0 +1,331 @@
+"""ServerStore: the index on a Qdrant server or cluster (`--qdrant-url` / QDRANT_URL), via qdrant-client.
+
+    <prefix>_chunks      dense (cosine) + sparse BM25 (IDF modifier) vectors; payload = chunk + text
+    <prefix>_symbols     vectorless; payload = Symbol fields + name keys
+    <prefix>_references  vectorless; payload = Reference fields (target_ids point at symbol ids)
+    <prefix>_files       vectorless; the manifest, plus one meta point (the fingerprint, the generation)
+
+Every field a lookup filters on has a payload index, so the server answers each lookup from its
+indexes. The prefix comes from the repository's path, so several repositories share one server.
+Shards and replicas come from settings; the API key is sent only over https (or to localhost).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+from urllib.parse import urlparse
+
+from ..errors import StoreError
+from ..types import Chunk, Hit, Reference, Symbol, name_key
+from . import (RRF_K, ManifestEntry, SearchFilter, batches, chunk_payload, hit_from_payload, point_id, reference_key,
+               sparse_vector)
+
+META_POINT_ID = str(uuid.UUID(int=0))
+UPSERT_BATCH = 256
+_INDEXED = {"chunks": ("path", "symbol_ids", "language"), "symbols": ("id", "path", "parent_id", "keys"),
+            "references": ("target_ids", "enclosing_symbol_id", "key"), "files": ("type", "path")}
+
+
+def collection_prefix(repo: Path) -> str:
+    repo = Path(repo).resolve()
+    slug = re.sub(r"[^a-zA-Z0-9]+", "_", repo.name).strip("_").lower()[:40] or "repo"
+    return f"codeqa_{slug}_{hashlib.sha1(str(repo).encode()).hexdigest()[:8]}"
+
+
+class ServerStore:
+    """All reads and writes of an index on a Qdrant server. Create with `ServerStore.connect(...)`."""
+
+    def __init__(self, client: Any, prefix: str, shards: int | None = None, replicas: int | None = None):
+        self.client = client
+        self.prefix = prefix
+        self.shards, self.replicas = shards, replicas
+        self.chunks = f"{prefix}_chunks"
+        self.symbols = f"{prefix}_symbols"
+        self.references = f"{prefix}_references"
+        self.files = f"{prefix}_files"
+
+    @classmethod
+    def connect(cls, repo: Path, url: str, api_key: str | None = None, shards: int | None = None,
+                replicas: int | None = None) -> "ServerStore":
+        return cls(_server_client(url, api_key), collection_prefix(repo), shards, replicas)
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        except Exception:
+            pass
+
+    def flush(self) -> None:
+        """Every write waited for the server's acknowledgement: nothing is left to flush."""
+
+    # ---- schema ---------------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return self.client.collection_exists(self.files) and bool(self.read_meta())
+
+    def ensure_schema(self, vector_size: int) -> None:
+        from qdrant_client import models
+
+        extra: dict[str, Any] = {}
+        if self.shards:
+            extra["shard_number"] = self.shards
+        if self.replicas:
+            extra["replication_factor"] = self.replicas
+        if not self.client.collection_exists(self.files) and any(
+                self.client.collection_exists(n) for n in (self.chunks, self.symbols, self.references)):
+            self.drop_all()  # collections without their manifest: a run killed while creating or dropping them
+        for kind in ("chunks", "symbols", "references", "files"):
+            name = getattr(self, kind)
+            if self.client.collection_exists(name):
+                continue
+            if kind == "chunks":
+                self.client.create_collection(
+                    name, vectors_config={"dense": models.VectorParams(size=vector_size, distance=models.Distance.COSINE)},
+                    sparse_vectors_config={"sparse": models.SparseVectorParams(modifier=models.Modifier.IDF)}, **extra)
+            else:
+                self.client.create_collection(name, vectors_config={}, **extra)
+            for field in _INDEXED[kind]:
+                schema = models.PayloadSchemaType.INTEGER if field == "key" else models.PayloadSchemaType.KEYWORD
+                self.client.create_payload_index(name, field, field_schema=schema)
+
+    def drop_all(self) -> None:
+        """The manifest goes first: a crash halfway leaves no manifest, and ensure_schema drops the rest."""
+        for name in (self.files, self.chunks, self.symbols, self.references):
+            if self.client.collection_exists(name):
+                self.client.delete_collection(name)
+
+    # ---- meta and manifest ----------------------------------------------------------------------
+    def read_meta(self) -> dict[str, Any]:
+        if not self.client.collection_exists(self.files):
+            return {}
+        found = self.client.retrieve(self.files, [META_POINT_ID], with_payload=True)
+        payload = dict(found[0].payload or {}) if found else {}
+        return dict(payload.get("meta") or {})
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        from qdrant_client import models
+
+        payload = {"type": "meta", "meta": meta, "generation": self.generation() + 1}
+        self.client.upsert(self.files, [models.PointStruct(id=META_POINT_ID, vector={}, payload=payload)])
+
+    def generation(self) -> int:
+        if not self.client.collection_exists(self.files):
+            return 0
+        found = self.client.retrieve(self.files, [META_POINT_ID], with_payload=True)
+        return int((found[0].payload or {}).get("generation") or 0) if found else 0
+
+    def manifest(self) -> dict[str, ManifestEntry]:
+        if not self.client.collection_exists(self.files):
+            return {}
+        entries = {}
+        for record in self._scroll(self.files, _match("type", "file")):
+            payload = {k: v for k, v in (record.payload or {}).items() if k != "type"}
+            entries[payload["path"]] = ManifestEntry(**payload)
+        return entries
+
+    def put_manifest(self, entries: Sequence[ManifestEntry]) -> None:
+        from qdrant_client import models
+
+        points = [models.PointStruct(id=point_id("file", e.path), vector={}, payload={**asdict(e), "type": "file"})
+                  for e in entries]
+        for batch in batches(points, UPSERT_BATCH):
+            self.client.upsert(self.files, list(batch))
+
+    def mark_pending(self, paths: Sequence[str]) -> None:
+        self.put_manifest([ManifestEntry(path, "", None, 0, 0, "pending") for path in paths])
+
+    def delete_manifest(self, paths: Sequence[str]) -> None:
+        from qdrant_client import models
+
+        for batch in batches([point_id("file", p) for p in paths], 1000):
+            self.client.delete(self.files, models.PointIdsList(points=list(batch)))
+
+    # ---- writes ---------------------------------------------------------------------------------
+    def upsert_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]],
+                      embedded_texts: Sequence[str]) -> None:
+        from qdrant_client import models
+
+        points = []
+        for chunk, vector, embedded in zip(chunks, vectors, embedded_texts):
+            indices, values = sparse_vector(embedded + "\n" + chunk.text)
+            points.append(models.PointStruct(
+                id=chunk.id, payload=chunk_payload(chunk),
+                vector={"dense": [float(x) for x in vector], "sparse": models.SparseVector(indices=indices, values=values)}))
+        for batch in batches(points, UPSERT_BATCH):
+            self.client.upsert(self.chunks, list(batch))
+
+    def upsert_symbols(self, symbols: Sequence[Symbol]) -> None:
+        from qdrant_client import models
+
+        points = [models.PointStruct(id=point_id("symbol", s.id), vector={},
+                                     payload={**asdict(s), "keys": sorted({name_key(s.name), name_key(s.qualified_name)})})
+                  for s in symbols]
+        for batch in batches(points, UPSERT_BATCH):
+            self.client.upsert(self.symbols, list(batch))
+
+    def delete_files(self, paths: Sequence[str]) -> None:
+        from qdrant_client import models
+
+        for batch in batches(list(paths), 500):
+            flt = models.Filter(must=[models.FieldCondition(key="path", match=models.MatchAny(any=list(batch)))])
+            for name in (self.chunks, self.symbols):
+                self.client.delete(name, models.FilterSelector(filter=flt))
+
+    def replace_references(self, references: Sequence[Reference]) -> tuple[int, int]:
+        """Writes only the difference: a reference's point id is a hash of everything it holds."""
+        from qdrant_client import models
+
+        wanted = {point_id("ref", reference_key(r)): r for r in references}
+        existing = {str(rec.id) for rec in self._scroll(self.references, with_payload=False)}
+        stale = [pid for pid in existing if pid not in wanted]
+        new = [models.PointStruct(id=pid, vector={}, payload={**asdict(r), "target_ids": list(r.target_ids)})
+               for pid, r in wanted.items() if pid not in existing]
+        for batch in batches(stale, 1000):
+            self.client.delete(self.references, models.PointIdsList(points=list(batch)))
+        for batch in batches(new, UPSERT_BATCH):
+            self.client.upsert(self.references, list(batch))
+        return len(new), len(stale)
+
+    # ---- reads ----------------------------------------------------------------------------------
+    def count_chunks(self) -> int:
+        if not self.client.collection_exists(self.chunks):
+            return 0
+        return self.client.count(self.chunks, exact=True).count
+
+    def _symbols_where(self, key: str, values: Iterable[str]) -> list[Symbol]:
+        values = list(dict.fromkeys(values))
+        found: dict[str, Symbol] = {}
+        for batch in batches(values, 500):
+            for rec in self._scroll(self.symbols, _match_any(key, batch)):
+                symbol = _symbol(rec.payload)
+                found[symbol.id] = symbol
+        return list(found.values())
+
+    def symbols_by_key(self, keys: Iterable[str]) -> list[Symbol]:
+        return self._symbols_where("keys", keys)
+
+    def symbols_by_ids(self, ids: Iterable[str]) -> list[Symbol]:
+        return self._symbols_where("id", ids)
+
+    def symbols_in_files(self, paths: Iterable[str]) -> list[Symbol]:
+        return sorted(self._symbols_where("path", paths), key=lambda s: (s.path, s.start_line, s.id))
+
+    def children_of(self, ids: Iterable[str]) -> list[Symbol]:
+        return self._symbols_where("parent_id", ids)
+
+    def all_symbols(self) -> Iterator[Symbol]:
+        return iter(sorted((_symbol(r.payload) for r in self._scroll(self.symbols)), key=lambda s: (s.path, s.start_line, s.id)))
+
+    def _references_where(self, key: str, values: Sequence[str]) -> list[Reference]:
+        found: dict[str, Reference] = {}
+        for batch in batches(list(dict.fromkeys(values)), 500):
+            for rec in self._scroll(self.references, _match_any(key, batch)):
+                found[str(rec.id)] = _reference(rec.payload)
+        return sorted(found.values(), key=lambda r: (r.path, r.line, r.column))
+
+    def references_to(self, symbol_ids: Sequence[str]) -> list[Reference]:
+        return self._references_where("target_ids", symbol_ids)
+
+    def references_from(self, symbol_ids: Sequence[str]) -> list[Reference]:
+        return self._references_where("enclosing_symbol_id", symbol_ids)
+
+    def all_references(self) -> Iterator[Reference]:
+        return iter(sorted((_reference(r.payload) for r in self._scroll(self.references)),
+                           key=lambda r: (r.path, r.line, r.column)))
+
+    def chunks_for_symbols(self, symbol_ids: Sequence[str], limit: int = 50) -> list[Hit]:
+        if not symbol_ids:
+            return []
+        records, _ = self.client.scroll(self.chunks, scroll_filter=_match_any("symbol_ids", symbol_ids), limit=limit,
+                                        with_payload=True)
+        return [hit_from_payload(rec.payload, 0.0, ("symbol",)) for rec in records]
+
+    def chunks_in_file(self, path: str) -> list[Hit]:
+        return sorted((hit_from_payload(rec.payload, 0.0, ()) for rec in self._scroll(self.chunks, _match("path", path))),
+                      key=lambda h: h.start_line)
+
+    def search(self, dense: Sequence[float], sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
+               weights: tuple[float, float] = (1.0, 1.0), where: SearchFilter | None = None) -> list[Hit]:
+        from qdrant_client import models
+
+        flt = _filter(where) if where else None
+        vector = [float(x) for x in dense]
+        if sparse is None or not sparse[0] or weights[1] == 0:
+            result = self.client.query_points(self.chunks, query=vector, using="dense", limit=limit, query_filter=flt,
+                                              with_payload=True)
+            return [hit_from_payload(p.payload, p.score, ("dense",)) for p in result.points]
+        prefetch = [models.Prefetch(query=vector, using="dense", limit=limit * 4, filter=flt),
+                    models.Prefetch(query=models.SparseVector(indices=list(sparse[0]), values=list(sparse[1])),
+                                    using="sparse", limit=limit * 4, filter=flt)]
+        fusion = models.RrfQuery(rrf=models.Rrf(k=RRF_K, weights=[float(w) for w in weights]))
+        result = self.client.query_points(self.chunks, prefetch=prefetch, query=fusion, limit=limit, with_payload=True)
+        return [hit_from_payload(p.payload, p.score, ("hybrid",)) for p in result.points]
+
+    def _scroll(self, collection: str, flt: Any = None, with_payload: bool = True) -> Iterator[Any]:
+        offset = None
+        while True:
+            records, offset = self.client.scroll(collection, scroll_filter=flt, limit=1000, offset=offset,
+                                                 with_payload=with_payload)
+            yield from records
+            if offset is None:
+                return
+
+
+def _symbol(payload: dict[str, Any]) -> Symbol:
+    return Symbol(**{k: v for k, v in payload.items() if k != "keys"})
+
+
+def _reference(payload: dict[str, Any]) -> Reference:
+    return Reference(**{**payload, "target_ids": tuple(payload.get("target_ids") or ())})
+
+
+def _match(key: str, value: Any) -> Any:
+    from qdrant_client import models
+
+    return models.Filter(must=[models.FieldCondition(key=key, match=models.MatchValue(value=value))])
+
+
+def _match_any(key: str, values: Sequence[Any]) -> Any:
+    from qdrant_client import models
+
+    return models.Filter(must=[models.FieldCondition(key=key, match=models.MatchAny(any=list(values)))])
+
+
+def _filter(where: SearchFilter) -> Any:
+    from qdrant_client import models
+
+    must = []
+    if where.paths is not None:
+        must.append(models.FieldCondition(key="path", match=models.MatchAny(any=list(where.paths))))
+    if where.languages is not None:
+        must.append(models.FieldCondition(key="language", match=models.MatchAny(any=list(where.languages))))
+    return models.Filter(must=must)
+
+
+def _server_client(url: str, api_key: str | None) -> Any:
+    """A client for a Qdrant server or cluster, checked with one cheap call so a wrong URL or key
+    fails here with a clear message instead of halfway through an index run."""
+    from qdrant_client import QdrantClient
+    from qdrant_client.http.exceptions import UnexpectedResponse
+
+    parsed = urlparse(url)
+    if api_key and parsed.scheme != "https" and parsed.hostname not in ("localhost", "127.0.0.1", "::1"):
+        raise StoreError(f"Refusing to send QDRANT_API_KEY over plain http to {url}; use an https:// URL.")
+    client = QdrantClient(url=url, api_key=api_key, timeout=60, check_compatibility=False)
+    try:
+        client.get_collections()
+    except UnexpectedResponse as exc:
+        client.close()
+        if exc.status_code in (401, 403):
+            raise StoreError(f"The Qdrant server at {url} refused the request ({exc.status_code}): "
+                             "set QDRANT_API_KEY to a valid key.") from None
+        raise StoreError(f"The Qdrant server at {url} answered {exc.status_code}: {exc.reason_phrase}.") from None
+    except Exception as exc:  # connection refused, DNS, TLS, timeout
+        client.close()
+        raise StoreError(f"Cannot reach the Qdrant server at {url} ({type(exc).__name__}: {exc}); "
+                         "check --qdrant-url / QDRANT_URL.") from None
+    return client
