@@ -27,7 +27,10 @@ DESCRIPTION = """Answer questions about a codebase.
   codeqa eval Q.jsonl --repo PATH   retrieval and answer quality on a question set
   codeqa ui [--repo PATH]           the Streamlit chat
 
-The index lives in <repo>/.codeqa unless --index-dir or CODEQA_INDEX_DIR says otherwise.
+The index is embedded (Qdrant Edge, in-process) in your cache folder, never inside the repository:
+$XDG_CACHE_HOME/codeqa/<repo>-<hash> (~/.cache/..., ~/Library/Caches/... on macOS). --index-dir or
+CODEQA_INDEX_DIR chooses another folder; --qdrant-url or QDRANT_URL keeps it on a Qdrant server or cluster.
+Several processes may read one index while one `codeqa index` writes it.
 Set OPENAI_BASE_URL / OPENAI_API_KEY / CODEQA_MODEL for LLM answers; without them answers are extractive.
 """
 
@@ -35,7 +38,7 @@ Set OPENAI_BASE_URL / OPENAI_API_KEY / CODEQA_MODEL for LLM answers; without the
 def _common(p: argparse.ArgumentParser, repo_required: bool = True) -> None:
     if repo_required:
         p.add_argument("--repo", required=True, type=Path, help="the repository whose index to use")
-    p.add_argument("--index-dir", type=Path, help="index folder (default <repo>/.codeqa; env CODEQA_INDEX_DIR)")
+    p.add_argument("--index-dir", type=Path, help="index folder (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>; env CODEQA_INDEX_DIR)")
     p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
 
 
@@ -92,7 +95,7 @@ questions, answer_contains; with an LLM configured, a judge (CODEQA_JUDGE_MODEL)
 correctness 1-5. Docstring questions are scored on the stripped copy `generate` writes (it prints the commands).""")
     p.add_argument("args", nargs="+", metavar="ARGS", help="Q.jsonl, or `generate`, or `compare A B`")
     p.add_argument("--repo", type=Path, help="repository to evaluate (default: the one the question set names) or to generate from")
-    p.add_argument("--index-dir", type=Path, help="index folder (default <repo>/.codeqa; env CODEQA_INDEX_DIR)")
+    p.add_argument("--index-dir", type=Path, help="index folder (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>; env CODEQA_INDEX_DIR)")
     p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
     p.add_argument("--no-llm", action="store_true", help="extractive answers and no judge, even with an LLM configured")
     p.add_argument("--report", type=Path, help="write a markdown report and its plot (OUT.png) beside it; compare: the markdown")
@@ -107,7 +110,7 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
 
     p = sub.add_parser("ui", help="open the Streamlit chat")
     p.add_argument("--repo", type=Path, help="the repository to open (it can also be typed into the page)")
-    p.add_argument("--index-dir", type=Path, help="where its index lives (default <repo>/.codeqa)")
+    p.add_argument("--index-dir", type=Path, help="where its index lives (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>)")
     p.add_argument("--qdrant-url", help="a Qdrant server instead of the local index folder")
     p.add_argument("--port", type=int, default=8501, help="port to serve the page on (default 8501)")
     return parser
@@ -178,6 +181,8 @@ def _print_index_summary(report, console) -> None:
     d = report.to_dict()
     if report.nothing_to_do:
         console.print(f"[green]Index up to date[/] ({d['files']} files, {d['chunks']} chunks) in {d['elapsed_seconds']:.2f}s — nothing changed.")
+        for note in d["notes"]:
+            console.print(f"[cyan]{escape(note)}[/]")
     table = Table(title=f"codeqa index: {report.repo}", show_header=False)
     table.add_row("files", f"{d['files']} ({', '.join(f'{k} {v}' for k, v in sorted(d['files_by_language'].items()))})")
     table.add_row("changed / deleted / unchanged", f"{d['files_changed']} / {d['files_deleted']} / {d['files_unchanged']}")
@@ -192,6 +197,8 @@ def _print_index_summary(report, console) -> None:
     table.add_row("index size", f"{d['index_bytes'] / 1e6:.1f} MB in {d['index_dir']}")
     table.add_row("time", f"{d['elapsed_seconds']:.2f}s")
     console.print(table)
+    for note in d["notes"]:
+        console.print(f"[cyan]{escape(note)}[/]")
     for item in d["partial"][:20]:
         console.print(f"[yellow]partially parsed[/] {escape(item['path'])}: {escape(item['reason'])}")
     # files of no source language are many and expected (data, configs): counted by extension;

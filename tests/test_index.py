@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 
 from codeqa.config import Settings
 from codeqa.embed import EmbeddingCache, SentenceTransformerEmbedder
-from codeqa.errors import IndexLockedError, IndexMismatchError
+from codeqa.errors import IndexLockedError, IndexMismatchError, IndexMissingError
 from codeqa.index import index_lock, index_repo, index_status, open_store
 from codeqa.retrieve import Retriever
 from conftest import copy_fixture_repo, index_snapshot
@@ -275,3 +276,59 @@ def test_sigkill_at_any_moment_then_rerun_equals_clean_index(repo, settings, emb
     assert index_snapshot(repo, settings) == index_snapshot(repo, clean)
     _no_duplicates(repo, settings)
     assert index_repo(repo, settings, embedder=embedder).nothing_to_do
+
+
+class CountingEmbedder:
+    """The session's real model, counting the texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.model_id, self.dimension, self.texts = inner, inner.model_id, inner.dimension, 0
+
+    def encode(self, texts, batch_size=64):
+        self.texts += len(texts)
+        return self.inner.encode(texts, batch_size=batch_size)
+
+
+def test_a_changed_fingerprint_is_refused_then_rederived_from_the_cache(repo, settings, embedder, tmp_path, monkeypatch):
+    counting = CountingEmbedder(embedder)
+    index_repo(repo, settings, embedder=counting)
+    assert counting.texts > 10
+    # another chunk size: searching is refused with what to run
+    bigger = settings.with_(chunk_max_chars=1200)
+    with pytest.raises(IndexMismatchError, match="CODEQA_CHUNK_MAX_CHARS.*run `codeqa index"):
+        Retriever.open(repo, bigger, embedder=embedder)
+    # edited tree-sitter queries (an upgrade): refused too, then the next run re-derives every file
+    # and takes every vector from the embedding cache, since the chunks did not change
+    queries = tmp_path / "queries"
+    shutil.copytree(ROOT / "queries", queries)
+    with open(queries / "python" / "references.scm", "a") as fh:
+        fh.write("\n; an edit\n")
+    monkeypatch.setenv("CODEQA_QUERIES_DIR", str(queries))
+    with pytest.raises(IndexMismatchError, match="other tree-sitter queries"):
+        Retriever.open(repo, settings, embedder=embedder)
+    counting.texts = 0
+    report = index_repo(repo, settings, embedder=counting)
+    assert report.files_changed == report.files_total and counting.texts == 0
+    assert any("other tree-sitter queries" in note for note in report.notes)
+    with Retriever.open(repo, settings, embedder=embedder) as retriever:
+        assert retriever.search("tokenize", top_k=3)[0].path == "encoders/encoder.py"
+
+
+def test_an_index_of_the_previous_engine_is_rebuilt_from_its_embedding_cache(repo, embedder, tmp_path):
+    """The old default was <repo>/.codeqa with qdrant-client's local mode: its embedding cache (plain
+    SQLite) rebuilds the new index without embedding anything; its pickles are never opened."""
+    first = Settings.load(env={}, index_dir=tmp_path / "first")
+    index_repo(repo, first, embedder=embedder)
+    old = repo / ".codeqa"
+    (old / "qdrant" / "collection").mkdir(parents=True)
+    shutil.copyfile(tmp_path / "first" / "embeddings.sqlite", old / "embeddings.sqlite")
+    settings = Settings.load(env={})
+    with pytest.raises(IndexMissingError):  # before the rebuild: the new location has no index yet
+        Retriever.open(repo, settings, embedder=embedder)
+    counting = CountingEmbedder(embedder)
+    report = index_repo(repo, settings, embedder=counting)
+    assert counting.texts == 0 and report.chunks > 10
+    assert len(report.notes) == 1 and "previous engine" in report.notes[0] and str(old) in report.notes[0]
+    assert index_repo(repo, settings, embedder=counting).notes == []  # said once
+    with Retriever.open(repo, settings, embedder=embedder) as retriever:
+        assert retriever.search("tokenize", top_k=3)[0].path == "encoders/encoder.py"
