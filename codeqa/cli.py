@@ -292,7 +292,7 @@ def cmd_refs(args, settings: Settings) -> int:
 
 
 def cmd_export(args, settings: Settings) -> int:
-    from .index import open_store
+    from .store import open_store
 
     repo = _repo(args.repo)
     store = open_store(repo, settings)

@@ -41,6 +41,8 @@ def _spec(cls: type) -> tuple[list[str], list[set[type]], list[int]]:
 
 _SYMBOL_FIELDS, _SYMBOL_TYPES, _SYMBOL_TUPLES = _spec(Symbol)
 _REFERENCE_FIELDS, _REFERENCE_TYPES, _REFERENCE_TUPLES = _spec(Reference)
+_TABLE = "CREATE TABLE IF NOT EXISTS parsed (key TEXT PRIMARY KEY, data BLOB)"
+_SCHEMA = [("table", "parsed", _TABLE.replace(" IF NOT EXISTS", "")), ("index", "sqlite_autoindex_parsed_1", None)]
 _KEYS = {"v", "symbol_fields", "reference_fields", "path", "sha256", "error", "partial", "symbols", "references"}
 
 
@@ -119,10 +121,14 @@ class ParseCache:
     def _open(name: str) -> sqlite3.Connection:
         db = sqlite3.connect(name, timeout=30.0)
         try:
+            db.execute("PRAGMA trusted_schema=OFF")  # the file's own schema may hold no code that runs
             db.execute("PRAGMA journal_mode=WAL")  # readers in other processes go on while a run writes
             db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("CREATE TABLE IF NOT EXISTS parsed (key TEXT PRIMARY KEY, data BLOB)")
+            db.execute(_TABLE)
             db.commit()
+            # anything besides the one table (a trigger, a view, another layout) is not ours: start over
+            if db.execute("SELECT type, name, sql FROM sqlite_master").fetchall() != _SCHEMA:
+                raise sqlite3.DatabaseError("unexpected schema")
         except sqlite3.DatabaseError:
             db.close()
             raise
@@ -165,17 +171,24 @@ class ParseCache:
 
     def put_many(self, items: Sequence[tuple[SourceFile, bytes]], fingerprint: str) -> None:
         """Store entries made by encode_parsed, replacing older ones under the same key."""
-        self._db.executemany("INSERT OR REPLACE INTO parsed (key, data) VALUES (?, ?)",
-                             [(self.key(f, fingerprint), blob) for f, blob in items])
-        self._db.commit()
+        try:
+            self._db.executemany("INSERT OR REPLACE INTO parsed (key, data) VALUES (?, ?)",
+                                 [(self.key(f, fingerprint), blob) for f, blob in items])
+            self._db.commit()
+        except sqlite3.DatabaseError:  # a cache that cannot be written (disk full, damaged) costs reparsing only
+            self._db.rollback()
 
     def prune(self, keep_keys: set[str]) -> int:
-        """Delete every entry whose key is not in `keep_keys`; returns how many went."""
-        gone = [key for (key,) in self._db.execute("SELECT key FROM parsed") if key not in keep_keys]
-        for start in range(0, len(gone), _BATCH):
-            part = gone[start:start + _BATCH]
-            self._db.execute(f"DELETE FROM parsed WHERE key IN ({','.join('?' * len(part))})", part)
-        self._db.commit()
+        """Delete every entry whose key is not in `keep_keys`; returns how many went (0 when it failed)."""
+        try:
+            gone = [key for (key,) in self._db.execute("SELECT key FROM parsed") if key not in keep_keys]
+            for start in range(0, len(gone), _BATCH):
+                part = gone[start:start + _BATCH]
+                self._db.execute(f"DELETE FROM parsed WHERE key IN ({','.join('?' * len(part))})", part)
+            self._db.commit()
+        except sqlite3.DatabaseError:
+            self._db.rollback()
+            return 0
         return len(gone)
 
     def close(self) -> None:

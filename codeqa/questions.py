@@ -34,7 +34,7 @@ from typing import Iterable, Sequence
 from .config import Settings
 from .errors import IndexMissingError, UsageError
 from .files import is_secret_path
-from .index import open_store
+from .store import open_store
 from .languages import detect_language
 from .types import Reference, Symbol
 

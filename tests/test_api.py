@@ -18,7 +18,7 @@ def test_readme_library_example(indexed_repo, embedder, settings):
 
 
 def test_import_is_light_and_exports_what_all_names():
-    code = ("import sys, codeqa; heavy = [m for m in ('torch', 'qdrant_client', 'streamlit') if m in sys.modules];"
+    code = ("import sys, codeqa; heavy = [m for m in ('torch', 'qdrant_client', 'qdrant_edge', 'streamlit') if m in sys.modules];"
             "print(heavy); [getattr(codeqa, n) for n in codeqa.__all__ if n != '__version__']")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
