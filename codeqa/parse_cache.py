@@ -8,7 +8,8 @@ is a miss, never an error: the file is parsed again.
 
 Symbols and references are stored field by field, one list of values per dataclass field in field
 order, under a header naming those fields, so that a field added or renamed in types.py invalidates
-old entries instead of shifting values. The file's absolute path is not stored: the caller passes the SourceFile it has.
+old entries instead of shifting values. The file's absolute path is not stored: the caller passes
+the SourceFile it has.
 """
 
 from __future__ import annotations

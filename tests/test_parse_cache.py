@@ -1,0 +1,284 @@
+"""The parse cache holds plain JSON: real parse results round-trip, and whatever else is found in the
+cache file (a planted pickle, malformed entries, a file that is not SQLite) is a miss, never code run."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from codeqa.files import read_source_text, redact_source, walk_repository
+from codeqa.parse import parse_source
+from codeqa.parse_cache import FORMAT_VERSION, ParseCache, decode_parsed, encode_parsed
+from codeqa.types import ParsedFile, Reference, SourceFile, Symbol
+
+FIXTURE_REPO = Path(__file__).parent / "fixtures" / "repo"
+FINGERPRINT = "codeqa-test\0queries\0chunks"
+
+
+def _parse_all() -> list[ParsedFile]:
+    files = walk_repository(FIXTURE_REPO, 1_000_000).files
+    return [parse_source(f, redact_source(read_source_text(f.abs_path)))[0] for f in files]
+
+
+@pytest.fixture(scope="module")
+def parsed() -> list[ParsedFile]:
+    return _parse_all()
+
+
+@pytest.fixture
+def cache(tmp_path):
+    cache = ParseCache(tmp_path / "index" / "parsed.sqlite")
+    yield cache
+    cache.close()
+
+
+def _rich(parsed: list[ParsedFile]) -> ParsedFile:
+    """The fixture file with the most references (it has symbols too)."""
+    return max(parsed, key=lambda pf: (len(pf.references), len(pf.symbols)))
+
+
+def test_real_parse_results_round_trip(parsed):
+    assert sum(len(pf.symbols) for pf in parsed) > 10 and sum(len(pf.references) for pf in parsed) > 10
+    assert any(pf.error for pf in parsed)  # broken.py: the error and partial flag travel too
+    assert any(r.target_ids or r.receiver or r.module for pf in parsed for r in pf.references)
+    for pf in parsed:
+        blob = encode_parsed(pf)
+        assert b"abs_path" not in blob and str(pf.file.abs_path).encode() not in blob
+        assert decode_parsed(blob, pf.file) == pf
+
+
+def test_round_trip_keeps_optional_and_unusual_values():
+    file = SourceFile("pkg/ü.py", Path("/nowhere/pkg/ü.py"), "python", 10, "ab" * 32)
+    symbol = Symbol("pkg/ü.py#f@1", "f", "f", "function", "python", "pkg/ü.py", 1, 2, "def f():", "Doc \"q\"\n", None)
+    reference = Reference("g", "pkg/ü.py", 2, 0, "call", symbol.id, ("a#g@1", "b#g@3"), "likely", "g()  # \ud800 é",
+                          receiver="self", module=None, alias="h", assigned="return")
+    original = ParsedFile(file, (symbol,), (reference,), error="syntax errors near line 2", partial=True)
+    decoded = decode_parsed(encode_parsed(original), file)
+    assert decoded == original
+    assert isinstance(decoded.references[0].target_ids, tuple)
+    empty = ParsedFile(file, (), ())
+    assert decode_parsed(encode_parsed(empty), file) == empty
+
+
+def test_decode_puts_back_the_callers_source_file(parsed):
+    pf = _rich(parsed)
+    moved = replace(pf.file, abs_path=Path("/elsewhere") / pf.file.path)
+    assert decode_parsed(encode_parsed(pf), moved).file is moved
+    # an entry of another file, or of other content, is not taken for this one
+    assert decode_parsed(encode_parsed(pf), replace(pf.file, path="other.py")) is None
+    assert decode_parsed(encode_parsed(pf), replace(pf.file, sha256="0" * 64)) is None
+
+
+def test_cache_get_put_and_fingerprint(cache, parsed):
+    cache.put_many([(pf.file, encode_parsed(pf)) for pf in parsed], FINGERPRINT)
+    found = cache.get_many([pf.file for pf in parsed], FINGERPRINT)
+    assert found == {pf.file.path: pf for pf in parsed}
+    pf = _rich(parsed)
+    assert cache.get(pf.file, FINGERPRINT) == pf
+    assert cache.get(pf.file, FINGERPRINT + "-other") is None  # another codeqa version, queries or settings
+    assert cache.get_many([pf.file for pf in parsed], "other") == {}
+    assert cache.get(replace(pf.file, sha256="1" * 64), FINGERPRINT) is None  # the file changed
+
+
+def test_get_many_batches_past_sqlite_parameter_limits(cache):
+    files = [SourceFile(f"f{i}.txt", Path(f"/r/f{i}.txt"), None, 1, f"{i:064x}") for i in range(1203)]
+    cache.put_many([(f, encode_parsed(ParsedFile(f, (), ()))) for f in files], FINGERPRINT)
+    found = cache.get_many(files, FINGERPRINT)
+    assert len(found) == len(files) and found["f1202.txt"].file == files[1202]
+
+
+def test_entries_survive_reopening(tmp_path, parsed):
+    path = tmp_path / "parsed.sqlite"
+    first = ParseCache(path)
+    first.put_many([(pf.file, encode_parsed(pf)) for pf in parsed], FINGERPRINT)
+    first.close()
+    second = ParseCache(path)
+    try:
+        assert second.get_many([pf.file for pf in parsed], FINGERPRINT) == {pf.file.path: pf for pf in parsed}
+    finally:
+        second.close()
+
+
+def test_prune_keeps_only_the_given_keys(cache, parsed):
+    cache.put_many([(pf.file, encode_parsed(pf)) for pf in parsed], FINGERPRINT)
+    kept, dropped = parsed[: len(parsed) // 2], parsed[len(parsed) // 2:]
+    assert cache.prune({cache.key(pf.file, FINGERPRINT) for pf in kept}) == len(dropped)
+    assert set(cache.get_many([pf.file for pf in parsed], FINGERPRINT)) == {pf.file.path for pf in kept}
+    assert cache.prune(set()) == len(kept)
+    assert cache.get_many([pf.file for pf in parsed], FINGERPRINT) == {}
+
+
+class _Planted:
+    """What a crafted cache would carry: unpickling it creates the marker file."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def _plant(path: Path, key: str, data: object) -> None:
+    """Write a row straight into the cache file, as a crafted index folder would hold it."""
+    db = sqlite3.connect(path)
+    try:
+        db.execute("INSERT OR REPLACE INTO parsed (key, data) VALUES (?, ?)", (key, data))
+        db.commit()
+    finally:
+        db.close()
+
+
+def test_planted_pickle_is_a_miss_and_never_runs(tmp_path, parsed):
+    marker = tmp_path / "pwned"
+    payload = pickle.dumps(_Planted(marker))
+    pickle.loads(payload)  # the payload works: loading it with pickle would run it
+    assert marker.exists()
+    marker.unlink()
+
+    pf = _rich(parsed)
+    path = tmp_path / "parsed.sqlite"
+    cache = ParseCache(path)
+    key = cache.key(pf.file, FINGERPRINT)
+    cache.close()
+    _plant(path, key, payload)
+    cache = ParseCache(path)
+    try:
+        assert cache.get(pf.file, FINGERPRINT) is None
+        assert cache.get_many([pf.file], FINGERPRINT) == {}
+    finally:
+        cache.close()
+    assert decode_parsed(payload, pf.file) is None
+    assert not marker.exists()
+
+
+def _entry(pf: ParsedFile) -> dict:
+    return json.loads(encode_parsed(pf))
+
+
+def _malformed(pf: ParsedFile) -> dict[str, object]:
+    """Entries that differ from a valid one in one way each."""
+    variants: dict[str, object] = {}
+
+    def variant(name: str, change) -> None:
+        entry = _entry(pf)
+        change(entry)
+        variants[name] = json.dumps(entry).encode()
+
+    variant("old version", lambda e: e.update(v=FORMAT_VERSION - 1))
+    variant("next version", lambda e: e.update(v=FORMAT_VERSION + 1))
+    variant("version as bool", lambda e: e.update(v=True))
+    variant("version as float", lambda e: e.update(v=float(FORMAT_VERSION)))
+    variant("field renamed", lambda e: e["reference_fields"].__setitem__(0, "label"))
+    variant("field added", lambda e: e["symbol_fields"].append("visibility"))
+    variant("int where str expected", lambda e: e["references"][0].__setitem__(0, 7))  # name
+    variant("int where str expected (symbol)", lambda e: e["symbols"][3].__setitem__(0, 1))  # kind
+    variant("None where str required", lambda e: e["references"][1].__setitem__(0, None))  # path
+    variant("bool where int expected", lambda e: e["references"][2].__setitem__(0, True))  # line
+    variant("float where int expected", lambda e: e["symbols"][6].__setitem__(0, 1.0))  # start_line
+    variant("str where int expected", lambda e: e["references"][3].__setitem__(0, "3"))  # column
+    variant("target_ids not a list", lambda e: e["references"][6].__setitem__(0, "a#b@1"))
+    variant("target id not a str", lambda e: e["references"][6].__setitem__(0, [1]))
+    variant("object where str expected", lambda e: e["references"][8].__setitem__(0, {"__class__": "x"}))
+    variant("missing value", lambda e: e["references"][4].pop())
+    variant("extra value", lambda e: e["symbols"][0].append("extra"))
+    variant("missing field column", lambda e: e["references"].pop())
+    variant("extra field column", lambda e: e["references"].append(list(e["references"][0])))
+    variant("rows instead of columns", lambda e: e.update(references=[list(row) for row in zip(*e["references"])]))
+    variant("missing key", lambda e: e.pop("error"))
+    variant("extra key", lambda e: e.update(abs_path="/etc"))
+    variant("partial as int", lambda e: e.update(partial=0))
+    variant("error as int", lambda e: e.update(error=1))
+    variant("symbols as dict", lambda e: e.update(symbols={}))
+    variant("other path", lambda e: e.update(path="elsewhere.py"))
+    variants["top level list"] = b"[1, 2, 3]"
+    variants["not json"] = b"{\"v\": 1, "
+    variants["not utf-8"] = b"\xff\xfe\x00garbage"
+    variants["empty"] = b""
+    variants["deeply nested"] = b"[" * 100_000 + b"]" * 100_000
+    variants["text, not bytes"] = encode_parsed(pf).decode()
+    variants["number"] = 12
+    variants["null"] = None
+    return variants
+
+
+def test_malformed_entries_are_misses(parsed):
+    pf = _rich(parsed)
+    assert pf.symbols and len(pf.references) > 1
+    assert decode_parsed(json.dumps(_entry(pf)).encode(), pf.file) == pf  # the variants start from a valid entry
+    for name, blob in _malformed(pf).items():
+        assert decode_parsed(blob, pf.file) is None, name
+
+
+def test_malformed_rows_in_the_database_are_misses(tmp_path, parsed):
+    pf = _rich(parsed)
+    path = tmp_path / "parsed.sqlite"
+    cache = ParseCache(path)
+    try:
+        for name, blob in _malformed(pf).items():
+            _plant(path, cache.key(pf.file, FINGERPRINT), blob)  # stored as given: bytes, text, integer, NULL
+            assert cache.get(pf.file, FINGERPRINT) is None, name
+    finally:
+        cache.close()
+
+
+@pytest.mark.parametrize("content", [b"this is not a database\n" * 100, b"SQLite format 3\x00" + b"\xff" * 4000, b""])
+def test_a_file_that_is_not_sqlite_is_an_empty_cache(tmp_path, parsed, content):
+    path = tmp_path / "parsed.sqlite"
+    path.write_bytes(content)
+    cache = ParseCache(path)
+    try:
+        pf = _rich(parsed)
+        assert cache.get(pf.file, FINGERPRINT) is None
+        cache.put_many([(pf.file, encode_parsed(pf))], FINGERPRINT)
+        assert cache.get(pf.file, FINGERPRINT) == pf
+    finally:
+        cache.close()
+    reopened = ParseCache(path)  # what was written replaced the bad file
+    try:
+        assert reopened.get(_rich(parsed).file, FINGERPRINT) == _rich(parsed)
+    finally:
+        reopened.close()
+
+
+def test_a_folder_in_the_way_still_gives_a_working_cache(tmp_path, parsed):
+    path = tmp_path / "parsed.sqlite"
+    (path / "inside").mkdir(parents=True)
+    cache = ParseCache(path)  # cannot be opened nor removed: this run caches in memory
+    try:
+        pf = _rich(parsed)
+        cache.put_many([(pf.file, encode_parsed(pf))], FINGERPRINT)
+        assert cache.get(pf.file, FINGERPRINT) == pf
+    finally:
+        cache.close()
+
+
+@pytest.mark.parametrize("schema", [
+    # a trigger that would run on the cache's own writes
+    "CREATE TABLE parsed (key TEXT PRIMARY KEY, data BLOB); CREATE TABLE log (x);"
+    " CREATE TRIGGER spy AFTER INSERT ON parsed BEGIN INSERT INTO log VALUES (new.key); END;",
+    "CREATE TABLE rows (key, data); CREATE VIEW parsed AS SELECT key, data FROM rows;",
+    "CREATE TABLE parsed (key INTEGER, data TEXT, extra);",
+])
+def test_a_database_of_another_layout_is_replaced(tmp_path, parsed, schema):
+    path = tmp_path / "parsed.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(schema)
+    db.close()
+    cache = ParseCache(path)
+    try:
+        pf = _rich(parsed)
+        cache.put_many([(pf.file, encode_parsed(pf))], FINGERPRINT)
+        assert cache.get(pf.file, FINGERPRINT) == pf
+    finally:
+        cache.close()
+    db = sqlite3.connect(path)
+    try:
+        assert [row[:2] for row in db.execute("SELECT type, name FROM sqlite_master")] == [
+            ("table", "parsed"), ("index", "sqlite_autoindex_parsed_1")]
+    finally:
+        db.close()
