@@ -36,14 +36,21 @@ def split_identifier(identifier: str) -> list[str]:
 
 def code_tokens(text: str) -> list[str]:
     """Sparse (BM25) tokens: every identifier lowercased whole, plus its camelCase/snake_case words."""
-    tokens: list[str] = []
-    for ident in _IDENT.findall(text):
-        low = ident.lower()
-        tokens.append(low)
-        words = split_identifier(ident)
-        if len(words) > 1 or (words and words[0] != low):
-            tokens.extend(w for w in words if len(w) > 1)
-    return tokens
+    return [t for ident in _IDENT.findall(text) for t in identifier_tokens(ident)]
+
+
+def code_identifiers(text: str) -> list[str]:
+    """The identifiers of a text, in order (what code_tokens splits)."""
+    return _IDENT.findall(text)
+
+
+def identifier_tokens(ident: str) -> list[str]:
+    """One identifier's sparse tokens: itself lowercased, plus its words when it has several."""
+    low = ident.lower()
+    words = split_identifier(ident)
+    if len(words) > 1 or (words and words[0] != low):
+        return [low, *(w for w in words if len(w) > 1)]
+    return [low]
 
 
 def embedding_text(path: str, qualified_name: str, signature: str, docstring: str, code: str,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 from ..config import Settings
-from ..embed import code_tokens
+from ..embed import code_identifiers, code_tokens, identifier_tokens
 from ..types import Chunk, Hit, Reference, Symbol
 
 BM25_K1 = 1.2
@@ -35,9 +35,21 @@ def token_id(token: str) -> int:
     return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=4).digest(), "little")
 
 
-def sparse_vector(text: str) -> tuple[list[int], list[float]]:
-    """BM25-style term weights (saturated tf); the engine's IDF modifier supplies the idf part."""
-    counts = Counter(token_id(t) for t in code_tokens(text))
+def sparse_vector(text: str, known: dict[str, tuple[int, ...]] | None = None) -> tuple[list[int], list[float]]:
+    """BM25-style term weights (saturated tf); the engine's IDF modifier supplies the idf part.
+
+    `known` remembers each identifier's token ids between calls: a project repeats its names, and
+    splitting and hashing them again was most of an index run's time on a big project."""
+    known = {} if known is None else known
+    counts: Counter[int] = Counter()
+    for ident, n in Counter(code_identifiers(text)).items():
+        ids = known.get(ident)
+        if ids is None:
+            ids = tuple(token_id(t) for t in identifier_tokens(ident))
+            if len(known) < 1_000_000:
+                known[ident] = ids
+        for i in ids:
+            counts[i] += n
     indices = sorted(counts)
     return indices, [counts[i] * (BM25_K1 + 1) / (counts[i] + BM25_K1) for i in indices]
 

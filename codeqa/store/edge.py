@@ -41,6 +41,7 @@ class EdgeStore:
         self._shard: Any = None
         self._loaded_generation = -1
         self._writes = False  # this process writes: it never needs to reload what it wrote
+        self._token_ids: dict[str, tuple[int, ...]] = {}  # identifier -> sparse token ids (see sparse_vector)
 
     @classmethod
     def open(cls, repo: Path, index_dir: Path, create: bool = False) -> "EdgeStore":
@@ -165,7 +166,7 @@ class EdgeStore:
         shard = self._chunks()
         points = []
         for chunk, vector, embedded in zip(chunks, vectors, embedded_texts):
-            indices, values = sparse_vector(embedded + "\n" + chunk.text)
+            indices, values = sparse_vector(embedded + "\n" + chunk.text, self._token_ids)
             points.append(Point(id=chunk.id, payload=chunk_payload(chunk),
                                 vector={"dense": [float(x) for x in vector], "sparse": SparseVector(indices, values)}))
         for batch in batches(points, UPSERT_BATCH):

@@ -44,6 +44,7 @@ class ServerStore:
         self.client = client
         self.prefix = prefix
         self.shards, self.replicas = shards, replicas
+        self._token_ids: dict[str, tuple[int, ...]] = {}  # identifier -> sparse token ids (see sparse_vector)
         self.chunks = f"{prefix}_chunks"
         self.symbols = f"{prefix}_symbols"
         self.references = f"{prefix}_references"
@@ -151,7 +152,7 @@ class ServerStore:
 
         points = []
         for chunk, vector, embedded in zip(chunks, vectors, embedded_texts):
-            indices, values = sparse_vector(embedded + "\n" + chunk.text)
+            indices, values = sparse_vector(embedded + "\n" + chunk.text, self._token_ids)
             points.append(models.PointStruct(
                 id=chunk.id, payload=chunk_payload(chunk),
                 vector={"dense": [float(x) for x in vector], "sparse": models.SparseVector(indices=indices, values=values)}))
