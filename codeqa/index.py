@@ -450,6 +450,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
 
     progress("references", 0, 1)
     store.replace_references(references)
+    store.optimize()  # before the meta that readers reload on: they load the reorganised segments
     progress("references", 1, 1)
     report.graph_files_per_second = len(changed) / report.graph_seconds if report.graph_seconds > 0 else 0.0
     report.symbols = sum(len(pf.symbols) for pf in parsed)

@@ -166,3 +166,9 @@ class StoreContract:
         assert not store.exists() and store.read_meta() == {} and store.manifest() == {}
         store.ensure_schema(DIM)
         assert store.count_chunks() == 0 and list(store.all_symbols()) == [] and list(store.all_references()) == []
+
+    def test_optimize_keeps_every_answer(self, store):
+        before = [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)]
+        store.optimize()
+        after = [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)]
+        assert after == before and store.count_chunks() == 4

@@ -10,9 +10,10 @@ only calls the library:
              lines), every reference site for usage questions, and "why these snippets"
 
 Heavy things are cached across reruns and sessions with st.cache_resource: the embedding model (one
-per embeddings setting) and the open index (a Retriever holding the Qdrant client). Embedded Qdrant
-allows one client per folder, so "Index / re-index" releases the cached index before index_repo and
-reopens it afterwards; the model stays loaded. What the page shows is built by plain functions in
+per embeddings setting) and the open index (a Retriever over the store). Other processes may read and
+write the same index meanwhile: the Retriever notices a finished run on its next question. "Index /
+re-index" still reopens the cached index afterwards, so the sidebar's counts are the new run's; the
+model stays loaded. What the page shows is built by plain functions in
 answer_view.py (tested without Streamlit); only files inside the repository and in its index are shown.
 """
 
@@ -54,7 +55,7 @@ def load_embedder(spec: str, adapter: str, base_url: str | None, _api_key: str |
 
 @st.cache_resource(show_spinner="Opening the index…", on_release=lambda retriever: retriever.close())
 def open_index(repo: str, index_dir: str | None, qdrant_url: str | None, _settings: Settings) -> Retriever:
-    """The open index of `repo`: one Qdrant client per folder, shared by all sessions; released before re-indexing."""
+    """The open index of `repo`, shared by all sessions; reopened after re-indexing."""
     return Retriever.open(Path(repo), _settings, embedder=embedder_for(_settings))
 
 
@@ -69,7 +70,7 @@ def embedder_for(settings: Settings):
 
 
 def release_index() -> None:
-    open_index.clear()  # on_release closes each Qdrant client
+    open_index.clear()  # on_release closes each retriever's store
     cached_status.clear()
 
 

@@ -103,7 +103,8 @@ class Store(Protocol):
     - `search(dense, sparse, limit, weights, where)`: with `sparse` None (or weight 0) the chunks
       nearest to `dense` by cosine, score = cosine; otherwise dense and sparse candidates (limit * 4
       each) fused by weighted RRF (k = RRF_K) inside the engine. Hits carry the stored chunk text.
-    - `flush()` makes every write so far durable; `close()` releases the index (idempotent).
+    - `flush()` makes every write so far durable; `optimize()` reorganises what was written for fast
+      opens and queries (search results stay the same); `close()` releases the index (idempotent).
     - Several processes may open one index to read while one writes; writers are serialised by the
       caller (index.py's lock).
     """
@@ -137,6 +138,7 @@ class Store(Protocol):
     def search(self, dense: Sequence[float], sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
                weights: tuple[float, float] = (1.0, 1.0), where: SearchFilter | None = None) -> list[Hit]: ...
     def flush(self) -> None: ...
+    def optimize(self) -> None: ...
     def close(self) -> None: ...
 
 

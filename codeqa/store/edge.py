@@ -27,6 +27,11 @@ from . import RRF_K, ManifestEntry, SearchFilter, batches, chunk_payload, hit_fr
 from .graph_db import GraphDB
 
 UPSERT_BATCH = 512
+# Segments past this size (KB of vectors) are rebuilt by optimize() into immutable ones: their sparse
+# index and payload indexes then open from disk instead of being rebuilt in memory (500k chunks:
+# open 3.1 s -> see bench/search_latency.py). No HNSW graph is built (m=0): a full scan of the dense
+# vectors answers in ~45 ms at 500k chunks on 2 cores, and building the graph took minutes.
+OPTIMIZE_THRESHOLD_KB = 1000
 CHUNKS_DIR = "chunks"
 GRAPH_FILE = "graph.sqlite"
 _PAYLOAD_INDEXES = ("path", "symbol_ids", "language")
@@ -99,17 +104,19 @@ class EdgeStore:
         if self._shard is not None:
             self._shard.flush()
 
-    def optimize(self) -> bool:
-        """Build the HNSW graph and merge segments (worth it on big indexes: see bench/store_scale.py)."""
-        return bool(self._chunks().optimize())
+    def optimize(self) -> None:
+        """Rebuild big appendable segments as immutable ones (see OPTIMIZE_THRESHOLD_KB); durable on return."""
+        shard = self._chunks()
+        if shard.optimize():
+            shard.flush()
 
     # ---- schema ---------------------------------------------------------------------------------
     def exists(self) -> bool:
         return self.graph.has_schema() and bool(self.graph.read_meta()) and (self.chunks_dir / "edge_config.json").exists()
 
     def ensure_schema(self, vector_size: int) -> None:
-        from qdrant_edge import (Distance, EdgeConfig, EdgeShard, EdgeSparseVectorParams, EdgeVectorParams, Modifier,
-                                 PayloadSchemaType, UpdateOperation)
+        from qdrant_edge import (Distance, EdgeConfig, EdgeOptimizersConfig, EdgeShard, EdgeSparseVectorParams,
+                                 EdgeVectorParams, HnswIndexConfig, Modifier, PayloadSchemaType, UpdateOperation)
 
         self._writes = True
         if not self.graph.read_meta() and self.chunks_dir.exists():
@@ -119,8 +126,10 @@ class EdgeStore:
         if (self.chunks_dir / "edge_config.json").exists():
             self._chunks()
             return
-        config = EdgeConfig(vectors={"dense": EdgeVectorParams(size=vector_size, distance=Distance.Cosine)},
-                            sparse_vectors={"sparse": EdgeSparseVectorParams(modifier=Modifier.Idf)}, wal_enabled=False)
+        plain = HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000)  # m=0: no graph, exact scans
+        config = EdgeConfig(vectors={"dense": EdgeVectorParams(size=vector_size, distance=Distance.Cosine, hnsw_config=plain)},
+                            sparse_vectors={"sparse": EdgeSparseVectorParams(modifier=Modifier.Idf)}, wal_enabled=False,
+                            optimizers=EdgeOptimizersConfig(indexing_threshold=OPTIMIZE_THRESHOLD_KB))
         self._shard = EdgeShard.create(str(self.chunks_dir), config)
         for field in _PAYLOAD_INDEXES:
             self._shard.update(UpdateOperation.create_field_index(field, PayloadSchemaType.Keyword))

@@ -64,6 +64,9 @@ class ServerStore:
     def flush(self) -> None:
         """Every write waited for the server's acknowledgement: nothing is left to flush."""
 
+    def optimize(self) -> None:
+        """The server optimizes its segments itself."""
+
     # ---- schema ---------------------------------------------------------------------------------
     def exists(self) -> bool:
         return self.client.collection_exists(self.files) and bool(self.read_meta())
