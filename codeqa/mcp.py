@@ -1,0 +1,510 @@
+"""MCP server over the library: coding agents search, walk the symbol graph and ask with cited answers.
+
+    server, tools = build_server(repo, settings)   # seven tools; opens nothing until the first call
+    serve_stdio(repo, settings)                     # what `codeqa mcp` runs (an agent starts it as a child)
+    host, port = http_address("127.0.0.1:8765", token)
+    serve_http(repo, settings, host, port, token)   # Streamable HTTP at /mcp, `Authorization: Bearer <token>`
+
+Every tool returns compact text for the model and structured content that its output schema
+(the pydantic model in its return annotation) describes. What an agent can act on (no index yet,
+an index to rebuild, an unknown symbol, a path outside the index) comes back as a tool error
+(isError) saying what to do next. The code an agent sees is redacted as the index redacts it: the
+agent is a model, and a file's credentials never go into a prompt.
+
+One Retriever stays open for the server's life. It opens on the first call, so `tools/list` works
+before any index exists, and the embedding model loads on the first search, not at startup.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hmac
+import inspect
+import os
+import socket
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Callable, Iterator, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from . import __version__
+from .answer import Answerer
+from .config import Settings
+from .errors import CodeQAError, IndexMismatchError, IndexMissingError, UsageError
+from .index import index_repo, index_status
+from .retrieve import Retriever, group_references
+from .types import Hit, Symbol
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+MAX_READ_LINES = 400  # one read_code call: a long file comes in pieces, not as one flood of context
+SEARCH_POOL = 50  # a filtered search keeps what matches among at least this many results
+LISTED_FILES = 50  # changed files and skipped paths named in a status or reindex summary
+ReferenceKind = Literal["call", "instantiation", "type", "import", "inheritance", "attribute"]
+
+INSTRUCTIONS = """codeqa answers questions about one repository from its index (a tree-sitter symbol graph and
+hybrid search). Start with search_code (a description or identifiers) or find_symbol (a name), follow
+find_references for every use of a symbol, read_code to read lines, ask for a cited answer. Locations are
+path:Lstart-Lend, relative to the repository. If a tool says the index is missing or stale, call reindex."""
+
+
+# ---- structured content (each model is a tool's output schema) -----------------------------------
+
+class SearchHit(BaseModel):
+    location: str = Field(description="path:Lstart-Lend")
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    kind: str
+    language: str | None
+    score: float
+    reasons: list[str] = Field(description="why it ranks: dense, keyword, symbol, ref-hop, member...")
+    preview: str = Field(description="the first non-blank line of the code, redacted")
+
+
+class SearchResult(BaseModel):
+    query: str
+    hits: list[SearchHit]
+    post_filtered: bool = Field(description="path_glob/language applied to the top results after the search")
+
+
+class SymbolInfo(BaseModel):
+    qualified_name: str
+    name: str
+    kind: str
+    language: str
+    location: str
+    path: str
+    start_line: int
+    end_line: int
+    signature: str
+    doc: str = Field(description="the docstring's first line")
+    id: str
+
+
+class SymbolResult(BaseModel):
+    name: str
+    definitions: list[SymbolInfo]
+
+
+class ReferenceSite(BaseModel):
+    line: int
+    column: int
+    kind: str
+    confidence: str = Field(description="exact | likely | name-only")
+    text: str
+    enclosing: str | None = Field(description="qualified name of the symbol the reference is in")
+
+
+class ReferencesResult(BaseModel):
+    symbol: str
+    definitions: list[SymbolInfo]
+    total: int = Field(description="every matching reference site, also those past the limit")
+    shown: int
+    files: dict[str, list[ReferenceSite]] = Field(description="path -> its reference sites, in line order")
+
+
+class CodeLines(BaseModel):
+    path: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    text: str = Field(description="the lines as indexed (credentials redacted)")
+
+
+class CitationInfo(BaseModel):
+    location: str
+    verified: bool
+    reason: str
+
+
+class EvidenceInfo(BaseModel):
+    location: str
+    reason: str
+
+
+class AnswerResult(BaseModel):
+    answer: str
+    mode: str = Field(description="llm | extractive")
+    route: str = Field(description="usage | relationship | search")
+    model: str | None
+    error: str | None = Field(description="why the LLM failed, when it did (the answer is then extractive or cut)")
+    citations: list[CitationInfo]
+    evidence: list[EvidenceInfo] = Field(description="the snippets the answer was built from")
+
+
+class StatusResult(BaseModel):
+    repo: str
+    files: int
+    chunks: int
+    symbols: int
+    last_indexed: str | None
+    complete: bool = Field(description="false after an interrupted run")
+    stale: int = Field(description="files changed or deleted since the last run")
+    changed: list[str]
+    deleted: list[str]
+
+
+class ReindexResult(BaseModel):
+    repo: str
+    index_dir: str
+    files: int
+    files_changed: int
+    files_deleted: int
+    files_unchanged: int
+    symbols: int
+    references: int
+    chunks: int
+    chunks_embedded: int
+    skipped_by_reason: dict[str, int]
+    partial: list[str] = Field(description="files parsed with errors")
+    notes: list[str]
+    elapsed_seconds: float
+    nothing_to_do: bool
+
+
+def _result(text: str, structured: BaseModel) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured.model_dump(mode="json"))
+
+
+def _span(path: str, start: int, end: int) -> str:
+    return f"{path}:L{start}-L{end}"
+
+
+def _symbol_info(s: Symbol) -> SymbolInfo:
+    doc = next((line.strip() for line in s.docstring.splitlines() if line.strip()), "")
+    return SymbolInfo(qualified_name=s.qualified_name, name=s.name, kind=s.kind, language=s.language,
+                      location=_span(s.path, s.start_line, s.end_line), path=s.path, start_line=s.start_line,
+                      end_line=s.end_line, signature=s.signature.strip(), doc=doc, id=s.id)
+
+
+def _symbol_text(d: SymbolInfo) -> str:
+    lines = [f"{d.location}  {d.kind} {d.qualified_name}", *(["  " + d.signature.splitlines()[0]] if d.signature else []),
+             *([f'  "{d.doc}"'] if d.doc else [])]
+    return "\n".join(lines)
+
+
+@contextmanager
+def _as_tool_errors() -> Iterator[None]:
+    """A codeqa error becomes a tool error the agent reads; the ones an index run fixes say to call reindex."""
+    try:
+        yield
+    except (IndexMissingError, IndexMismatchError) as exc:
+        raise ToolError(f"{exc} An agent can call the reindex tool to do it.") from exc
+    except CodeQAError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+class RepositoryTools:
+    """The tools over one repository's index. Calls take turns: the SDK runs each on a worker thread,
+    and one Retriever (with its caches) serves them all."""
+
+    def __init__(self, repo: Path, settings: Settings):
+        self.repo = Path(repo).resolve()
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._retriever: Retriever | None = None
+
+    @contextmanager
+    def _opened(self) -> Iterator[Retriever]:
+        with self._lock, _as_tool_errors():
+            if self._retriever is None:
+                self._retriever = Retriever.open(self.repo, self.settings)
+            yield self._retriever
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop_retriever()
+
+    def _drop_retriever(self) -> None:
+        if self._retriever is not None:
+            self._retriever.close()
+            self._retriever = None
+
+    def _unknown(self, name: str) -> ToolError:
+        return ToolError(f"No symbol named {name!r} in the index of {self.repo}. Check the spelling, narrow it as "
+                         "`Class.method` or `path:Name`, or describe it to search_code; if the code is new, call reindex.")
+
+    # ---- the tools (their docstrings are what the agent reads) -------------------------------------
+    def search_code(self, query: Annotated[str, Field(min_length=1, description="natural language or identifiers")],
+                    limit: Annotated[int, Field(ge=1, le=50)] = 10,
+                    path_glob: Annotated[str | None, Field(description="fnmatch pattern on the path, e.g. 'src/*.py'")] = None,
+                    language: Annotated[str | None, Field(description="e.g. python, typescript, java")] = None,
+                    ) -> Annotated[CallToolResult, SearchResult]:
+        """Hybrid search over the code (dense + BM25 + symbol names + one reference hop), best first: each hit
+        as path:Lstart-Lend with its symbol, score and why it ranks. path_glob and language filter the top
+        results after the search (post-filtering), so a narrow filter may return fewer than `limit`."""
+        filtered = bool(path_glob or language)
+        with self._opened() as retriever:
+            hits = retriever.search(query, top_k=max(limit * 5, SEARCH_POOL) if filtered else limit)
+            hits = [h for h in hits if _matches(h, path_glob, language)][:limit]
+            found = [SearchHit(location=_span(h.path, h.start_line, h.end_line), path=h.path, start_line=h.start_line,
+                               end_line=h.end_line, symbol=h.symbol, kind=h.kind, language=h.language,
+                               score=round(h.score, 4), reasons=list(h.reasons), preview=_preview(retriever, h))
+                     for h in hits]
+        lines = [f"{i}. {h.location}  {h.symbol or h.kind}  score {h.score:.3f} ({', '.join(h.reasons)})\n   {h.preview}"
+                 for i, h in enumerate(found, 1)]
+        scope = f" (among the top results with path_glob={path_glob!r} language={language!r})" if filtered else ""
+        text = "\n".join(lines) if lines else f"No results{scope}. Try other words, or a looser filter."
+        return _result(text, SearchResult(query=query, hits=found, post_filtered=filtered))
+
+    def find_symbol(self, name: Annotated[str, Field(min_length=1, description="`Name`, `Class.method` or `path:Name`")]
+                    ) -> Annotated[CallToolResult, SymbolResult]:
+        """Where a symbol is defined: qualified name, kind, path:Lstart-Lend, signature and the docstring's first
+        line. Every match is listed (the same name may be defined in several files)."""
+        with self._opened() as retriever:
+            symbols = retriever.find_symbols(name)
+        if not symbols:
+            raise self._unknown(name)
+        found = [_symbol_info(s) for s in symbols]
+        text = f"{len(found)} definition(s) of {name}:\n" + "\n".join(_symbol_text(d) for d in found)
+        return _result(text, SymbolResult(name=name, definitions=found))
+
+    def find_references(self, symbol: Annotated[str, Field(min_length=1, description="`Name`, `Class.method` or `path:Name`")],
+                        kinds: Annotated[list[ReferenceKind] | None, Field(description="only these kinds of reference")] = None,
+                        limit: Annotated[int, Field(ge=1, le=5000)] = 200,
+                        ) -> Annotated[CallToolResult, ReferencesResult]:
+        """Every reference site of a symbol from the resolved symbol graph (calls, instantiations, types,
+        imports, inheritance, attributes), grouped by file, each with its kind, confidence (exact, likely,
+        name-only) and line. `total` counts them all when `limit` cuts the list."""
+        with self._opened() as retriever:
+            definitions = retriever.find_symbols(symbol)
+            if not definitions:
+                raise self._unknown(symbol)
+            refs = [r for r in retriever.store.references_to([s.id for s in definitions]) if not kinds or r.kind in kinds]
+            refs = sorted(refs, key=lambda r: (r.path, r.line, r.column))
+            shown = refs[:limit]
+            enclosing = retriever.symbols_by_id(r.enclosing_symbol_id for r in shown if r.enclosing_symbol_id)
+        files = {path: [ReferenceSite(line=r.line, column=r.column, kind=r.kind, confidence=r.confidence, text=r.line_text.strip(),
+                                      enclosing=enclosing[r.enclosing_symbol_id].qualified_name
+                                      if r.enclosing_symbol_id in enclosing else None) for r in group]
+                 for path, group in group_references(shown)}
+        result = ReferencesResult(symbol=symbol, definitions=[_symbol_info(s) for s in definitions], total=len(refs),
+                                  shown=len(shown), files=files)
+        return _result(_references_text(result, kinds), result)
+
+    def read_code(self, path: Annotated[str, Field(min_length=1, description="relative to the repository, as the other tools print it")],
+                  start_line: Annotated[int, Field(ge=1)] = 1,
+                  end_line: Annotated[int | None, Field(ge=1, description="inclusive; default: start_line + 399")] = None,
+                  ) -> Annotated[CallToolResult, CodeLines]:
+        """Lines of an indexed file, numbered, credentials redacted as the index holds them; at most 400
+        lines a call. Only files in the index can be read."""
+        with self._opened() as retriever:
+            rel = self._indexed_path(retriever, path)
+            lines = retriever.redacted_lines(rel)
+        if lines is None:
+            raise ToolError(f"{rel} could not be read; it may have been deleted or moved since the index was built: call reindex.")
+        if start_line > len(lines):
+            raise ToolError(f"{rel} has {len(lines)} lines; start_line {start_line} is past its end.")
+        end = min(len(lines), end_line or start_line + MAX_READ_LINES - 1, start_line + MAX_READ_LINES - 1)
+        if end < start_line:
+            raise ToolError(f"end_line {end_line} is before start_line {start_line}.")
+        body = lines[start_line - 1:end]
+        width = len(str(end))
+        numbered = "".join(f"{start_line + i:>{width}} | {line}" for i, line in enumerate(body))
+        more = f"\n(the file goes on to line {len(lines)}; call read_code with start_line={end + 1})" if end < len(lines) else ""
+        text = f"{_span(rel, start_line, end)} ({len(lines)} lines in the file)\n{numbered.rstrip()}{more}"
+        return _result(text, CodeLines(path=rel, start_line=start_line, end_line=end, total_lines=len(lines), text="".join(body)))
+
+    def ask(self, question: Annotated[str, Field(min_length=1)]) -> Annotated[CallToolResult, AnswerResult]:
+        """An answer to a question about the code, with path:Lstart-Lend citations checked against the evidence
+        (from the configured LLM, or extractive without one), and the evidence it rests on for reading further."""
+        with self._opened() as retriever:
+            answer = Answerer(retriever, self.settings).answer(question)
+        result = AnswerResult(
+            answer=answer.answer, mode=answer.mode, route=answer.route, model=answer.model, error=answer.error,
+            citations=[CitationInfo(location=_span(c.path, c.start_line, c.end_line), verified=c.verified, reason=c.reason)
+                       for c in answer.citations],
+            evidence=[EvidenceInfo(location=s.label, reason=s.reason) for s in answer.snippets])
+        return _result(_answer_text(result), result)
+
+    def index_status(self) -> Annotated[CallToolResult, StatusResult]:
+        """What the index holds (files, chunks, symbols, when it was last built) and which files changed since."""
+        with self._opened() as retriever:
+            status = index_status(self.repo, self.settings, retriever.store)
+        result = StatusResult(repo=str(self.repo), files=status.files, chunks=status.chunks, symbols=status.symbols,
+                              last_indexed=status.last_indexed, complete=status.complete, stale=status.stale,
+                              changed=list(status.changed[:LISTED_FILES]), deleted=list(status.deleted[:LISTED_FILES]))
+        return _result(_status_text(result), result)
+
+    def reindex(self) -> Annotated[CallToolResult, ReindexResult]:
+        """Bring the index up to date with the files on disk (incremental: only changed files are parsed and
+        embedded). Other calls wait until it is done."""
+        with self._lock, _as_tool_errors():
+            self._drop_retriever()  # the next call opens the new run
+            d = index_repo(self.repo, self.settings).to_dict()
+        # the report's other fields (every skipped path, timings by stage) are left out: ReindexResult ignores them
+        result = ReindexResult.model_validate({**d, "partial": [f"{p['path']}: {p['reason']}" for p in d["partial"][:LISTED_FILES]]})
+        return _result(_reindex_text(result), result)
+
+    def _indexed_path(self, retriever: Retriever, path: str) -> str:
+        """`path` as the index names it, or a tool error: outside the repository, or not indexed."""
+        joined = Path(os.path.normpath(retriever.repo / path))  # lexical, so an indexed symlink keeps its own name
+        resolved = joined.resolve()  # and a symlink must not lead out of it
+        inside = joined.is_relative_to(retriever.repo) and (resolved == retriever.repo or retriever.repo in resolved.parents)
+        if not inside:
+            raise ToolError(f"{path} is outside the repository {retriever.repo}; pass a path relative to it, "
+                            "as search_code and find_symbol print them.")
+        rel = joined.relative_to(retriever.repo).as_posix()
+        if rel not in retriever.indexed_paths:
+            raise ToolError(f"{rel} is not in the index of {retriever.repo}: codeqa reads source files it indexed (not "
+                            "ignored, secret or binary ones). search_code and find_symbol print indexed paths; a new file "
+                            "needs reindex first.")
+        return rel
+
+
+def _matches(h: Hit, path_glob: str | None, language: str | None) -> bool:
+    return ((not path_glob or fnmatch.fnmatchcase(h.path, path_glob))
+            and (not language or (h.language or "").lower() == language.lower()))
+
+
+def _preview(retriever: Retriever, h: Hit) -> str:
+    lines = retriever.redacted_lines(h.path) or []
+    first = next((line.strip() for line in lines[h.start_line - 1:h.end_line] if line.strip()), "")
+    return first[:160]
+
+
+def _references_text(r: ReferencesResult, kinds: list[str] | None) -> str:
+    where = ", ".join(d.location for d in r.definitions)
+    scope = f" of kind {', '.join(kinds)}" if kinds else ""
+    lines = [f"{r.symbol} (defined at {where}): {r.total} reference(s){scope}"]
+    if r.shown < r.total:
+        lines[0] += f"; the first {r.shown} shown (raise limit, or pass kinds, to see the others)"
+    for path, sites in r.files.items():
+        lines += [path, *(f"  L{s.line:<5} {s.kind:<13} {s.confidence:<9} {s.text}" for s in sites)]
+    return "\n".join(lines)
+
+
+def _answer_text(a: AnswerResult) -> str:
+    parts = [a.answer.rstrip()]
+    if a.error:
+        parts.append(f"(the LLM failed: {a.error})")
+    if a.citations:
+        parts.append("Citations:\n" + "\n".join(f"  {'✓' if c.verified else '✗'} {c.location}"
+                                                 + ("" if c.verified else f" (unverified: {c.reason})") for c in a.citations))
+    if a.evidence:
+        parts.append("Evidence (read_code reads more):\n" + "\n".join(f"  {e.location} ({e.reason})" for e in a.evidence))
+    return "\n\n".join(parts)
+
+
+def _status_text(s: StatusResult) -> str:
+    text = (f"Index of {s.repo}: {s.files} files, {s.chunks} chunks, {s.symbols} symbols; "
+            f"last indexed {s.last_indexed or 'never completed'}.")
+    if not s.complete:
+        text += "\nThe last index run was interrupted: call reindex to complete it."
+    if s.stale:
+        listed = ", ".join(s.changed + [f"{p} (deleted)" for p in s.deleted])
+        text += f"\n{s.stale} file(s) changed since: {listed}. Call reindex to bring the index up to date."
+    else:
+        text += "\nNo file changed since."
+    return text
+
+
+def _reindex_text(r: ReindexResult) -> str:
+    if r.nothing_to_do:
+        text = f"Index of {r.repo} already up to date ({r.files} files, {r.chunks} chunks)."
+    else:
+        text = (f"Indexed {r.repo}: {r.files_changed} changed, {r.files_deleted} deleted, {r.files_unchanged} unchanged "
+                f"of {r.files} files; {r.symbols} symbols, {r.references} references, {r.chunks} chunks "
+                f"({r.chunks_embedded} embedded this run) in {r.elapsed_seconds:.1f}s.")
+    if r.skipped_by_reason:
+        text += "\nNot indexed: " + ", ".join(f"{reason} {n}" for reason, n in sorted(r.skipped_by_reason.items()))
+    return "\n".join([text, *r.notes, *(f"partially parsed: {p}" for p in r.partial)])
+
+
+# ---- the server and its transports ---------------------------------------------------------------
+
+def build_server(repo: Path, settings: Settings) -> tuple[MCPServer, RepositoryTools]:
+    """The MCP server over `repo`'s index, and its tools (close them when the server stops)."""
+    tools = RepositoryTools(repo, settings)
+    server = MCPServer("codeqa", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    reading = ToolAnnotations(read_only_hint=True)
+    writing = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)  # reindex: only the index
+    for tool in (tools.search_code, tools.find_symbol, tools.find_references, tools.read_code, tools.ask, tools.index_status,
+                 tools.reindex):
+        server.add_tool(tool, description=inspect.cleandoc(tool.__doc__ or ""),
+                        annotations=writing if tool == tools.reindex else reading)
+    return server, tools
+
+
+def serve_stdio(repo: Path, settings: Settings) -> None:
+    """Serve over stdin/stdout until the client closes them (how agents start `codeqa mcp`)."""
+    server, tools = build_server(repo, settings)
+    try:
+        server.run("stdio")
+    finally:
+        tools.close()
+
+
+def http_address(spec: str, token: str | None) -> tuple[str, int]:
+    """`HOST:PORT` (`[::1]:PORT` for IPv6) -> (host, port). Anything but localhost needs a token: the tools
+    read the repository's code."""
+    host, _, port = spec.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--http {spec!r}: expected HOST:PORT, e.g. 127.0.0.1:8765.")
+    if host not in LOCAL_HOSTS and not token:
+        raise UsageError(f"Refusing to serve on {host} without a token: anyone who can reach it could read the code. "
+                         "Pass --token (or set CODEQA_MCP_TOKEN), or bind to 127.0.0.1.")
+    return host, int(port)
+
+
+def serve_http(repo: Path, settings: Settings, host: str, port: int, token: str | None,
+               listening: Callable[[str], None] = lambda url: None) -> None:
+    """Serve Streamable HTTP at http://HOST:PORT/mcp until interrupted; with a token, every request needs
+    `Authorization: Bearer <token>`. `listening(url)` is called once the port is bound."""
+    import anyio
+    import uvicorn
+
+    server, tools = build_server(repo, settings)
+    app: Any = server.streamable_http_app(host=host)
+    if token:
+        app = BearerTokenGate(app, token)
+    sock = _listen(host, port)  # bound here, so a port in use is an error we word (uvicorn would exit the process)
+    listening(f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    try:
+        anyio.run(lambda: uvicorn.Server(config).serve(sockets=[sock]))
+    finally:
+        sock.close()
+        tools.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    except OSError as exc:
+        raise UsageError(f"--http {host}:{port}: cannot resolve {host} ({exc.strerror or exc}).") from exc
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise CodeQAError(f"Cannot listen on {host}:{port} ({exc.strerror or exc}); choose another --http HOST:PORT.") from exc
+    return sock
+
+
+class BearerTokenGate:
+    """ASGI wrapper: an HTTP request without `Authorization: Bearer <token>` gets 401 (compared in constant time)."""
+
+    def __init__(self, app: Any, token: str):
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = next((v for k, v in scope.get("headers", []) if k.lower() == b"authorization"), b"")
+            if not hmac.compare_digest(given, self._expected):
+                body = b'{"error": "unauthorized: send the header Authorization: Bearer <token>"}'
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                        (b"www-authenticate", b'Bearer realm="codeqa"')]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
