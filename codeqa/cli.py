@@ -26,6 +26,7 @@ DESCRIPTION = """Answer questions about a codebase.
   codeqa export --repo PATH         the symbol graph as JSON lines
   codeqa eval Q.jsonl --repo PATH   retrieval and answer quality on a question set
   codeqa ui [--repo PATH]           the Streamlit chat
+  codeqa mcp [--repo PATH]          an MCP server for coding agents (stdio; --http HOST:PORT)
 
 The index is embedded (Qdrant Edge, in-process) in your cache folder, never inside the repository:
 $XDG_CACHE_HOME/codeqa/<repo>-<hash> (~/.cache/..., ~/Library/Caches/... on macOS). --index-dir or
@@ -113,6 +114,16 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--index-dir", type=Path, help="where its index lives (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>)")
     p.add_argument("--qdrant-url", help="a Qdrant server instead of the local index folder")
     p.add_argument("--port", type=int, default=8501, help="port to serve the page on (default 8501)")
+
+    p = sub.add_parser("mcp", help="serve the index to coding agents over MCP",
+                       description="An MCP server with the tools search_code, find_symbol, find_references, read_code, ask, "
+                                   "index_status and reindex. Over stdio by default (the agent starts it); --http serves "
+                                   "Streamable HTTP at http://HOST:PORT/mcp.")
+    p.add_argument("--repo", type=Path, default=Path("."), help="the repository whose index to serve (default: the current folder)")
+    _common(p, repo_required=False)
+    p.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio, e.g. 127.0.0.1:8765")
+    p.add_argument("--token", help="require `Authorization: Bearer TOKEN` over HTTP (env CODEQA_MCP_TOKEN); "
+                                   "needed to bind anything but localhost")
     return parser
 
 
@@ -350,5 +361,22 @@ def cmd_ui(args, settings: Settings) -> int:
     return subprocess.call(command, env=env)
 
 
+def cmd_mcp(args, settings: Settings) -> int:
+    from .mcp import http_address, serve_http, serve_stdio
+
+    repo = _repo(args.repo)
+    if not args.http:
+        serve_stdio(repo, settings)  # stdout is the protocol: nothing else may print to it
+        return 0
+    token = args.token or os.environ.get("CODEQA_MCP_TOKEN")
+    host, port = http_address(args.http, token)
+
+    def listening(url: str) -> None:
+        print(f"codeqa MCP on {url} for {repo}" + (" (bearer token required)" if token else ""), file=sys.stderr, flush=True)
+
+    serve_http(repo, settings, host, port, token, listening)
+    return 0
+
+
 COMMANDS = {"index": cmd_index, "search": cmd_search, "refs": cmd_refs, "ask": cmd_ask, "export": cmd_export,
-            "eval": cmd_eval, "ui": cmd_ui}
+            "eval": cmd_eval, "ui": cmd_ui, "mcp": cmd_mcp}
