@@ -1,0 +1,282 @@
+"""The MCP server as coding agents meet it: `codeqa mcp` started as a real process and driven by the MCP
+SDK's own client, over stdio and over Streamable HTTP. Embeddings (and the LLM behind `ask`) come from
+the local stub server, so that a server process starts in a second instead of loading the model."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from conftest import copy_fixture_repo
+from llm_stub import LLMStub
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = {"search_code", "find_symbol", "find_references", "read_code", "ask", "index_status", "reindex"}
+FAKE_KEY = "sk-live-1234567890abcdefGHIJKLMN"
+SERVICE = f'"""Service settings."""\n\nAPI_KEY = "{FAKE_KEY}"\nTIMEOUT = 30\n'
+CALL_LIMIT_S = 120  # a whole session; a hung call fails the test instead of hanging it
+
+
+@pytest.fixture(scope="module")
+def stub():
+    with LLMStub() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def env(stub):
+    """The children's environment: stub embeddings and LLM, nothing from the developer's own setup."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("QDRANT_URL", "CODEQA_INDEX_DIR", "CODEQA_MODEL", "CODEQA_MCP_TOKEN")}
+    return {**base, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "CODEQA_EMBEDDINGS": "openai:stub-embed",
+            "OPENAI_BASE_URL": stub.base_url, "OPENAI_API_KEY": "test-key", "NO_PROXY": "127.0.0.1,localhost"}
+
+
+def codeqa(env: dict, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "codeqa", *argv], env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory, env):
+    """An indexed copy of the fixture repo with one file holding a credential (read-only for the tests)."""
+    repo = copy_fixture_repo(tmp_path_factory.mktemp("mcp") / "repo")
+    (repo / "app" / "service.py").write_text(SERVICE)
+    done = codeqa(env, "index", str(repo))
+    assert done.returncode == 0, done.stderr
+    return repo
+
+
+def stdio_client(env: dict, repo: Path) -> Client:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "codeqa", "mcp", "--repo", str(repo)], env=env)
+    return Client(params, read_timeout_seconds=60)
+
+
+def run_session(client: Client, steps) -> None:
+    """Connect, run `steps(client)`, disconnect; all within CALL_LIMIT_S."""
+    async def main():
+        with anyio.fail_after(CALL_LIMIT_S):
+            async with client:
+                await steps(client)
+
+    try:
+        anyio.run(main)
+    except BaseException as exc:  # the task groups wrap a failed assert: show the assert, not the groups
+        while len(getattr(exc, "exceptions", ())) == 1:
+            exc = exc.exceptions[0]
+        raise exc from None
+
+
+def text_of(result) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+async def ok(client: Client, tool: str, **arguments):
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text_of(result)
+    return result, result.structured_content
+
+
+async def refused(client: Client, tool: str, **arguments) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, text_of(result)
+    assert result.structured_content is None
+    assert "Traceback" not in text_of(result)
+    return text_of(result)
+
+
+def test_every_tool_over_stdio(repo, env, stub):
+    lines = (repo / "encoders" / "encoder.py").read_text().splitlines(keepends=True)
+    stub.reply(lambda body: "EncoderClass is made in run: " + re.search(r"\[1\] (\S+:L\d+-L\d+)", str(body)).group(1))
+
+    async def steps(client: Client):
+        listed = (await client.list_tools()).tools
+        assert {t.name for t in listed} == TOOLS
+        assert all(t.output_schema and t.description for t in listed)
+
+        result, found = await ok(client, "search_code", query="tokenize")
+        assert found["hits"][0]["path"] == "encoders/encoder.py" and not found["post_filtered"]
+        hit = next(h for h in found["hits"] if h["symbol"] == "tokenize")
+        assert hit["location"] == "encoders/encoder.py:L33-L35" and hit["preview"] == "def tokenize(text):"
+        assert hit["reasons"] and f"encoders/encoder.py:L33-L35  tokenize  score {hit['score']:.3f} " \
+                                  f"({', '.join(hit['reasons'])})" in text_of(result)
+
+        _, found = await ok(client, "search_code", query="encode text", limit=3, path_glob="app/*")
+        assert found["post_filtered"] and 0 < len(found["hits"]) <= 3
+        assert all(h["path"].startswith("app/") for h in found["hits"])
+        _, found = await ok(client, "search_code", query="greeting", language="java")
+        assert found["hits"] and all(h["language"] == "java" for h in found["hits"])
+
+        result, found = await ok(client, "find_symbol", name="tokenize")
+        (tokenize,) = found["definitions"]
+        assert tokenize["location"] == "encoders/encoder.py:L33-L35" and tokenize["kind"] == "function"
+        assert tokenize["signature"].startswith("def tokenize") and tokenize["doc"] == "Split text into lowercase words."
+        assert "encoders/encoder.py:L33-L35" in text_of(result)
+        _, found = await ok(client, "find_symbol", name="EncoderClass.encode")
+        assert [d["qualified_name"] for d in found["definitions"]] == ["EncoderClass.encode"]
+
+        result, refs = await ok(client, "find_references", symbol="EncoderClass")
+        by_file = refs["files"]
+        assert {r["kind"] for r in by_file["app/main.py"]} >= {"import", "instantiation"}
+        assert refs["shown"] == refs["total"] == sum(map(len, by_file.values()))
+        made = next(r for r in by_file["app/main.py"] if r["kind"] == "instantiation")
+        assert made["text"] == "encoder = EncoderClass(dim=4)" and made["enclosing"] == "run"
+        assert "app/main.py" in text_of(result) and "encoder = EncoderClass(dim=4)" in text_of(result)
+        _, capped = await ok(client, "find_references", symbol="EncoderClass", limit=1)
+        assert capped["shown"] == 1 and capped["total"] == refs["total"] > 1
+        _, only = await ok(client, "find_references", symbol="EncoderClass", kinds=["instantiation"])
+        assert only["total"] >= 1 and {r["kind"] for sites in only["files"].values() for r in sites} == {"instantiation"}
+
+        result, code = await ok(client, "read_code", path="encoders/encoder.py", start_line=33, end_line=35)
+        assert code["text"] == "".join(lines[32:35]) and code["total_lines"] == len(lines)
+        assert "33 | def tokenize(text):" in text_of(result)
+        result, code = await ok(client, "read_code", path="app/service.py")
+        assert "[REDACTED]" in code["text"] and "TIMEOUT = 30" in code["text"]
+        assert FAKE_KEY not in text_of(result) + str(code)
+
+        result, answer = await ok(client, "ask", question="How is EncoderClass used?")
+        assert answer["mode"] == "llm" and answer["route"] == "usage" and answer["error"] is None
+        assert answer["evidence"] and answer["citations"][0]["verified"]
+        assert answer["citations"][0]["location"] == answer["evidence"][0]["location"]
+        assert answer["answer"] in text_of(result) and "✓" in text_of(result)
+
+        result, status = await ok(client, "index_status")
+        assert status["files"] > 5 and status["symbols"] > 5 and status["chunks"] > 5
+        assert status["last_indexed"] and status["complete"] and status["stale"] == 0
+        assert "No file changed since" in text_of(result)
+
+    run_session(stdio_client(env, repo), steps)
+
+
+def test_errors_say_what_to_do(repo, env):
+    async def steps(client: Client):
+        message = await refused(client, "find_symbol", name="NoSuchThing")
+        assert "No symbol named 'NoSuchThing'" in message and "search_code" in message
+        assert "No symbol named" in await refused(client, "find_references", symbol="NoSuchThing")
+        for outside in ("../outside.py", "/etc/passwd", "app/../../repo-sibling.py"):
+            assert "outside the repository" in await refused(client, "read_code", path=outside)
+        for not_indexed in (".env", "generated/out.py", "app/missing.py"):  # a secret, an ignored file, no file
+            assert "is not in the index" in await refused(client, "read_code", path=not_indexed)
+        assert "past its end" in await refused(client, "read_code", path="encoders/encoder.py", start_line=999)
+        assert "before start_line" in await refused(client, "read_code", path="encoders/encoder.py",
+                                                    start_line=20, end_line=10)
+        assert "limit" in await refused(client, "search_code", query="x", limit=0)
+        assert "kinds" in await refused(client, "find_references", symbol="EncoderClass", kinds=["nonsense"])
+        _, found = await ok(client, "find_symbol", name="tokenize")  # the server goes on after errors
+        assert found["definitions"]
+
+    run_session(stdio_client(env, repo), steps)
+
+    async def other_model(client: Client):  # an index embedded by another model is refused, with what to run
+        message = await refused(client, "search_code", query="tokenize")
+        assert "openai:stub-embed" in message and "openai:other-embed" in message and "reindex" in message
+
+    run_session(stdio_client({**env, "CODEQA_EMBEDDINGS": "openai:other-embed"}, repo), other_model)
+
+
+def test_no_index_yet_then_reindex(tmp_path, env):
+    """Before an index exists the tools are listed and say to reindex; reindex builds it, and after an edit
+    index_status names the file and a second reindex picks it up."""
+    repo = copy_fixture_repo(tmp_path / "repo")
+
+    async def steps(client: Client):
+        assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+        for tool, arguments in (("search_code", {"query": "tokenize"}), ("index_status", {}), ("find_symbol", {"name": "x"})):
+            message = await refused(client, tool, **arguments)
+            assert "No codeqa index" in message and "reindex" in message
+
+        result, report = await ok(client, "reindex")
+        assert report["files"] > 5 and report["files_changed"] == report["files"] and not report["nothing_to_do"]
+        assert report["symbols"] > 5 and report["chunks_embedded"] > 0 and "Indexed" in text_of(result)
+        _, found = await ok(client, "search_code", query="tokenize")
+        assert found["hits"][0]["path"] == "encoders/encoder.py"
+
+        (repo / "app" / "fresh.py").write_text("def brand_new_helper(value):\n    return value * 2\n")
+        result, status = await ok(client, "index_status")
+        assert status["changed"] == ["app/fresh.py"] and status["stale"] == 1 and "reindex" in text_of(result)
+        await refused(client, "find_symbol", name="brand_new_helper")
+        _, report = await ok(client, "reindex")
+        assert report["files_changed"] == 1 and report["files_unchanged"] == report["files"] - 1
+        _, found = await ok(client, "find_symbol", name="brand_new_helper")
+        assert found["definitions"][0]["location"] == "app/fresh.py:L1-L2"
+        _, status = await ok(client, "index_status")
+        assert status["stale"] == 0
+
+    run_session(stdio_client(env, repo), steps)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, server: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert server.poll() is None, server.stderr.read()
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"codeqa mcp did not listen on {port} within {timeout}s")
+
+
+def test_http_needs_the_token(repo, env):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    server = subprocess.Popen([sys.executable, "-m", "codeqa", "mcp", "--repo", str(repo), "--http", f"127.0.0.1:{port}"],
+                              env={**env, "CODEQA_MCP_TOKEN": "s3cret"}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        wait_for_port(port, server)
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        headers = {"Accept": "application/json, text/event-stream"}
+        with httpx.Client(trust_env=False, timeout=30) as http:
+            for auth in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"}):
+                response = http.post(url, json=hello, headers={**headers, **auth})
+                assert response.status_code == 401 and response.headers["www-authenticate"].startswith("Bearer")
+
+        async def steps(client: Client):
+            assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+            _, found = await ok(client, "find_symbol", name="tokenize")
+            assert found["definitions"][0]["location"] == "encoders/encoder.py:L33-L35"
+
+        http_client = httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"}, trust_env=False,
+                                         timeout=httpx2.Timeout(30, read=120))
+        run_session(Client(streamable_http_client(url, http_client=http_client), read_timeout_seconds=60), steps)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_http_refusals(repo, env):
+    """Beyond localhost without a token, a malformed address, a port in use, a missing repository: one
+    message each, and no server."""
+    port = str(free_port())
+    for spec in (f"0.0.0.0:{port}", f"192.0.2.1:{port}"):
+        refused_run = codeqa(env, "mcp", "--repo", str(repo), "--http", spec)
+        assert refused_run.returncode == 2 and "without a token" in refused_run.stderr and "--token" in refused_run.stderr
+    for bad in ("8765", "localhost:http", "127.0.0.1:70000"):
+        assert codeqa(env, "mcp", "--repo", str(repo), "--http", bad).returncode == 2
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        in_use = codeqa(env, "mcp", "--repo", str(repo), "--http", f"127.0.0.1:{taken.getsockname()[1]}")
+    assert in_use.returncode == 1 and "Cannot listen" in in_use.stderr and "Traceback" not in in_use.stderr
+    missing = codeqa(env, "mcp", "--repo", str(repo / "nope"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
