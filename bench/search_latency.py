@@ -109,7 +109,7 @@ def main() -> None:
             (s50, s95), (q50, q95) = percentiles(store_ms), percentiles(search_ms)
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             print(f"{size:>7} chunks: open {opened:.2f} s, first search {first * 1000:.0f} ms; hybrid store query p50 {s50:.1f} ms, "
-                  f"p95 {s95:.1f} ms; full search p50 {q50:.1f} ms, p95 {q95:.1f} ms; build {build:.0f} s; "
+                  f"p95 {s95:.1f} ms; full search p50 {q50:.1f} ms, p95 {q95:.1f} ms; build {build:.0f} s (optimize {optimize:.0f} s); "
                   f"peak RSS {rss:.0f} MB", flush=True)
 
 
