@@ -249,16 +249,21 @@ def test_a_file_that_is_not_sqlite_is_an_empty_cache(tmp_path, parsed, content):
         reopened.close()
 
 
-def test_a_folder_in_the_way_still_gives_a_working_cache(tmp_path, parsed):
-    path = tmp_path / "parsed.sqlite"
-    (path / "inside").mkdir(parents=True)
-    cache = ParseCache(path)  # cannot be opened nor removed: this run caches in memory
+def _assert_round_trip(path: Path, parsed) -> None:
+    """A cache opened at `path` stores an entry and gives it back."""
+    cache = ParseCache(path)
     try:
         pf = _rich(parsed)
         cache.put_many([(pf.file, encode_parsed(pf))], FINGERPRINT)
         assert cache.get(pf.file, FINGERPRINT) == pf
     finally:
         cache.close()
+
+
+def test_a_folder_in_the_way_still_gives_a_working_cache(tmp_path, parsed):
+    path = tmp_path / "parsed.sqlite"
+    (path / "inside").mkdir(parents=True)
+    _assert_round_trip(path, parsed)  # cannot be opened nor removed: this run caches in memory
 
 
 @pytest.mark.parametrize("schema", [
@@ -273,13 +278,7 @@ def test_a_database_of_another_layout_is_replaced(tmp_path, parsed, schema):
     db = sqlite3.connect(path)
     db.executescript(schema)
     db.close()
-    cache = ParseCache(path)
-    try:
-        pf = _rich(parsed)
-        cache.put_many([(pf.file, encode_parsed(pf))], FINGERPRINT)
-        assert cache.get(pf.file, FINGERPRINT) == pf
-    finally:
-        cache.close()
+    _assert_round_trip(path, parsed)
     db = sqlite3.connect(path)
     try:
         assert [row[:2] for row in db.execute("SELECT type, name FROM sqlite_master")] == [
