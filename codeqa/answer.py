@@ -363,7 +363,8 @@ class Answerer:
     def finish(self, stream: AnswerStream, text: str) -> Answer:
         retrieval = stream.retrieval
         cited = parse_citations(text, self.retriever.indexed_paths)
-        citations = verify_citations(cited, retrieval.snippets, self.retriever.indexed_paths, self._line_count)
+        citations = [replace(c, stale=True) if self.retriever.is_stale(c.path) else c
+                     for c in verify_citations(cited, retrieval.snippets, self.retriever.indexed_paths, self._line_count)]
         model = self.chat.model if (self.chat is not None and stream.mode == "llm") else None
         return Answer(answer=text, citations=tuple(citations), snippets=retrieval.snippets, mode=stream.mode,
                       route=retrieval.route, references=retrieval.references, error=stream.error, hits=retrieval.hits,
@@ -398,7 +399,7 @@ def answer_to_json(answer: Answer) -> dict:
     return {
         "answer": answer.answer,
         "citations": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line, "verified": c.verified,
-                       "reason": c.reason} for c in answer.citations],
+                       "reason": c.reason, "stale": c.stale} for c in answer.citations],
         "snippets": [{"path": s.path, "start_line": s.start_line, "end_line": s.end_line, "text": s.text,
                       "reason": s.reason} for s in answer.snippets],
         "mode": answer.mode,
@@ -446,11 +447,12 @@ def _print_citations(console, answer: Answer) -> None:
     if answer.citations:
         console.print("\n[bold]Citations[/]")
         for c in answer.citations:
+            stale = " [yellow](file changed since indexed)[/]" if c.stale else ""
             if c.verified:
-                console.print(f" [green]✓[/] {escape(span_label(c.path, c.start_line, c.end_line))}")
+                console.print(f" [green]✓[/] {escape(span_label(c.path, c.start_line, c.end_line))}{stale}")
             else:
                 console.print(f" [red]✗[/] {escape(span_label(c.path, c.start_line, c.end_line))} "
-                              f"[red](unverified: {escape(c.reason)})[/]")
+                              f"[red](unverified: {escape(c.reason)})[/]{stale}")
     elif answer.mode == "llm":
         console.print("\n[yellow]The answer cites no code.[/]")
     if answer.error or not answer.citations:

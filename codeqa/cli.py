@@ -27,6 +27,7 @@ DESCRIPTION = """Answer questions about a codebase.
   codeqa eval Q.jsonl --repo PATH   retrieval and answer quality on a question set
   codeqa ui [--repo PATH]           the Streamlit chat
   codeqa mcp [--repo PATH]          an MCP server for coding agents (stdio; --http HOST:PORT)
+  codeqa watch PATH                 keep the index fresh while you edit (also: ui/mcp --watch)
 
 The index is embedded (Qdrant Edge, in-process) in your cache folder, never inside the repository:
 $XDG_CACHE_HOME/codeqa/<repo>-<hash> (~/.cache/..., ~/Library/Caches/... on macOS). --index-dir or
@@ -114,6 +115,7 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--index-dir", type=Path, help="where its index lives (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>)")
     p.add_argument("--qdrant-url", help="a Qdrant server instead of the local index folder")
     p.add_argument("--port", type=int, default=8501, help="port to serve the page on (default 8501)")
+    p.add_argument("--watch", action="store_true", help="re-index changed files within seconds of a save (see `codeqa watch`)")
 
     p = sub.add_parser("mcp", help="serve the index to coding agents over MCP",
                        description="An MCP server with the tools search_code, find_symbol, find_references, read_code, ask, "
@@ -124,6 +126,16 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio, e.g. 127.0.0.1:8765")
     p.add_argument("--token", help="require `Authorization: Bearer TOKEN` over HTTP (env CODEQA_MCP_TOKEN); "
                                    "needed to bind anything but localhost")
+    p.add_argument("--watch", action="store_true", help="re-index changed files within seconds of a save (see `codeqa watch`)")
+
+    p = sub.add_parser("watch", help="keep an index fresh while you edit",
+                       description="Index PATH (incrementally), then watch it: a save re-indexes the changed files within "
+                                   "a few seconds (debounced; .gitignore and .codeqaignore respected). Searches of files "
+                                   "changed since their last index are flagged stale until then. Ctrl-C stops.")
+    p.add_argument("path", type=Path)
+    p.add_argument("--debounce", type=float, default=1.0, help="seconds of quiet after a change before re-indexing (default 1)")
+    p.add_argument("--index-dir", type=Path, help="index folder (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>; env CODEQA_INDEX_DIR)")
+    p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
     return parser
 
 
@@ -253,8 +265,9 @@ def cmd_search(args, settings: Settings) -> int:
     if not hits:
         console.print("No results.")
     for rank, h in enumerate(hits, 1):
+        stale = "  [yellow](changed since indexed: run `codeqa index`)[/]" if h.stale else ""
         console.print(f"[bold]{rank}. {h.path}:L{h.start_line}-L{h.end_line}[/]  {h.symbol or h.kind}  "
-                      f"[dim]score {h.score:.3f} ({', '.join(h.reasons)})[/]")
+                      f"[dim]score {h.score:.3f} ({', '.join(h.reasons)})[/]{stale}")
         console.print(Syntax(h.text.rstrip("\n")[:1200], h.language or "text", line_numbers=True, start_line=h.start_line))
     return 0
 
@@ -275,7 +288,7 @@ def _read_queries(path: Path) -> list[str]:
 
 def _hit_json(h) -> dict:
     return {"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "score": round(h.score, 6),
-            "kind": h.kind, "symbol": h.symbol, "text": h.text}
+            "kind": h.kind, "symbol": h.symbol, "text": h.text, "stale": h.stale}
 
 
 def cmd_refs(args, settings: Settings) -> int:
@@ -350,6 +363,8 @@ def cmd_ui(args, settings: Settings) -> int:
         env["CODEQA_INDEX_DIR"] = str(args.index_dir)
     if args.qdrant_url:
         env["QDRANT_URL"] = args.qdrant_url
+    if args.watch:
+        env["CODEQA_UI_WATCH"] = "1"
     env.setdefault("HF_HUB_OFFLINE", "1")
     # the page must import this very codeqa (a source checkout is not necessarily the installed one)
     package_root = str(Path(__file__).resolve().parent.parent)
@@ -362,21 +377,59 @@ def cmd_ui(args, settings: Settings) -> int:
 
 
 def cmd_mcp(args, settings: Settings) -> int:
+    from contextlib import nullcontext
+
     from .mcp import http_address, serve_http, serve_stdio
 
     repo = _repo(args.repo)
-    if not args.http:
-        serve_stdio(repo, settings)  # stdout is the protocol: nothing else may print to it
-        return 0
     token = args.token or os.environ.get("CODEQA_MCP_TOKEN")
-    host, port = http_address(args.http, token)
+    address = http_address(args.http, token) if args.http else None
+    with _watcher(repo, settings) if args.watch else nullcontext():
+        if address is None:
+            serve_stdio(repo, settings)  # stdout is the protocol: nothing else may print to it
+            return 0
 
-    def listening(url: str) -> None:
-        print(f"codeqa MCP on {url} for {repo}" + (" (bearer token required)" if token else ""), file=sys.stderr, flush=True)
+        def listening(url: str) -> None:
+            print(f"codeqa MCP on {url} for {repo}" + (" (bearer token required)" if token else ""), file=sys.stderr,
+                  flush=True)
 
-    serve_http(repo, settings, host, port, token, listening)
+        serve_http(repo, settings, *address, token, listening)
+    return 0
+
+
+def _watcher(repo: Path, settings: Settings, debounce: float = 1.0, quiet: bool = True):
+    """Live sync beside another command; what it does goes to stderr (stdout may be a protocol)."""
+    from .watch import RepoWatcher
+
+    def report(r) -> None:
+        if not quiet or not r.nothing_to_do:
+            state = "up to date" if r.nothing_to_do else (f"re-indexed {r.files_changed} changed, {r.files_deleted} deleted "
+                                                          f"file(s)")
+            print(f"codeqa watch: {state} in {r.elapsed_seconds:.1f}s", file=sys.stderr, flush=True)
+
+    def error(exc: Exception) -> None:
+        print(f"codeqa watch: {exc}", file=sys.stderr, flush=True)
+
+    return RepoWatcher(repo, settings, on_report=report, on_error=error, debounce=debounce)
+
+
+def cmd_watch(args, settings: Settings) -> int:
+    import time
+
+    from .index import index_repo
+
+    repo = _repo(args.path)
+    with _watcher(repo, settings, debounce=args.debounce, quiet=False) as watcher:  # watching before the first run
+        report = index_repo(repo, settings, embedder=watcher.embedder)
+        print(f"codeqa watch: {repo} indexed ({report.files_total} files, {report.chunks} chunks); watching for changes, "
+              "Ctrl-C stops.", file=sys.stderr, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
     return 0
 
 
 COMMANDS = {"index": cmd_index, "search": cmd_search, "refs": cmd_refs, "ask": cmd_ask, "export": cmd_export,
-            "eval": cmd_eval, "ui": cmd_ui, "mcp": cmd_mcp}
+            "eval": cmd_eval, "ui": cmd_ui, "mcp": cmd_mcp, "watch": cmd_watch}

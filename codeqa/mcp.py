@@ -65,6 +65,7 @@ class SearchHit(BaseModel):
     score: float
     reasons: list[str] = Field(description="why it ranks: dense, keyword, symbol, ref-hop, member...")
     preview: str = Field(description="the first non-blank line of the code, redacted")
+    stale: bool = Field(description="the file changed since it was indexed: lines may have moved (reindex)")
 
 
 class SearchResult(BaseModel):
@@ -121,6 +122,7 @@ class CitationInfo(BaseModel):
     location: str
     verified: bool
     reason: str
+    stale: bool = Field(description="the file changed since it was indexed: the cited lines may say something else")
 
 
 class EvidenceInfo(BaseModel):
@@ -245,9 +247,11 @@ class RepositoryTools:
             hits = [h for h in hits if _matches(h, path_glob, language)][:limit]
             found = [SearchHit(location=_span(h.path, h.start_line, h.end_line), path=h.path, start_line=h.start_line,
                                end_line=h.end_line, symbol=h.symbol, kind=h.kind, language=h.language,
-                               score=round(h.score, 4), reasons=list(h.reasons), preview=_preview(retriever, h))
+                               score=round(h.score, 4), reasons=list(h.reasons), preview=_preview(retriever, h),
+                               stale=h.stale)
                      for h in hits]
-        lines = [f"{i}. {h.location}  {h.symbol or h.kind}  score {h.score:.3f} ({', '.join(h.reasons)})\n   {h.preview}"
+        lines = [f"{i}. {h.location}  {h.symbol or h.kind}  score {h.score:.3f} ({', '.join(h.reasons)})"
+                 f"{'  STALE: changed since indexed, call reindex' if h.stale else ''}\n   {h.preview}"
                  for i, h in enumerate(found, 1)]
         scope = f" (among the top results with path_glob={path_glob!r} language={language!r})" if filtered else ""
         text = "\n".join(lines) if lines else f"No results{scope}. Try other words, or a looser filter."
@@ -318,8 +322,8 @@ class RepositoryTools:
             answer = Answerer(retriever, self.settings).answer(question)
         result = AnswerResult(
             answer=answer.answer, mode=answer.mode, route=answer.route, model=answer.model, error=answer.error,
-            citations=[CitationInfo(location=_span(c.path, c.start_line, c.end_line), verified=c.verified, reason=c.reason)
-                       for c in answer.citations],
+            citations=[CitationInfo(location=_span(c.path, c.start_line, c.end_line), verified=c.verified, reason=c.reason,
+                                    stale=c.stale) for c in answer.citations],
             evidence=[EvidenceInfo(location=s.label, reason=s.reason) for s in answer.snippets])
         return _result(_answer_text(result), result)
 
@@ -386,7 +390,9 @@ def _answer_text(a: AnswerResult) -> str:
         parts.append(f"(the LLM failed: {a.error})")
     if a.citations:
         parts.append("Citations:\n" + "\n".join(f"  {'✓' if c.verified else '✗'} {c.location}"
-                                                 + ("" if c.verified else f" (unverified: {c.reason})") for c in a.citations))
+                                                 + ("" if c.verified else f" (unverified: {c.reason})")
+                                                 + (" (stale: the file changed since indexed)" if c.stale else "")
+                                                 for c in a.citations))
     if a.evidence:
         parts.append("Evidence (read_code reads more):\n" + "\n".join(f"  {e.location} ({e.reason})" for e in a.evidence))
     return "\n\n".join(parts)

@@ -11,6 +11,7 @@ The evidence is then packed into labelled, redacted snippets within the token bu
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import defaultdict, deque
 from dataclasses import dataclass, replace
@@ -99,6 +100,8 @@ class Retriever:
         self._file_lines: dict[str, list[str]] = {}
         self._redacted_lines: dict[str, list[str]] = {}
         self._indexed_paths: frozenset[str] | None = None
+        self._indexed_hashes: dict[str, str] | None = None
+        self._file_hashes: dict[str, tuple[int, int, str]] = {}  # path -> (mtime_ns, size, sha256)
         self._generation = store.generation()
 
     def refresh(self) -> None:
@@ -113,6 +116,7 @@ class Retriever:
             self._file_lines.clear()
             self._redacted_lines.clear()
             self._indexed_paths = None
+            self._indexed_hashes = None
 
     @classmethod
     def open(cls, repo: Path, settings: Settings, embedder: Embedder | None = None) -> "Retriever":
@@ -181,8 +185,36 @@ class Retriever:
     def indexed_paths(self) -> frozenset[str]:
         """Every file the index holds (from the manifest), relative posix paths."""
         if self._indexed_paths is None:
-            self._indexed_paths = frozenset(p for p, e in self.store.manifest().items() if e.status != "pending")
+            manifest = self.store.manifest()
+            self._indexed_hashes = {p: e.sha256 for p, e in manifest.items() if e.status != "pending"}
+            self._indexed_paths = frozenset(self._indexed_hashes)
         return self._indexed_paths
+
+    def is_stale(self, path: str) -> bool:
+        """Whether `path` changed (or went away) since it was indexed: its content hash differs from the
+        manifest's. Hashed again only when the file's mtime or size moved."""
+        _ = self.indexed_paths
+        indexed = (self._indexed_hashes or {}).get(path)
+        if indexed is None:
+            return False
+        target = self.repo / path
+        try:
+            info = target.stat()
+        except OSError:
+            return True
+        known = self._file_hashes.get(path)
+        if known is None or known[:2] != (info.st_mtime_ns, info.st_size):
+            try:
+                digest = hashlib.sha256(target.read_bytes()).hexdigest()
+            except OSError:
+                return True
+            known = self._file_hashes[path] = (info.st_mtime_ns, info.st_size, digest)
+            self._file_lines.pop(path, None)  # the lines read before are not the file's any more
+            self._redacted_lines.pop(path, None)
+        return known[2] != indexed
+
+    def mark_stale(self, hits: Iterable[Hit]) -> list[Hit]:
+        return [replace(h, stale=True) if self.is_stale(h.path) else h for h in hits]
 
     def symbols_in_file(self, path: str) -> list[Symbol]:
         if path not in self._by_path:
@@ -291,7 +323,7 @@ class Retriever:
         hits = self._boost_named_symbols(hits, terms, share)
         hits = self._boost_reference_hop(hits)
         hits = _demote_secondary_files(hits, query)
-        merged = _merge_same_symbol(self._extend_to_definitions(hits))
+        merged = _merge_same_symbol(self._extend_to_definitions(self.mark_stale(hits)))
         merged.sort(key=lambda h: -h.score)
         # the index holds redacted text; a result shows the file's own lines (the user's machine, not a prompt)
         return [replace(h, text=text) if (text := self.file_text(h.path, h.start_line, h.end_line)) is not None else h

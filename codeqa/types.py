@@ -125,6 +125,7 @@ class Hit:
     language: str | None = None
     symbol_ids: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
+    stale: bool = False  # the file changed since it was indexed: its lines may have moved
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,7 @@ class Citation:
     end_line: int
     verified: bool
     reason: str = ""
+    stale: bool = False  # the file changed since it was indexed: the cited lines may say something else now
 
 
 @dataclass(frozen=True)

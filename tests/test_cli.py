@@ -71,7 +71,7 @@ def test_search_json_shape_and_exact_text(capsys, indexed_repo):
     results = json.loads(out)
     assert 1 <= len(results) <= 5
     for r in results:
-        assert set(r) == {"path", "start_line", "end_line", "score", "kind", "symbol", "text"}
+        assert set(r) == {"path", "start_line", "end_line", "score", "kind", "symbol", "text", "stale"} and r["stale"] is False
         lines = (indexed_repo / r["path"]).read_text().splitlines(keepends=True)
         assert r["text"] == "".join(lines[r["start_line"] - 1:r["end_line"]])
     assert any(r["path"] == "encoders/encoder.py" and r["symbol"] == "tokenize" for r in results[:3])

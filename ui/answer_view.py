@@ -131,9 +131,10 @@ def citation_chips(citations: Sequence[Citation], anchors: dict[tuple[str, int, 
     for c in ordered[:limit]:
         label = html.escape(span_label(c.path, c.start_line, c.end_line))
         state = "ok" if c.verified else "bad"
-        title = html.escape("verified: inside the code the answer was given" if c.verified else f"unverified: {c.reason}",
-                            quote=True)
-        mark = "✓" if c.verified else "✗"
+        title = ("verified: inside the code the answer was given" if c.verified else f"unverified: {c.reason}") + (
+            "; the file changed since it was indexed (re-index)" if c.stale else "")
+        title = html.escape(title, quote=True)
+        mark = ("✓" if c.verified else "✗") + (" ⟳" if c.stale else "")
         anchor = anchors.get((c.path, c.start_line, c.end_line))
         href = f' href="#{anchor}"' if anchor else ""
         chips.append(f'<a class="cq-chip cq-{state}"{href} title="{title}">{mark} {label}</a>')

@@ -69,6 +69,18 @@ def embedder_for(settings: Settings):
     return load_embedder(settings.embeddings, settings.embedding_adapter, settings.openai_base_url, settings.openai_api_key)
 
 
+@st.cache_resource(show_spinner=False, on_release=lambda watcher: watcher.stop())
+def live_sync(repo: str, _settings: Settings):
+    """`codeqa ui --watch`: one watcher per repository for the server's life; its runs reach every session
+    through the index (an open retriever sees a finished run on its next question)."""
+    from codeqa.watch import RepoWatcher
+
+    def failed(exc: Exception) -> None:
+        log.warning("live sync of %s: %s", repo, exc)
+
+    return RepoWatcher(Path(repo), _settings, embedder=embedder_for(_settings), on_error=failed).start()
+
+
 def release_index() -> None:
     open_index.clear()  # on_release closes each retriever's store
     cached_status.clear()
@@ -173,6 +185,8 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, Retriever | None, t
     except Exception as exc:  # never a traceback in the page; the server log has it
         log.exception("opening the index failed")
         problem = ("error", f"Could not open the index of {repo}: {type(exc).__name__}: {exc}")
+    if retriever is not None and os.environ.get("CODEQA_UI_WATCH"):
+        live_sync(str(repo), base)
     status = None
     if retriever is not None:
         try:

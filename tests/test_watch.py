@@ -1,0 +1,103 @@
+"""Live sync: a save is indexed within seconds, and until then results from the changed file say so."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from codeqa.answer import Answerer
+from codeqa.index import index_repo
+from codeqa.retrieve import Retriever
+from codeqa.watch import RepoWatcher
+from conftest import copy_fixture_repo
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def wait_for(condition, seconds: float = 30.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_save_is_indexed_within_seconds_and_ignored_folders_are_not(tmp_path, settings, embedder):
+    repo = copy_fixture_repo(tmp_path / "repo")
+    index_repo(repo, settings, embedder=embedder)
+    reports = []
+    done = threading.Event()
+    with RepoWatcher(repo, settings, embedder=embedder, debounce=0.3,
+                     on_report=lambda r: (reports.append(r), done.set())) as watcher:
+        (repo / "node_modules" / "pkg").mkdir(parents=True)
+        (repo / "node_modules" / "pkg" / "index.js").write_text("module.exports = 1;\n")
+        (repo / ".git").mkdir(exist_ok=True)
+        (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+        time.sleep(1.0)
+        assert watcher.runs == 0  # changes where a walk never goes start no run
+        saved = time.monotonic()
+        with open(repo / "app" / "formatting.py", "a") as fh:  # a save in several writes: one run
+            fh.write("\n\ndef freshly_saved(value):\n")
+            fh.flush()
+            fh.write("    return value\n")
+        assert done.wait(30), "no re-index after a save"
+        took = time.monotonic() - saved
+    assert watcher.runs == 1 and reports[0].files_changed == 1 and took < 10
+    with Retriever.open(repo, settings, embedder=embedder) as retriever:
+        assert [s.id for s in retriever.find_symbols("freshly_saved")] == ["app/formatting.py#freshly_saved@6"]
+
+
+def test_results_from_a_file_changed_since_indexing_are_stale(tmp_path, settings, embedder):
+    repo = copy_fixture_repo(tmp_path / "repo")
+    index_repo(repo, settings, embedder=embedder)
+    encoder = repo / "encoders" / "encoder.py"
+    with Retriever.open(repo, settings, embedder=embedder) as retriever:
+        before = retriever.search("tokenize text into words", top_k=5)
+        assert before and not any(h.stale for h in before)
+        encoder.write_text("# moved down a line\n" + encoder.read_text())
+        after = retriever.search("tokenize text into words", top_k=5)
+        assert any(h.path == "encoders/encoder.py" for h in after)
+        assert all(h.stale == (h.path == "encoders/encoder.py") for h in after)
+        answer = Answerer(retriever, settings).answer("how is EncoderClass used?", no_llm=True)
+        cited = {c.path: c.stale for c in answer.citations}
+        assert cited.get("encoders/encoder.py") is True and cited.get("app/main.py") is False
+    index_repo(repo, settings, embedder=embedder)
+    with Retriever.open(repo, settings, embedder=embedder) as retriever:
+        assert not any(h.stale for h in retriever.search("tokenize text into words", top_k=5))
+
+
+def line_reader(stream):
+    """readline with a time limit: a child that says nothing fails the test instead of hanging it."""
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in iter(stream.readline, "")], daemon=True).start()
+    return lambda seconds=60: lines.get(timeout=seconds)
+
+
+def test_codeqa_watch_from_the_command_line(tmp_path, llm_stub):
+    repo = copy_fixture_repo(tmp_path / "repo")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "CODEQA_EMBEDDINGS": "openai:stub-embed",
+           "OPENAI_BASE_URL": llm_stub.base_url, "OPENAI_API_KEY": "test-key", "NO_PROXY": "127.0.0.1,localhost"}
+    proc = subprocess.Popen([sys.executable, "-m", "codeqa", "watch", str(repo), "--debounce", "0.3"], env=env,
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    read = line_reader(proc.stderr)
+    try:
+        first = read(120)
+        assert "watching for changes" in first, first
+        (repo / "app" / "added.py").write_text("def added_while_watching():\n    return 1\n")
+        line = read()
+        assert "re-indexed 1 changed, 0 deleted" in line, line
+        search = subprocess.run([sys.executable, "-m", "codeqa", "search", "added_while_watching", "--repo", str(repo),
+                                 "--json"], env=env, capture_output=True, text=True, timeout=120)
+        assert json.loads(search.stdout)[0]["path"] == "app/added.py"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0
