@@ -124,7 +124,7 @@ def test_references_evidence_and_captions(ui):
 @pytest.fixture
 def calls(monkeypatch, embedder):
     """The app gets the session's loaded model (no second load per test) and its index opens are counted;
-    afterwards the cached index is released, because embedded Qdrant allows one client per folder."""
+    afterwards the cached index (and a --watch watcher) is released, so no test sees another one's."""
     counted = {"make_embedder": 0, "open": 0}
 
     def make_embedder(*args, **kwargs):
@@ -276,3 +276,24 @@ def test_the_page_works_while_another_process_has_the_index_open(monkeypatch, ca
         holder.close()
     at.run()
     assert not at.exception and "**13** files" in texts(at.sidebar.markdown)
+
+
+def test_ui_watch_keeps_the_index_fresh(monkeypatch, calls, tmp_path, embedder):
+    """`codeqa ui --watch`: the page starts one watcher for the repository, and a save reaches the answers."""
+    import time
+
+    repo = copy_fixture_repo(tmp_path / "repo")
+    index_repo(repo, Settings.load(env={}), embedder=embedder)
+    at = page(monkeypatch, repo, CODEQA_UI_WATCH="1")
+    assert not at.exception and not texts(at.error)
+    (repo / "app" / "saved.py").write_text("def saved_from_the_editor():\n    return 1\n")
+    settings = Settings.load(env={})
+    deadline = time.monotonic() + 30
+    found = []
+    while time.monotonic() < deadline and not found:
+        time.sleep(0.5)
+        with Retriever.open(repo, settings, embedder=embedder) as retriever:
+            found = retriever.find_symbols("saved_from_the_editor")
+    assert [s.path for s in found] == ["app/saved.py"]
+    at = ask(at, "How is saved_from_the_editor used?")
+    assert "saved_from_the_editor" in texts(at.markdown)
