@@ -383,7 +383,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         report.chunks = store.count_chunks()
         report.partial = sorted((p, e.reason or e.status) for p, e in manifest.items() if e.status == "partial")
         return
-    store.write_meta({**meta, **wanted_meta, "graph_dirty": True, "repo": str(repo)})
+    store.write_meta({**meta, **wanted_meta, "graph_dirty": True, "repo": str(repo)}, publish=False)
     # write-ahead: every file this run touches is pending before any of its points changes
     touched = deleted + [f.path for f in changed]
     stale_paths = [p for p in touched if p in manifest]

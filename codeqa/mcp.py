@@ -217,6 +217,8 @@ class RepositoryTools:
         with self._lock, _as_tool_errors():
             if self._retriever is None:
                 self._retriever = Retriever.open(self.repo, self.settings)
+            else:  # another process (`codeqa index`, --watch) may have finished a run: no answer from before it
+                self._retriever.refresh()
             yield self._retriever
 
     def close(self) -> None:

@@ -85,6 +85,9 @@ class StoreContract:
         store.write_meta({"model_id": "x", "nested": {"k": [1, 2]}})
         assert store.read_meta() == {"model_id": "x", "nested": {"k": [1, 2]}}
         assert store.generation() > before
+        published = store.generation()
+        store.write_meta({"model_id": "x", "graph_dirty": True}, publish=False)
+        assert store.read_meta()["graph_dirty"] and store.generation() == published
 
     def test_manifest(self, store):
         assert set(store.manifest()) == {"enc.py", "tok.py", "app/main.py", "README.md"}
@@ -162,10 +165,13 @@ class StoreContract:
         assert all(h.path != "enc.py" for h in store.search(vec(0), None, 4))
 
     def test_drop_all(self, store):
+        before = store.generation()
         store.drop_all()
         assert not store.exists() and store.read_meta() == {} and store.manifest() == {}
         store.ensure_schema(DIM)
         assert store.count_chunks() == 0 and list(store.all_symbols()) == [] and list(store.all_references()) == []
+        store.write_meta({"model_id": "m"})
+        assert store.generation() > before  # a reader that saw the old index notices the rebuilt one
 
     def test_optimize_keeps_every_answer(self, store):
         before = [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)]

@@ -280,3 +280,24 @@ def test_http_refusals(repo, env):
     assert in_use.returncode == 1 and "Cannot listen" in in_use.stderr and "Traceback" not in in_use.stderr
     missing = codeqa(env, "mcp", "--repo", str(repo / "nope"))
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_a_run_by_another_process_reaches_every_tool(tmp_path, env):
+    """The server keeps one retriever; a `codeqa index` elsewhere (or --watch) must reach find_symbol,
+    find_references and read_code too, not only searches."""
+    repo = copy_fixture_repo(tmp_path / "repo")
+    assert codeqa(env, "index", str(repo)).returncode == 0
+
+    async def steps(client: Client):
+        await refused(client, "find_symbol", name="brand_new_helper")  # the retriever is open and has looked
+        (repo / "app" / "fresh.py").write_text("def brand_new_helper(value):\n    return value * 2\n\n\n"
+                                               "def caller():\n    return brand_new_helper(1)\n")
+        assert codeqa(env, "index", str(repo)).returncode == 0
+        _, found = await ok(client, "find_symbol", name="brand_new_helper")
+        assert found["definitions"][0]["location"] == "app/fresh.py:L1-L2"
+        _, refs = await ok(client, "find_references", symbol="brand_new_helper")
+        assert refs["total"] == 1
+        _, lines = await ok(client, "read_code", path="app/fresh.py", start_line=5, end_line=6)
+        assert "def caller" in lines["text"]
+
+    run_session(stdio_client(env, repo), steps)

@@ -148,8 +148,8 @@ class EdgeStore:
     def read_meta(self) -> dict[str, Any]:
         return self.graph.read_meta()
 
-    def write_meta(self, meta: dict[str, Any]) -> None:
-        self.graph.write_meta(meta)
+    def write_meta(self, meta: dict[str, Any], publish: bool = True) -> None:
+        self.graph.write_meta(meta, publish)
         self._loaded_generation = self.graph.generation() if self._writes else self._loaded_generation
 
     def generation(self) -> int:

@@ -19,13 +19,14 @@ from ..errors import IndexMismatchError, StoreError
 from ..types import Reference, Symbol, name_key
 from . import ManifestEntry, batches, reference_key
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _SYMBOL_FIELDS = ("id", "name", "qualified_name", "kind", "language", "path", "start_line", "end_line", "signature",
                   "docstring", "parent_id")
 _REF_FIELDS = ("name", "path", "line", "column", "kind", "enclosing_symbol_id", "target_ids", "confidence", "line_text",
                "receiver", "module", "alias", "assigned")
 _SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta (id INTEGER PRIMARY KEY CHECK (id = 0), generation INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (id INTEGER PRIMARY KEY CHECK (id = 0), data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS generation (id INTEGER PRIMARY KEY CHECK (id = 0), value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, sha256 TEXT, language TEXT, chunks INTEGER, symbols INTEGER,
                                   status TEXT, reason TEXT);
 CREATE TABLE IF NOT EXISTS symbols ({", ".join(f + (" TEXT PRIMARY KEY" if f == "id" else "") for f in _SYMBOL_FIELDS)},
@@ -111,15 +112,17 @@ class GraphDB:
             return {}
         return meta if isinstance(meta, dict) else {}
 
-    def write_meta(self, meta: dict[str, Any]) -> None:
+    def write_meta(self, meta: dict[str, Any], publish: bool = True) -> None:
         with self._transaction():
-            self.db.execute("INSERT INTO meta (id, generation, data) VALUES (0, 1, ?) ON CONFLICT (id) DO UPDATE "
-                            "SET generation = generation + 1, data = excluded.data", (json.dumps(meta),))
+            self.db.execute("INSERT OR REPLACE INTO meta (id, data) VALUES (0, ?)", (json.dumps(meta),))
+            if publish:  # the counter outlives drop_all: a reader never sees an old number again after a rebuild
+                self.db.execute("INSERT INTO generation (id, value) VALUES (0, 1) ON CONFLICT (id) DO UPDATE "
+                                "SET value = value + 1")
 
     def generation(self) -> int:
         if not self.has_schema():
             return 0
-        row = self.db.execute("SELECT generation FROM meta WHERE id = 0").fetchone()
+        row = self.db.execute("SELECT value FROM generation WHERE id = 0").fetchone()
         return int(row[0]) if row else 0
 
     # ---- manifest -------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 import uuid
 from dataclasses import asdict
 from pathlib import Path
@@ -110,10 +111,12 @@ class ServerStore:
         payload = dict(found[0].payload or {}) if found else {}
         return dict(payload.get("meta") or {})
 
-    def write_meta(self, meta: dict[str, Any]) -> None:
+    def write_meta(self, meta: dict[str, Any], publish: bool = True) -> None:
         from qdrant_client import models
 
-        payload = {"type": "meta", "meta": meta, "generation": self.generation() + 1}
+        # a clock, not a counter: the meta point goes with drop_all, and a reader must never see an old number again
+        generation = max(time.time_ns(), self.generation() + 1) if publish else self.generation()
+        payload = {"type": "meta", "meta": meta, "generation": generation}
         self.client.upsert(self.files, [models.PointStruct(id=META_POINT_ID, vector={}, payload=payload)])
 
     def generation(self) -> int:
