@@ -204,8 +204,6 @@ def _print_index_summary(report, console) -> None:
     d = report.to_dict()
     if report.nothing_to_do:
         console.print(f"[green]Index up to date[/] ({d['files']} files, {d['chunks']} chunks) in {d['elapsed_seconds']:.2f}s — nothing changed.")
-        for note in d["notes"]:
-            console.print(f"[cyan]{escape(note)}[/]")
     table = Table(title=f"codeqa index: {report.repo}", show_header=False)
     table.add_row("files", f"{d['files']} ({', '.join(f'{k} {v}' for k, v in sorted(d['files_by_language'].items()))})")
     table.add_row("changed / deleted / unchanged", f"{d['files_changed']} / {d['files_deleted']} / {d['files_unchanged']}")

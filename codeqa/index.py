@@ -154,11 +154,15 @@ def queries_hash() -> str:
     return digest.hexdigest()[:16]
 
 
+def fingerprint(settings: Settings) -> dict:
+    """FINGERPRINT_KEYS as this codeqa and these settings make them."""
+    return {"codeqa_version": __version__, "queries_hash": queries_hash(), "chunker_version": CHUNKER_VERSION,
+            "chunk_max_chars": settings.chunk_max_chars, "chunk_min_chars": settings.chunk_min_chars}
+
+
 def index_meta(embedder: Embedder, settings: Settings) -> dict:
     """The fingerprint an index records: what made its symbols, references, chunks and vectors."""
-    return {"model_id": embedder.model_id, "vector_size": embedder.dimension, "chunker_version": CHUNKER_VERSION,
-            "codeqa_version": __version__, "queries_hash": queries_hash(), "chunk_max_chars": settings.chunk_max_chars,
-            "chunk_min_chars": settings.chunk_min_chars}
+    return {"model_id": embedder.model_id, "vector_size": embedder.dimension, **fingerprint(settings)}
 
 
 def stale_fingerprint(meta: dict, wanted: dict) -> list[str]:
@@ -178,9 +182,7 @@ def check_compatible(meta: dict, embedder: Embedder | None, repo: Path, settings
         raise IndexMismatchError(
             f"The index of {repo} was embedded with {meta['model_id']}, but the current setting is {embedder.model_id} "
             f"(CODEQA_EMBEDDINGS / CODEQA_EMBEDDING_ADAPTER); re-index with `codeqa index {repo}` or change the setting back.")
-    wanted = {"codeqa_version": __version__, "queries_hash": queries_hash(), "chunker_version": CHUNKER_VERSION,
-              "chunk_max_chars": settings.chunk_max_chars, "chunk_min_chars": settings.chunk_min_chars}
-    stale = stale_fingerprint(meta, wanted)
+    stale = stale_fingerprint(meta, fingerprint(settings))
     if stale:
         raise IndexMismatchError(
             f"The index of {repo} was built with {', '.join(_FINGERPRINT_WORDS[k] for k in stale)}; run "
@@ -296,18 +298,20 @@ def _read_state(index_dir: Path) -> dict | None:
     return state if isinstance(state, dict) and state.get("version") == STATE_VERSION else None
 
 
+def _same_index_meta(state: dict | None, wanted_meta: dict) -> bool:
+    """Whether state.json's run used this model and fingerprint (else every file is derived again)."""
+    meta = (state or {}).get("meta") or {}
+    return state is not None and all(meta.get(k) == wanted_meta[k] for k in (*VECTOR_META_KEYS, *FINGERPRINT_KEYS))
+
+
 def _state_is_current(state: dict, wanted_meta: dict, files: Sequence[SourceFile]) -> bool:
-    meta = state.get("meta") or {}
-    if any(meta.get(k) != wanted_meta[k] for k in (*VECTOR_META_KEYS, *FINGERPRINT_KEYS)):
-        return False
-    return state.get("files") == {f.path: f.sha256 for f in files}
+    return _same_index_meta(state, wanted_meta) and state.get("files") == {f.path: f.sha256 for f in files}
 
 
 def _likely_changed(state: dict | None, wanted_meta: dict, files: Sequence[SourceFile]) -> list[SourceFile]:
     """The files this run will probably parse, told from state.json before the store is open: all of
     them without a state or after a model or chunker change. (The manifest has the last word.)"""
-    meta = (state or {}).get("meta") or {}
-    if state is None or any(meta.get(k) != wanted_meta[k] for k in (*VECTOR_META_KEYS, *FINGERPRINT_KEYS)):
+    if not _same_index_meta(state, wanted_meta):
         return list(files)
     known = state.get("files") or {}
     return [f for f in files if known.get(f.path) != f.sha256]

@@ -92,8 +92,7 @@ class Retriever:
         self.settings = settings
         self.store = store
         self.embedder = embedder
-        # lookups answered by the store, kept for the life of this retriever (one question, or one
-        # UI session: the UI opens a new retriever when the index changes)
+        # lookups answered by the store, kept until another index run is committed (see refresh)
         self._by_key: dict[str, list[Symbol]] = {}
         self._by_id: dict[str, Symbol | None] = {}
         self._by_path: dict[str, list[Symbol]] = {}
@@ -371,7 +370,7 @@ class Retriever:
             out.append(h)
         return sorted(out, key=lambda h: -h.score)
 
-    def _extend_to_definitions(self, hits: Iterable[Hit]) -> list[Hit]:
+    def _extend_to_definitions(self, hits: Sequence[Hit]) -> list[Hit]:
         """A piece cut from inside a long function starts at the function's first line, so the result shows the def."""
         out = []
         by_id = self.symbols_by_id(i for h in hits for i in h.symbol_ids)
@@ -694,7 +693,7 @@ class _GraphWalk:
         self._neighbours.update(out)
 
 
-def _bfs_paths(graph: "_GraphWalk | dict[str, set[str]]", starts: Sequence[str], goals: set[str], max_depth: int) -> list[tuple[str, ...]]:
+def _bfs_paths(graph: _GraphWalk, starts: Sequence[str], goals: set[str], max_depth: int) -> list[tuple[str, ...]]:
     queue = deque((s,) for s in dict.fromkeys(starts) if s not in goals)
     found: list[tuple[str, ...]] = []
     seen_depth: dict[str, int] = {s: 0 for s in starts}

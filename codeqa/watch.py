@@ -78,11 +78,12 @@ class RepoWatcher:
 
     def touched(self, path: str) -> None:
         """A change at `path` (absolute): marks the repository dirty unless the path is never indexed."""
+        target = Path(path).resolve()  # one resolve per event: the observer sends many
         try:
-            rel = Path(path).resolve().relative_to(self.repo)
+            rel = target.relative_to(self.repo)
         except ValueError:
             return
-        if Path(path).resolve() == self._index_dir or self._index_dir in Path(path).resolve().parents:
+        if target == self._index_dir or self._index_dir in target.parents:
             return  # the index writing itself (an index folder inside the repository)
         if not rel.parts or any(part in DEFAULT_IGNORED_DIRS for part in rel.parts):
             return

@@ -70,6 +70,11 @@ class ManifestEntry:
     status: str = "ok"  # ok | partial (parse errors, too deep: see reason) | text (no grammar) | pending
     reason: str = ""  # why a file is partial, for the report of a later run
 
+    @classmethod
+    def pending(cls, path: str) -> "ManifestEntry":
+        """A file about to be written or deleted: a hash no file has, so the next run re-does it."""
+        return cls(path, "", None, 0, 0, "pending")
+
 
 @dataclass(frozen=True)
 class SearchFilter:

@@ -150,7 +150,8 @@ class EdgeStore:
 
     def write_meta(self, meta: dict[str, Any], publish: bool = True) -> None:
         self.graph.write_meta(meta, publish)
-        self._loaded_generation = self.graph.generation() if self._writes else self._loaded_generation
+        if self._writes:  # what this process wrote is what its shard holds: no reload for its own runs
+            self._loaded_generation = self.graph.generation()
 
     def generation(self) -> int:
         return self.graph.generation()
@@ -162,7 +163,7 @@ class EdgeStore:
         self.graph.put_manifest(entries)
 
     def mark_pending(self, paths: Sequence[str]) -> None:
-        self.graph.put_manifest([ManifestEntry(path, "", None, 0, 0, "pending") for path in paths])
+        self.graph.put_manifest([ManifestEntry.pending(path) for path in paths])
 
     def delete_manifest(self, paths: Sequence[str]) -> None:
         self.graph.delete_manifest(paths)

@@ -120,9 +120,11 @@ class GraphDB:
                                 "SET value = value + 1")
 
     def generation(self) -> int:
-        if not self.has_schema():
+        """One indexed read: a reader asks before each use of its shard."""
+        try:
+            row = self.db.execute("SELECT value FROM generation WHERE id = 0").fetchone()
+        except sqlite3.OperationalError:  # no such table: no index written yet
             return 0
-        row = self.db.execute("SELECT value FROM generation WHERE id = 0").fetchone()
         return int(row[0]) if row else 0
 
     # ---- manifest -------------------------------------------------------------------------------
@@ -177,9 +179,6 @@ class GraphDB:
     def all_symbols(self) -> Iterator[Symbol]:
         for row in self.db.execute(f"SELECT {', '.join(_SYMBOL_FIELDS)} FROM symbols ORDER BY path, start_line, id"):
             yield Symbol(*row)
-
-    def count(self, table: str) -> int:
-        return self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] if self.has_schema() else 0
 
     # ---- references -----------------------------------------------------------------------------
     def replace_references(self, references: Sequence[Reference]) -> tuple[int, int]:

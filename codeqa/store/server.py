@@ -143,7 +143,7 @@ class ServerStore:
             self.client.upsert(self.files, list(batch))
 
     def mark_pending(self, paths: Sequence[str]) -> None:
-        self.put_manifest([ManifestEntry(path, "", None, 0, 0, "pending") for path in paths])
+        self.put_manifest([ManifestEntry.pending(path) for path in paths])
 
     def delete_manifest(self, paths: Sequence[str]) -> None:
         from qdrant_client import models
