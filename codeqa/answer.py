@@ -23,9 +23,13 @@ from .config import Settings
 from .errors import LLMError
 from .extractive import EXTRACTIVE_NOTE, describe_path, extractive_answer, span_label
 from .files import redact
+from .languages import detect_language
 from .pack import count_tokens
 from .retrieve import Retriever, group_references
-from .types import Answer, Citation, Retrieval, Snippet
+from .summary import describe_counts, summarize_usage, summary_to_json
+from .types import Answer, Citation, Retrieval, Snippet, UsageSummary
+
+EXTRACTIVE_BUDGET_TOKENS = 40_000  # evidence of an answer no model reads: every reference site of a usage question fits
 
 SYSTEM_PROMPT = """You answer questions about a code repository using only the evidence in the user's \
 message: numbered code snippets, each labelled path:Lstart-Lend with every line numbered, and facts \
@@ -133,12 +137,12 @@ def _cut_tokens(text: str, limit: int) -> str:
 # ---- prompt -------------------------------------------------------------------------------------
 
 def build_messages(question: str, retrieval: Retrieval, conversation: Conversation | None = None,
-                   repo_name: str = "") -> list[Message]:
+                   repo_name: str = "", summary: UsageSummary | None = None) -> list[Message]:
     """System rules, the bounded history, then one user message: question, graph facts, numbered snippets."""
     parts = [f"Repository: {repo_name}" if repo_name else "", f"Question: {redact(question)}"]
     if retrieval.query and retrieval.query != question:
         parts.append(f"(Follow-up, read as: {redact(retrieval.query)})")
-    facts = graph_facts(retrieval)
+    facts = graph_facts(retrieval, summary)
     if facts:
         parts.append("Graph facts (from the index):\n" + redact(facts))
     if retrieval.snippets:
@@ -160,12 +164,19 @@ def format_snippet(number: int, snippet: Snippet) -> str:
     return f"[{number}] {snippet.label}{why}\n{fence}\n{body}\n{fence}"
 
 
-def graph_facts(retrieval: Retrieval) -> str:
-    """Usage: definitions and the complete reference list, grouped by file. Relationship: the paths."""
+def graph_facts(retrieval: Retrieval, summary: UsageSummary | None = None) -> str:
+    """Usage: definitions, the account of the uses, and the complete reference list, grouped by file.
+    Relationship: the paths."""
     lines: list[str] = []
     if retrieval.route == "usage":
         for sym in retrieval.definitions:
             lines.append(f"{sym.qualified_name} ({sym.kind}) is defined at {sym.path}:L{sym.start_line}-L{sym.end_line}.")
+        if retrieval.ambiguous:
+            lines.append("The name is ambiguous; it also names: " + "; ".join(
+                f"{o.qualified_name} ({o.kind}) at {o.path}:L{o.start_line}" for o in retrieval.ambiguous[:6])
+                + ". Say which one the answer is about.")
+        if summary is not None:
+            lines.extend(describe_counts(summary))
         groups = group_references(retrieval.references)
         lines.append(f"{len(retrieval.references)} reference site(s) in {len(groups)} file(s):")
         for path, refs in groups:
@@ -197,20 +208,57 @@ def parse_citations(text: str, known_paths: Iterable[str] = ()) -> list[CitedSpa
     """Every `path:Lstart-Lend` in `text`, in order, duplicates removed.
 
     Accepted: `path:L3-L9`, `path:L3`, `path:3-9`, `path#L3-L9`, `path L3-L9`, with or without
-    backticks. A path must contain `/` or `.` (a file name) unless it is one of `known_paths`
-    (`Makefile:L3`), so `localhost:8080` or `12:30` are not citations; a space after the colon
-    needs the `L` (`path: L3`), so code like `{self.precision: 1}` is not one either.
+    backticks around the whole citation. Nothing inside code counts: fenced blocks and inline code that
+    is more than a citation (`proxies = {'http': 'foo.bar:3128'}`) are skipped. The path must be a file
+    of the repository (`known_paths`, or a unique suffix of one: `encoder.py:L3`); a path with a folder
+    and a file extension counts too, and so does a source or document file name (`utils.py`), so an
+    invented file is reported as unverified rather than ignored. URLs and host:port never count (`http://foo.bar:3128`, `localhost:8080`), nor does code
+    like `{self.precision: 1}` (a space after the colon needs the `L`). Without `known_paths` any
+    file-like path (one with `/` or `.`) is accepted.
     """
     known = set(known_paths)
+    names = {p.rsplit("/", 1)[-1] for p in known}
+    visible = _hide_code(text)
     found: dict[tuple[str, int, int], CitedSpan] = {}
-    for m in _CITATION.finditer(text):
+    for m in _CITATION.finditer(visible):
         path = m.group("path").removeprefix("./")
-        if not (("/" in path or "." in path.strip(".")) and re.search(r"[A-Za-z]", path)) and path not in known:
+        if not _citable_path(path, known, names):
             continue
         start = int(m.group("start"))
         end = int(m.group("end")) if m.group("end") else start
         found.setdefault((path, start, end), CitedSpan(path, start, end, m.group(0)))
     return list(found.values())
+
+
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_INLINE_CODE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_DOCUMENT_SUFFIXES = (".md", ".rst", ".txt", ".toml", ".json", ".yaml", ".yml", ".cfg", ".ini")
+_FILE_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+
+
+def _hide_code(text: str) -> str:
+    """`text` with code blanked out (same length): fenced blocks, and inline code that is not exactly one citation."""
+    text = _FENCE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+    def inline(m: re.Match) -> str:
+        inner = m.group(2).strip()
+        whole = _CITATION.fullmatch(inner)
+        return " " * len(m.group(1)) + m.group(2) + " " * len(m.group(1)) if whole else " " * len(m.group(0))
+
+    return _INLINE_CODE.sub(inline, text)
+
+
+def _citable_path(path: str, known: set[str], names: set[str]) -> bool:
+    if not re.search(r"[A-Za-z]", path):
+        return False
+    if not known:
+        return "/" in path or "." in path.strip(".")
+    if path in known or path.rsplit("/", 1)[-1] in names and any(p.endswith("/" + path) for p in known):
+        return True
+    if "/" in path and _FILE_EXTENSION.search(path):
+        return True
+    # a file name alone counts when it is a source or document file (`utils.py`), never `foo.bar`
+    return detect_language(path) is not None or path.lower().endswith(_DOCUMENT_SUFFIXES)
 
 
 def verify_citations(cited: Iterable[CitedSpan], snippets: Sequence[Snippet], indexed_paths: Iterable[str],
@@ -265,10 +313,12 @@ class AnswerStream:
     evidence before the first token. `result()` finishes the answer without showing it."""
 
     def __init__(self, answerer: "Answerer", question: str, query: str, retrieval: Retrieval,
-                 chat: ChatModel | None, conversation: Conversation | None, started: float):
+                 chat: ChatModel | None, conversation: Conversation | None, started: float,
+                 summary: UsageSummary | None = None):
         self.question = question
         self.query = query
         self.retrieval = retrieval
+        self.summary = summary
         self.mode = "llm" if chat is not None else "extractive"
         self.error: str | None = None
         self.answer: Answer | None = None
@@ -300,7 +350,7 @@ class AnswerStream:
         pieces: list[str] = []
         retriever = self._answerer.retriever
         if self._chat is not None:
-            messages = build_messages(self.question, self.retrieval, self._conversation, retriever.repo.name)
+            messages = build_messages(self.question, self.retrieval, self._conversation, retriever.repo.name, self.summary)
             try:
                 for piece in self._chat.stream(messages):
                     pieces.append(piece)
@@ -311,11 +361,12 @@ class AnswerStream:
                     note = f"\n\n[The answer was cut off: {self.error}]\n"
                 else:
                     self.mode = "extractive"
-                    note = f"The LLM could not be used: {self.error}\n\n" + extractive_answer(self.retrieval, retriever)
+                    note = (f"The LLM could not be used: {self.error}\n\n"
+                            + extractive_answer(self.retrieval, retriever, summary=self.summary))
                 pieces.append(note)
                 yield self._emit(note)
         else:
-            text = extractive_answer(self.retrieval, retriever)
+            text = extractive_answer(self.retrieval, retriever, summary=self.summary)
             for part in re.split(r"(?<=\n\n)", text):
                 pieces.append(part)
                 yield self._emit(part)
@@ -351,11 +402,15 @@ class Answerer:
             # a plain word that happens to be a symbol name ("validate") does not make a new subject
             names = [m.text for m in self.retriever.match_question(question) if m.strength >= 2]
             query = conversation.rewrite(question, names)
-        retrieval = self.retriever.retrieve(query, top_k=top_k)
+        chat = None if no_llm else self.chat
+        # an extractive answer goes to no model: its evidence may cite every reference site
+        budget = self.settings.context_tokens if chat is not None else max(self.settings.context_tokens,
+                                                                            EXTRACTIVE_BUDGET_TOKENS)
+        retrieval = self.retriever.retrieve(query, top_k=top_k or self.settings.top_k, budget_tokens=budget)
         if query != question:
             retrieval = replace(retrieval, query=query)
-        chat = None if no_llm else self.chat
-        return AnswerStream(self, question, query, retrieval, chat, conversation, started)
+        summary = summarize_usage(retrieval, self.retriever.symbols_by_id)
+        return AnswerStream(self, question, query, retrieval, chat, conversation, started, summary)
 
     def answer(self, question: str, conversation: Conversation | None = None, no_llm: bool = False) -> Answer:
         return self.stream(question, conversation, no_llm).result()
@@ -368,7 +423,8 @@ class Answerer:
         model = self.chat.model if (self.chat is not None and stream.mode == "llm") else None
         return Answer(answer=text, citations=tuple(citations), snippets=retrieval.snippets, mode=stream.mode,
                       route=retrieval.route, references=retrieval.references, error=stream.error, hits=retrieval.hits,
-                      question=stream.question, query=stream.query, model=model, definitions=retrieval.definitions)
+                      question=stream.question, query=stream.query, model=model, definitions=retrieval.definitions,
+                      summary=stream.summary)
 
     def subjects(self, retrieval: Retrieval) -> tuple[str, ...]:
         """What a turn was about: the symbols it named, else the symbol of the best hit."""
@@ -409,6 +465,7 @@ def answer_to_json(answer: Answer) -> dict:
         "error": answer.error,
         "references": [{"path": r.path, "line": r.line, "kind": r.kind, "confidence": r.confidence,
                         "text": r.line_text} for r in answer.references],
+        "summary": summary_to_json(answer.summary),
     }
 
 

@@ -1,7 +1,7 @@
 """Extractive answers: an answer from retrieval alone, when no LLM is configured or `--no-llm`.
 
-Usage questions: the definition and every reference site grouped by file, the most informative
-sites shown in full. Relationship questions: the graph paths between the two symbols. Anything
+Usage questions: the definition, an account of the uses (counts by area and kind, keyword arguments,
+summary.py), the most informative sites shown in full, then every reference site grouped by file. Relationship questions: the graph paths between the two symbols. Anything
 else: the best hits with one-line explanations from symbol names, signatures and docstrings.
 Every citation written here lies inside the retrieval's snippets, so all of them verify.
 """
@@ -12,16 +12,20 @@ import re
 from typing import Callable, Sequence
 
 from .retrieve import Retriever, group_references
-from .types import Hit, Reference, Retrieval, Snippet, Symbol, split_symbol_id
+from .summary import describe_counts, first_sentence, summarize_usage
+from .types import Hit, Reference, Retrieval, Snippet, Symbol, UsageSummary, split_symbol_id
 
 EXTRACTIVE_NOTE = "Produced without an LLM (extractive answer from retrieval alone)."
+FULL_LIST_HEADING = "All {count} reference sites in {files} files, by file:"
 
 
-def extractive_answer(retrieval: Retrieval, retriever: Retriever, max_items: int = 5, max_code_lines: int = 30) -> str:
-    """An answer from retrieval alone; every citation in it lies inside `retrieval.snippets`."""
+def extractive_answer(retrieval: Retrieval, retriever: Retriever, max_items: int = 5, max_code_lines: int = 30,
+                      summary: UsageSummary | None = None) -> str:
+    """An answer from retrieval alone; every citation in it lies inside `retrieval.snippets`.
+    `summary` is the usage account (computed here when not given)."""
     cover = _Coverage(retrieval.snippets)
     if retrieval.route == "usage":
-        body = _extract_usage(retrieval, retriever, cover)
+        body = _extract_usage(retrieval, retriever, cover, summary or summarize_usage(retrieval, retriever.symbols_by_id))
     elif retrieval.route == "relationship":
         body = _extract_relationship(retrieval, retriever, cover, max_items, max_code_lines)
     else:
@@ -49,17 +53,9 @@ def span_label(path: str, start: int, end: int) -> str:
     return f"{path}:L{start}" if start == end else f"{path}:L{start}-L{end}"
 
 
-def _first_sentence(doc: str) -> str:
-    """The docstring's first sentence, with reST roles (:term:`x <y>`) reduced to their text."""
-    text = " ".join(doc.strip().split("\n\n", 1)[0].split())
-    text = re.sub(r":[\w:.-]+:`[~.]?([^`<]*?)\s*(?:<[^>]*>)?`", r"\1", text)
-    m = re.match(r"(.+?[.!?])(\s|$)", text)
-    return _one_line(m.group(1) if m else text, 140) if text else ""
-
-
 def _describe_symbol(sym: Symbol) -> str:
     sig = " ".join(sym.signature.split()) if sym.signature else sym.qualified_name
-    doc = _first_sentence(sym.docstring)
+    doc = first_sentence(sym.docstring)
     return f"{sym.kind} `{sym.qualified_name}` — `{_one_line(sig, 90)}`" + (f": {doc}" if doc else "")
 
 
@@ -79,22 +75,43 @@ def _code_block(snippet: Snippet, start: int, end: int) -> str:
     return f"{fence}\n" + "\n".join(lines) + f"\n{fence}"
 
 
-def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage) -> str:
+def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage, summary: UsageSummary | None) -> str:
+    """The definition, the account of the uses (summary.py), the best sites in full, then every site."""
     out: list[str] = []
-    by_id = retriever.symbols_by_id(r.enclosing_symbol_id for r in retrieval.references if r.enclosing_symbol_id)
     for sym in retrieval.definitions:
         span = cover.clip(sym.path, sym.start_line, sym.end_line)
         where = span_label(sym.path, *span) if span else f"`{sym.path}` line {sym.start_line}"
         out.append(f"Definition: {_describe_symbol(sym)} ({where})")
-    refs = retrieval.references
     names = ", ".join(f"`{n}`" for n in dict.fromkeys(s.qualified_name for s in retrieval.definitions))
+    if retrieval.ambiguous:
+        name = retrieval.definitions[0].name
+        readings = list(dict.fromkeys(f"`{s.qualified_name}` in `{s.path}`" for s in retrieval.definitions))
+        out.append(f"\n`{name}` is ambiguous: it names {len(readings)} definitions ({', '.join(readings)}), and the "
+                   f"uses below are those of all of them. Ask about {_how_to_name(retrieval.definitions[0])} "
+                   f"or {_how_to_name(retrieval.ambiguous[0])} for one.")
+    refs = retrieval.references
     if not refs:
         out.append(f"\nNo reference to {names} was found in the index: it may be unused, or used only in ways the "
                    "reference graph does not resolve (dynamic calls, strings, other languages).")
         return "\n".join(out)
+    if summary is not None:
+        out.append("\n" + " ".join(describe_counts(summary)))
+        shown = [x for x in summary.sites]
+        if shown:
+            out.append("\nMost informative sites" + (" (package code first):" if any(a == "package" for a, _ in summary.by_area)
+                                                      else ":"))
+        for number, site in enumerate(shown, 1):
+            span = cover.clip(site.path, site.start_line, site.end_line)
+            snippet = cover.snippet_at(site.path, site.start_line)
+            where = f" in `{site.enclosing}`" if site.enclosing else ""
+            if span and snippet:
+                span = _trim(snippet, *span)
+                out.append(f"\n{number}. {span_label(site.path, *span)} — {site.kind}{where}\n{_code_block(snippet, *span)}")
+            else:
+                out.append(f"\n{number}. `{site.path}` line {site.line} — {site.kind}{where}: `{_one_line(site.code, 100)}`")
+    by_id = retriever.symbols_by_id(r.enclosing_symbol_id for r in refs if r.enclosing_symbol_id)
     groups = group_references(refs)
-    out.append(f"\n{len(refs)} reference{'s' if len(refs) != 1 else ''} to {names} in {len(groups)} "
-               f"file{'s' if len(groups) != 1 else ''}:")
+    out.append("\n" + FULL_LIST_HEADING.format(count=len(refs), files=len(groups), names=names))
     uncited = 0
     for path, file_refs in groups:
         out.append(f"\n`{path}` ({len(file_refs)})")  # backticks: a path like pkg/__init__.py is not markdown
@@ -109,17 +126,22 @@ def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage)
                 out.append(f"- line {r.line} {r.kind}{where}: `{code}`")
     if uncited:
         out.append(f"\n({uncited} site(s) did not fit into the context budget; they are listed without citations.)")
-    sites = [h for h in retrieval.hits if any(reason.endswith(" site") for reason in h.reasons)]
-    shown = [h for h in sites if h.kind != "import"][:4] or sites[:2]
-    if shown:
-        out.append("\nMost informative sites:")
-        for h in shown:
-            span = cover.clip(h.path, h.start_line, h.end_line)
-            snippet = cover.snippet_at(h.path, h.start_line)
-            if span and snippet:
-                span = _trim(snippet, *span)
-                out.append(f"\n{span_label(h.path, *span)} ({h.kind} of `{h.symbol}`)\n{_code_block(snippet, *span)}")
     return "\n".join(out)
+
+
+def _how_to_name(sym: Symbol) -> str:
+    """How to ask about one reading of an ambiguous name: "the invoke method of Context", "`pkg.utils.echo`"."""
+    parent = sym.qualified_name.rpartition(".")[0]
+    if parent and sym.parent_id:
+        kind = "method" if sym.kind == "method" else sym.kind
+        return f"“the {sym.name} {kind} of {parent.rpartition('.')[2]}”"
+    return f"“{sym.name} in {sym.path}”"
+
+
+def split_full_list(answer: str) -> tuple[str, str]:
+    """(the answer up to the complete list of reference sites, the list) — the UI folds the list."""
+    m = re.search(r"^All \d+ reference sites? in \d+ files?, by file:", answer, re.MULTILINE)
+    return (answer, "") if m is None else (answer[:m.start()].rstrip() + "\n", answer[m.start():])
 
 
 def _extract_relationship(retrieval: Retrieval, retriever: Retriever, cover: _Coverage, max_items: int,
@@ -236,4 +258,4 @@ def _one_line(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-__all__ = ["extractive_answer", "describe_path", "span_label", "EXTRACTIVE_NOTE"]
+__all__ = ["extractive_answer", "describe_path", "span_label", "split_full_list", "EXTRACTIVE_NOTE", "FULL_LIST_HEADING"]

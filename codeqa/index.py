@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import fcntl
 import gc
-import hashlib
 import json
 import os
 import shutil
@@ -43,25 +42,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from . import __version__
 from .chunk import NestingTooDeep, chunk_embedding_text, chunk_file
 from .config import Settings
 from .embed import Embedder, EmbeddingCache, make_embedder
-from .errors import IndexLockedError, IndexMismatchError
+from .errors import IndexLockedError
 from .files import read_source_text, redact_source, walk_repository
+from .fingerprint import FINGERPRINT_WORDS, FINGERPRINT_KEYS, VECTOR_META_KEYS, index_meta, stale_fingerprint
 from .graph import resolve_references
-from .languages import queries_dir
 from .parse import parse_source, prepare_language
 from .parse_cache import ParseCache, encode_parsed
 from .store import ManifestEntry, Store, dir_size, open_store
 from .types import Chunk, ParsedFile, Reference, SkippedFile, SourceFile
 
-# Bump when chunk boundaries or embedded text change (part of the fingerprint).
-CHUNKER_VERSION = "2"  # 2: credentials redacted before chunking
-VECTOR_META_KEYS = ("model_id",)  # index meta that, changed, makes every stored vector wrong
-# The rest of the fingerprint: changed, every file's symbols, references and chunks are derived again
-# (their vectors mostly come from the embedding cache).
-FINGERPRINT_KEYS = ("codeqa_version", "queries_hash", "chunker_version", "chunk_max_chars", "chunk_min_chars")
 # Below these many changed files, starting worker processes costs more than it saves: a forked
 # worker starts in milliseconds (it inherits the imported modules); a spawned one imports everything
 # and compiles its queries first (~0.4 s), so it only pays on big projects.
@@ -143,50 +135,6 @@ def index_lock(index_dir: Path) -> Iterator[None]:
     finally:
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
-
-
-def queries_hash() -> str:
-    """A hash of every tree-sitter query file: edited queries make other symbols and references."""
-    digest = hashlib.sha256()
-    root = queries_dir()
-    for path in sorted(root.rglob("*.scm")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
-
-def fingerprint(settings: Settings) -> dict:
-    """FINGERPRINT_KEYS as this codeqa and these settings make them."""
-    return {"codeqa_version": __version__, "queries_hash": queries_hash(), "chunker_version": CHUNKER_VERSION,
-            "chunk_max_chars": settings.chunk_max_chars, "chunk_min_chars": settings.chunk_min_chars}
-
-
-def index_meta(embedder: Embedder, settings: Settings) -> dict:
-    """The fingerprint an index records: what made its symbols, references, chunks and vectors."""
-    return {"model_id": embedder.model_id, "vector_size": embedder.dimension, **fingerprint(settings)}
-
-
-def stale_fingerprint(meta: dict, wanted: dict) -> list[str]:
-    """The fingerprint keys whose recorded value differs from this codeqa's (empty: up to date)."""
-    return [k for k in FINGERPRINT_KEYS if meta.get(k) != wanted[k]]
-
-
-_FINGERPRINT_WORDS = {"codeqa_version": "another codeqa version", "queries_hash": "other tree-sitter queries",
-                      "chunker_version": "another chunker", "chunk_max_chars": "another CODEQA_CHUNK_MAX_CHARS",
-                      "chunk_min_chars": "another CODEQA_CHUNK_MIN_CHARS"}
-
-
-def check_compatible(meta: dict, embedder: Embedder | None, repo: Path, settings: Settings) -> None:
-    """An index made by another model, codeqa, query set or chunk size would answer wrongly: refuse,
-    and say what to run. (`embedder` None: a command that embeds nothing, like `refs`.)"""
-    if embedder is not None and meta.get("model_id") and meta["model_id"] != embedder.model_id:
-        raise IndexMismatchError(
-            f"The index of {repo} was embedded with {meta['model_id']}, but the current setting is {embedder.model_id} "
-            f"(CODEQA_EMBEDDINGS / CODEQA_EMBEDDING_ADAPTER); re-index with `codeqa index {repo}` or change the setting back.")
-    stale = stale_fingerprint(meta, fingerprint(settings))
-    if stale:
-        raise IndexMismatchError(
-            f"The index of {repo} was built with {', '.join(_FINGERPRINT_WORDS[k] for k in stale)}; run "
-            f"`codeqa index {repo}` to bring it up to date (vectors come from the embedding cache).")
 
 
 @dataclass(frozen=True)
@@ -368,7 +316,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         if stale_model:
             report.notes.append(f"The index was embedded with {meta.get('model_id')}; rebuilt with {embedder.model_id}.")
         elif stale and not full:
-            report.notes.append(f"The index was built with {', '.join(_FINGERPRINT_WORDS[k] for k in stale)}; "
+            report.notes.append(f"The index was built with {', '.join(FINGERPRINT_WORDS[k] for k in stale)}; "
                                 "re-derived every file (vectors from the embedding cache).")
         store.drop_all()  # vectors from two models, or graphs from two query sets, must never mix
         meta = {}

@@ -175,6 +175,7 @@ class Answer:
     query: str = ""  # what retrieval used: the question, or its history-aware rewrite
     model: str | None = None  # the chat model, when mode is "llm"
     definitions: tuple[Symbol, ...] = ()
+    summary: "UsageSummary | None" = None  # usage questions: the account of the uses (summary.py)
 
 
 @dataclass(frozen=True)
@@ -198,3 +199,36 @@ class Retrieval:
     # relationship route: each step of those paths, (from id, to id, the reference that links them
     # or None when one symbol is a member of the other)
     edges: tuple[tuple[str, str, Reference | None], ...] = ()
+    # usage route: definitions that matched the name as well as `definitions` (the name was ambiguous)
+    ambiguous: tuple[Symbol, ...] = ()
+
+
+@dataclass(frozen=True)
+class UsageSite:
+    """One reference site worth showing: where (the lines shown around it), what kind, from which symbol."""
+
+    path: str
+    line: int
+    start_line: int
+    end_line: int
+    kind: str
+    enclosing: str | None  # qualified name of the symbol the site is in
+    code: str  # the site's own line, stripped
+
+
+@dataclass(frozen=True)
+class UsageSummary:
+    """The account of a usage answer: the definition, counts by area and by kind of use, keyword
+    arguments seen at call sites, the most informative sites from package code, and the other
+    definitions the name could have meant."""
+
+    symbol: Symbol
+    doc: str  # first sentence of the docstring
+    total: int
+    files: int
+    by_area: tuple[tuple[str, int], ...]  # ("package", 12), ("tests", 30), ("docs", 5), ("examples", 2), ("stubs", 1)
+    by_kind: tuple[tuple[str, int], ...]  # ("call", 40), ("instantiation", 3), ...
+    keywords: tuple[tuple[str, int], ...]  # keyword arguments at call sites, most used first
+    sites: tuple[UsageSite, ...]
+    others: tuple[Symbol, ...] = ()
+

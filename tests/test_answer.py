@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-from dataclasses import replace
 
 import pytest
 
@@ -15,9 +14,9 @@ from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.errors import LLMError
 from codeqa.files import redact
-from codeqa.pack import _load_tokenizer, count_tokens, snippet_tokens
+from codeqa.pack import count_tokens
 from codeqa.retrieve import Retriever
-from codeqa.types import Hit, Snippet
+from codeqa.types import Snippet
 from conftest import copy_fixture_repo
 from llm_stub import Reply
 
@@ -59,51 +58,6 @@ def secret_repo(tmp_path_factory, embedder):
 
 def lines_of(repo, path):
     return (repo / path).read_text().splitlines()
-
-
-# ---- search boosts -------------------------------------------------------------------------------
-
-def test_methods_of_a_class_among_the_top_hits_move_up(retriever):
-    from codeqa.retrieve import HOP_SOURCES, MEMBER_BOOST
-
-    def hit(symbol_id, score):
-        path, _, rest = symbol_id.partition("#")
-        return Hit(path, 1, 2, score, "function", rest.split("@")[0], "", "python", (symbol_id,), ("dense",))
-
-    encoder = next(s for s in retriever.find_symbols("EncoderClass") if s.kind == "class")
-    method = next(s for s in retriever.find_symbols("EncoderClass.encode"))
-    other = next(s for s in retriever.find_symbols("tokenize"))
-    top = [hit(encoder.id, 0.9)] + [hit(f"x.py#f{i}@1", 0.8 - i / 100) for i in range(HOP_SOURCES - 1)]
-    boosted = {h.symbol_ids[0]: h for h in retriever._boost_reference_hop(top + [hit(method.id, 0.5), hit(other.id, 0.5)])}
-    assert boosted[method.id].score == pytest.approx(0.5 + MEMBER_BOOST) and "member" in boosted[method.id].reasons
-    assert boosted[other.id].score == 0.5 and "member" not in boosted[other.id].reasons
-    # the top hits themselves keep their scores
-    assert boosted[encoder.id].score == 0.9
-
-
-def test_keywords_join_the_search_only_for_code_or_a_quoted_phrase(retriever, monkeypatch):
-    """A sentence that names a symbol in passing ranks by the dense vector (the docstring benchmark lost
-    0.02 recall@10 to BM25 over such names); a bare identifier or a quoted message still gets BM25."""
-    from codeqa.retrieve import wants_keywords
-
-    calls = []
-    search = retriever.store.search
-    monkeypatch.setattr(retriever.store, "search", lambda dense, sparse, *a, **k: calls.append(
-        "dense_search" if sparse is None else "hybrid_search") or search(dense, sparse, *a, **k))
-
-    def first_stage(query):
-        calls.clear()
-        hits = retriever.search(query, top_k=5)
-        return calls[0], hits
-
-    assert first_stage("Encode one text with the `EncoderClass` into a list of floats")[0] == "dense_search"
-    assert first_stage("Split text into lowercase words")[0] == "dense_search"
-    assert first_stage("EncoderClass.encode")[0] == "hybrid_search"
-    kind, hits = first_stage('Where is "hello world" passed to run?')
-    assert kind == "hybrid_search"
-    assert any(h.path == "app/main.py" and h.start_line <= 13 <= h.end_line for h in hits)
-    # quotes inside words are apostrophes, not a quoted phrase
-    assert not wants_keywords("How does the bar's writer keep lines that don't fit?", ["writer"], 0.1)
 
 
 # ---- citations ------------------------------------------------------------------------------------
@@ -163,80 +117,6 @@ def test_an_unterminated_key_header_blanks_the_key_not_the_rest_of_the_file():
     assert 'HEADER = "[REDACTED PRIVATE KEY]\\n"' in redacted
     assert "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo" not in redacted and "4lgOEePzNm0tRgeLezV6ffAt0gunVTLw" not in redacted
     assert len(redacted.splitlines()) == len(source.splitlines())
-
-
-# ---- retrieval for answers -----------------------------------------------------------------------
-
-def test_usage_answer_lists_every_reference_the_graph_has(retriever, indexed_repo):
-    encoder_class = retriever.find_symbols("EncoderClass")
-    graph_refs = retriever.store.references_to([s.id for s in encoder_class])
-    assert len(graph_refs) >= 4
-    answer = Answerer(retriever, retriever.settings).answer(USAGE_Q)
-    assert answer.mode == "extractive" and answer.route == "usage"
-    assert answer.answer.startswith(EXTRACTIVE_NOTE)
-    assert {(r.path, r.line) for r in answer.references} == {(r.path, r.line) for r in graph_refs}
-    assert f"{len(graph_refs)} references to `EncoderClass` in 2 files" in answer.answer
-    verified = {(c.path, c.start_line) for c in answer.citations if c.verified}
-    for r in graph_refs:  # every site is listed with a verified citation, grouped under its file
-        assert f"{r.path}:L{r.line} {r.kind}" in answer.answer
-        assert (r.path, r.line) in verified
-    assert answer.answer.index("`app/cli.py` (") < answer.answer.index("`app/main.py` (")
-    assert all(c.verified for c in answer.citations)
-    assert ("encoders/encoder.py", 15) in verified  # the definition
-
-
-def test_sites_beyond_those_shown_in_full_are_still_listed_and_cited(retriever, monkeypatch):
-    monkeypatch.setattr("codeqa.retrieve.USAGE_SITES_SHOWN", 1)
-    result = retriever.retrieve(USAGE_Q)
-    assert sum(h.reasons == ("instantiation site",) for h in result.hits) == 1
-    answer = Answerer(retriever, retriever.settings).answer(USAGE_Q)
-    verified = {(c.path, c.start_line) for c in answer.citations if c.verified}
-    assert all((r.path, r.line) in verified for r in result.references) and len(result.references) == 5
-    assert all(c.verified for c in answer.citations)
-
-
-def test_names_in_questions(retriever):
-    def names(question):
-        return [(m.text, [s.qualified_name for s in m.symbols]) for m in retriever.match_question(question)]
-
-    assert names("who calls EncoderClass.encode?") == [("EncoderClass.encode", ["EncoderClass.encode"])]
-    assert names("how is the encoder class used") == [("encoderclass", ["EncoderClass"])]
-    assert names("where is format_name in legacy.py called")[0][1] == ["format_name"]
-    assert retriever.match_question("where is format_name in legacy.py called")[0].symbols[0].path == "app/legacy.py"
-    assert retriever.retrieve("what is the connection between run and tokenize").route == "relationship"
-    assert retriever.retrieve("How does tokenize work?").route == "search"
-
-
-def test_relationship_follows_graph_paths(retriever):
-    result = retriever.retrieve("what is the connection between run and tokenize")
-    assert result.paths and all(p[0].endswith("#tokenize@33") and p[-1] == "app/main.py#run@5" for p in result.paths)
-    first = result.paths[0]
-    steps = {(a, b) for a, b, _ in result.edges}
-    assert all((a, b) in steps for a, b in zip(first, first[1:]))
-    answer = Answerer(retriever, retriever.settings).answer("what is the connection between run and tokenize")
-    assert "tokenize ←[call at encoders/encoder.py:L24]— EncoderClass.encode ←[call at app/main.py:L9]— run" in answer.answer
-    assert answer.citations and all(c.verified for c in answer.citations)
-
-
-def test_pack_merges_keeps_headers_and_respects_the_budget(retriever, indexed_repo):
-    method = retriever._definition_hit(retriever.find_symbols("EncoderClass.encode")[0])
-    assert (method.start_line, method.end_line) == (21, 26)
-    overlapping = replace(method, start_line=23, end_line=27)
-    snippets = retriever.pack([method, overlapping])
-    labels = [s.label for s in snippets]
-    assert "encoders/encoder.py:L15-L15" in labels  # the class header line
-    assert sum(s.path == "encoders/encoder.py" and s.start_line <= 21 <= s.end_line for s in snippets) == 1
-    body = next(s for s in snippets if s.start_line <= 21 <= s.end_line)
-    assert body.end_line >= 27  # the two spans became one
-    lines = lines_of(indexed_repo, "encoders/encoder.py")
-    for s in snippets:
-        assert s.text.splitlines() == lines[s.start_line - 1:s.end_line]
-    everything = retriever.retrieve(USAGE_Q)
-    assert len(everything.snippets) >= 3
-    small = retriever.pack(everything.hits, budget_tokens=200)
-    assert small and sum(snippet_tokens(s.text) for s in small) <= 200
-    tokenizer = _load_tokenizer()  # the bundled model's tokenizer counts, not the character estimate
-    assert tokenizer and count_tokens(body.text) == len(tokenizer.encode(body.text, add_special_tokens=False).ids)
 
 
 # ---- the ChatModel contract, one test class for every implementation ------------------------------

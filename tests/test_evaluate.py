@@ -21,7 +21,8 @@ from codeqa.evaluate import (CitationCheck, EvalRun, Metrics, QuestionResult, Ra
 from codeqa.judge import JUDGE_PROMPT, AnswerJudge, Verdict, parse_verdict
 from codeqa.questions import Question, Span, generate_questions, load_questions, strip_docstrings
 from codeqa.report import compare_runs, format_comparison, write_report
-from codeqa.retrieve import RELATION_PATTERN, USAGE_PATTERN, Retriever
+from codeqa.question import RELATION_PATTERN, USAGE_PATTERN
+from codeqa.retrieve import Retriever
 from conftest import FIXTURE_REPO, copy_fixture_repo
 from llm_stub import Reply
 

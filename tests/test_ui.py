@@ -187,7 +187,7 @@ def test_no_index_then_index_button_then_extractive_answer(monkeypatch, calls, t
     assert "**13** files" in texts(at.sidebar.markdown) and "Up to date" in texts(at.sidebar.caption)
     assert at.button(key="index").label == "Re-index"
     ask(at, "How is EncoderClass used?")
-    assert "5 references to `EncoderClass` in 2 files" in texts(at.markdown)
+    assert "Used 5 times in 2 files: 5 in package code." in texts(at.markdown)
     # a changed file shows up as stale; re-indexing releases the index, re-indexes and reopens it
     (repo / "app" / "main.py").write_text((repo / "app" / "main.py").read_text() + "\n\ndef extra():\n    return 1\n")
     st.cache_data.clear()
@@ -204,14 +204,15 @@ def test_usage_question_extractive_with_citations_references_and_evidence(monkey
     assert [b.label for b in at.button if b.key.startswith("example-")][0] == "How is EncoderClass used?"
     ask(at, "How is EncoderClass used?")
     answer = texts(at.chat_message[-1].markdown)
-    assert "[`encoders/encoder.py:L15-L30`](#cq-1-1)" in answer and "[`app/cli.py:L2`](#cq-1-2)" in answer
+    assert "[`encoders/encoder.py:L15-L30`](#cq-1-1)" in answer and "Used 5 times in 2 files" in answer
+    head = at.chat_message[-1].markdown[0].value
+    assert "Most informative sites" in head and "All 5 reference sites" not in head  # the list is folded
     labels = [e.label for e in at.expander]
-    assert "encoders/encoder.py:L15-L30" in labels
-    assert "References to EncoderClass: 5 sites in 2 files" in labels
+    assert "encoders/encoder.py:L15-L30" in labels and "Show all 5 reference sites" in labels
     assert any(label.startswith("Why these snippets") for label in labels)
     assert "extractive answer (no LLM) · usage question" in texts(at.caption) and "all verified" in texts(at.caption)
-    refs = next(e for e in at.expander if e.label.startswith("References"))
-    assert "**`app/cli.py`** — 3 sites" in texts(refs.markdown) and "L14 · instantiation" in texts(refs.markdown)
+    folded = texts(next(e for e in at.expander if e.label == "Show all 5 reference sites").markdown)
+    assert "`app/cli.py` (3)" in folded and "[`app/cli.py:L14`](#" in folded and "instantiation in `main`" in folded
     evidence = at.dataframe[0].value
     assert list(evidence.columns) == ["#", "snippet", "score", "why", "cited"]
     assert "definition of the named symbol" in evidence["why"].iloc[0]
@@ -254,7 +255,7 @@ def test_llm_down_shows_a_message_and_the_evidence(monkeypatch, calls, indexed_r
     assert "retrieval alone" in texts(at.warning)
     assert "extractive answer (the LLM failed)" in texts(at.caption)
     assert any(e.label.startswith("Why these snippets") for e in at.expander)
-    assert "References to EncoderClass: 5 sites in 2 files" in [e.label for e in at.expander]
+    assert "Show all 5 reference sites" in [e.label for e in at.expander]
 
 
 def test_the_page_works_while_another_process_has_the_index_open(monkeypatch, calls, tmp_path, embedder):

@@ -144,10 +144,11 @@ def citation_chips(citations: Sequence[Citation], anchors: dict[tuple[str, int, 
 
 
 def link_citations(text: str, citations: Sequence[Citation], anchors: dict[tuple[str, int, int], str],
-                   known_paths: Collection[str]) -> str:
-    """The answer's markdown with each citation as it was written turned into a link to its code view;
-    an unverified one is followed by a red "unverified" mark."""
-    written = parse_citations(text, known_paths)
+                   known_paths: Collection[str], whole_answer: str | None = None) -> str:
+    """The answer's markdown (or a part of it: `whole_answer` is then the text the citations were read
+    from) with each citation as it was written turned into a link to its code view; an unverified one
+    is followed by a red "unverified" mark."""
+    written = parse_citations(whole_answer if whole_answer is not None else text, known_paths)
     if len(written) != len(citations) or not written:
         return text
     target = {span.text: c for span, c in zip(written, citations)}

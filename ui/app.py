@@ -33,7 +33,7 @@ from codeqa.answer import Answerer, Conversation
 from codeqa.config import Settings
 from codeqa.embed import make_embedder
 from codeqa.errors import CodeQAError, IndexMissingError
-from codeqa.extractive import span_label
+from codeqa.extractive import span_label, split_full_list
 from codeqa.index import IndexStatus, index_repo, index_status
 from codeqa.retrieve import Retriever
 from codeqa.types import Answer
@@ -303,8 +303,7 @@ def ask(question: str, retriever: Retriever, settings: Settings, number: int) ->
         started = time.perf_counter()
         turn = {"question": question, "answer": None, "error": None, "seconds": None}
         try:
-            retriever.settings = settings  # top-k and context budget come from the sidebar, per question
-            answerer = Answerer(retriever, settings)
+            answerer = Answerer(retriever, settings)  # this session's top-k and budget; the retriever is shared
             first = not getattr(retriever.embedder, "loaded", True)
             with st.spinner("Searching the code…" + (" (the first search also loads the embedding model)" if first else "")):
                 stream = answerer.stream(question, state["conversation"], no_llm=not state.get("use_llm"),
@@ -337,7 +336,11 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
                        retriever.redacted_lines)
     shown = [v for i, v in enumerate(views) if i < MAX_CODE_VIEWS or not v.verified]  # unverified ones always
     anchors = citation_anchors(shown)
-    st.markdown(link_citations(answer.answer, answer.citations, anchors, retriever.indexed_paths))
+    head, full_list = split_full_list(answer.answer)  # a usage answer: its account first, every site folded
+    st.markdown(link_citations(head, answer.citations, anchors, retriever.indexed_paths, answer.answer))
+    if full_list:
+        with st.expander(f"Show all {len(answer.references)} reference sites", icon=":material/list:"):
+            st.markdown(link_citations(full_list, answer.citations, anchors, retriever.indexed_paths, answer.answer))
     st.caption(answer_summary(answer, turn["seconds"]))
     if answer.citations:
         st.caption("Citations (green: verified against the indexed lines; red: not) — click one to open its code:")
@@ -361,7 +364,7 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
     if len(views) > len(shown):
         st.caption(f"…and {len(views) - len(shown)} more cited snippets, not opened here"
                    + (": every reference site is in the panel below." if answer.route == "usage" else "."))
-    if answer.route == "usage" and answer.references:
+    if answer.route == "usage" and answer.references and not full_list:
         files = len({r.path for r in answer.references})
         names = ", ".join(dict.fromkeys(s.qualified_name for s in answer.definitions)) or "the symbol"
         with st.expander(f"References to {plain(names)}: {len(answer.references)} sites in {files} files",

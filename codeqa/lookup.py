@@ -1,0 +1,174 @@
+"""Graph lookups for the query side: symbols by name, id and file, references, and paths between symbols.
+
+Every lookup is a store query (an index by name key, id, path or target), remembered until another index
+run is committed (`clear`): no command loads the whole graph to answer one question.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from typing import Iterable, Sequence
+
+from .store import Store
+from .types import Reference, Symbol, name_key
+
+
+class GraphQueries:
+    """Symbol and reference lookups over one store, cached per index generation."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._by_key: dict[str, list[Symbol]] = {}
+        self._by_id: dict[str, Symbol | None] = {}
+        self._by_path: dict[str, list[Symbol]] = {}
+
+    def clear(self) -> None:
+        self._by_key.clear()
+        self._by_id.clear()
+        self._by_path.clear()
+
+    def symbols_by_key(self, keys: Iterable[str]) -> dict[str, list[Symbol]]:
+        """Symbols whose name or qualified name has each lookup key (`name_key`), one store query for
+        the keys not looked up before."""
+        keys = list(dict.fromkeys(keys))
+        missing = [k for k in keys if k not in self._by_key]
+        if missing:
+            found: dict[str, list[Symbol]] = {k: [] for k in missing}
+            for s in self.store.symbols_by_key(missing):
+                for k in dict.fromkeys((name_key(s.name), name_key(s.qualified_name))):
+                    if k in found:
+                        found[k].append(s)
+            for k, symbols in found.items():
+                self._by_key[k] = sorted(symbols, key=lambda s: (s.path, s.start_line, s.id))
+                self._by_id.update((s.id, s) for s in symbols)
+        return {k: self._by_key[k] for k in keys}
+
+    def symbols_by_id(self, ids: Iterable[str | None]) -> dict[str, Symbol]:
+        ids = [i for i in dict.fromkeys(ids) if i]
+        missing = [i for i in ids if i not in self._by_id]
+        if missing:
+            found = {s.id: s for s in self.store.symbols_by_ids(missing)}
+            self._by_id.update((i, found.get(i)) for i in missing)
+        return {i: s for i in ids if (s := self._by_id.get(i)) is not None}
+
+    def symbols_in_file(self, path: str) -> list[Symbol]:
+        if path not in self._by_path:
+            self._by_path[path] = self.store.symbols_in_files([path])
+            self._by_id.update((s.id, s) for s in self._by_path[path])
+        return self._by_path[path]
+
+    def find_symbols(self, spec: str) -> list[Symbol]:
+        """`Name`, `Class.method`, `path:Name` (path may be a suffix, at a folder boundary) -> matching symbols."""
+        path_part, _, name_part = spec.rpartition(":") if ":" in spec and not spec.startswith("::") else ("", "", spec)
+        name_part = name_part.replace("::", ".")
+        candidates = self.symbols_by_key([name_key(name_part)])[name_key(name_part)]
+        found = [s for s in candidates if s.name == name_part or s.qualified_name == name_part
+                 or s.qualified_name.endswith("." + name_part)]
+        if not found:
+            found = list(candidates)
+        if path_part:
+            found = [s for s in found if s.path == path_part or s.path.endswith("/" + path_part)]
+        return sorted(dict.fromkeys(found), key=lambda s: (s.path, s.start_line))
+
+    def references_to(self, symbols: Sequence[Symbol]) -> list[Reference]:
+        return self.store.references_to([s.id for s in symbols])
+
+    def paths_between(self, sources: Sequence[Symbol], goals: Sequence[Symbol]
+                      ) -> tuple[list[tuple[str, ...]], list[Reference], list[tuple[str, str, Reference | None]]]:
+        """Up to three shortest paths (at most 4 hops) in the reference graph from any source to any goal.
+
+        Edges: a reference from its enclosing symbol (and that symbol's class) to its targets, and a
+        class to each of its members; followed in both directions. Returns the paths as symbol-id
+        tuples, the references that make their edges, and every step as (from, to, reference or None
+        for a class-member link).
+        """
+        if not sources or not goals:
+            return [], [], []
+        walk = _GraphWalk(self)
+        paths = _bfs_paths(walk, [s.id for s in sources], {s.id for s in goals}, max_depth=4)
+        steps = list(dict.fromkeys((p[i], p[i + 1]) for p in paths for i in range(len(p) - 1)))
+        edges = [(a, b, walk.edge_refs.get((a, b))) for a, b in steps]
+        return paths, list(dict.fromkeys(r for _, _, r in edges if r is not None)), edges
+
+
+class _GraphWalk:
+    """The reference graph around some symbols, read from the store as a walk reaches them.
+
+    Edges: a reference from its enclosing symbol (and that symbol's class) to its targets, and a
+    class to each of its members; followed in both directions. `edge_refs` keeps the reference
+    behind each edge met so far.
+    """
+
+    def __init__(self, graph: GraphQueries):
+        self.graph = graph
+        self.store = graph.store
+        self.edge_refs: dict[tuple[str, str], Reference] = {}
+        self._neighbours: dict[str, set[str]] = {}
+
+    def get(self, node: str, default=()) -> set[str]:
+        if node not in self._neighbours:
+            self.expand([node])
+        return self._neighbours.get(node, set(default))
+
+    def expand(self, nodes: Sequence[str]) -> None:
+        nodes = [n for n in dict.fromkeys(nodes) if n not in self._neighbours]
+        if not nodes:
+            return
+        out: dict[str, set[str]] = {n: set() for n in nodes}
+        wanted = set(nodes)
+        children = self.store.children_of(nodes)
+        for child in children:  # a class and its members are connected, and a member's references are the class's too
+            out[child.parent_id].add(child.id)  # type: ignore[index]
+        for n, s in self.graph.symbols_by_id(nodes).items():
+            if s.parent_id:
+                out[n].add(s.parent_id)
+        sources = {c.id: c.parent_id for c in children}
+        sources.update((n, None) for n in nodes)
+        for r in self.store.references_from(list(sources)):
+            for t in r.target_ids:
+                for a in {r.enclosing_symbol_id, sources.get(r.enclosing_symbol_id)} & wanted:
+                    out[a].add(t)
+                    self.edge_refs.setdefault((a, t), r)
+                    self.edge_refs.setdefault((t, a), r)
+        incoming = self.store.references_to(nodes)
+        parents = self.graph.symbols_by_id(r.enclosing_symbol_id for r in incoming if r.enclosing_symbol_id)
+        for r in incoming:
+            src = r.enclosing_symbol_id
+            if src is None:
+                continue
+            parent = parents[src].parent_id if src in parents else None
+            for t in set(r.target_ids) & wanted:
+                for a in {src, parent} - {None}:
+                    out[t].add(a)
+                    self.edge_refs.setdefault((a, t), r)
+                    self.edge_refs.setdefault((t, a), r)
+        self._neighbours.update(out)
+
+
+def _bfs_paths(graph: _GraphWalk, starts: Sequence[str], goals: set[str], max_depth: int) -> list[tuple[str, ...]]:
+    queue = deque((s,) for s in dict.fromkeys(starts) if s not in goals)
+    found: list[tuple[str, ...]] = []
+    seen_depth: dict[str, int] = {s: 0 for s in starts}
+    while queue and len(found) < 3:
+        path = queue.popleft()
+        if len(path) > max_depth:
+            break
+        for nxt in sorted(graph.get(path[-1], ())):
+            if nxt in goals:
+                found.append(path + (nxt,))
+                continue
+            if nxt not in path and seen_depth.get(nxt, 99) >= len(path):
+                seen_depth[nxt] = len(path)
+                queue.append(path + (nxt,))
+    return found
+
+
+def group_references(references: Iterable[Reference]) -> list[tuple[str, list[Reference]]]:
+    """References grouped by file (files in path order, lines in order)."""
+    groups: dict[str, list[Reference]] = defaultdict(list)
+    for r in sorted(references, key=lambda r: (r.path, r.line, r.column)):
+        groups[r.path].append(r)
+    return list(groups.items())
+
+
+__all__ = ["GraphQueries", "group_references"]

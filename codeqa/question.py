@@ -1,0 +1,385 @@
+"""Question understanding: what a question asks for and which symbol it is about, from its words alone.
+
+    question --parse_question--> ParsedQuestion(intent, mentions: the names it uses, each with the
+             kind word next to it ("the echo function"), its container ("the invoke method of
+             Command", "the Parser class in core") and whether it sits where the subject goes
+             ("how is X used", "who calls X"))
+    mention + the symbols an index holds under its name --choose_symbols--> Choice(symbols, others)
+
+Everything here is plain string work and ranking over given Symbols: no index, no model. The
+retriever (retrieve.py) looks the mentions up in the store and routes on `intent`.
+
+Rules, each tested on question strings in tests/test_question.py:
+- A name is a name when written as code (`x`, snake_case, CamelCase, a.b), spelled over several words
+  ("encoder class" -> EncoderClass), or when it stands in a subject slot (the noun next to "function",
+  "class" or "method"; what follows "how is", "where is", "who calls"). A plain English word anywhere
+  else ("output", "command", "options") is never a name on its own.
+- A qualifier narrows: "the invoke method of Command" keeps members of Command; "in core" keeps
+  symbols whose path or parent has that word; "function"/"class"/"method" keeps that kind.
+- When a name is still shared, package code beats tests, docs, examples and type stubs; public beats
+  private (`_echo`); the exact spelling beats a case-insensitive match; a bare name prefers top-level
+  definitions to members. Symbols that still differ in qualified name after all that are ambiguous:
+  the answer names the one it chose and lists the others (`Choice.others`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
+
+from .files import path_role
+from .types import Symbol, name_key
+
+# ---- intents -------------------------------------------------------------------------------------
+
+_PARTICIPLE = (r"(used|called|invoked|instantiated|referenced|imported|constructed|created|implemented|"
+               r"subclassed|extended|overridden|inherited|raised|caught|handled|registered|triggered)")
+USAGE_PATTERN = re.compile(
+    r"\b(how|where)\s+(is|are|was|were)\b.*\b" + _PARTICIPLE + r"\b"
+    r"|\bwhere\b.*\b" + _PARTICIPLE + r"\b|\bwhere\s+(do|does|did|can)\s+(i|we|you|they|people|\w+)\s+(use|call|get called|get used)\b"
+    r"|\bwhere\s+(do|does|did)\b.*\bget\s+(called|used|invoked|instantiated|created)\b"
+    r"|\bhow\s+(do|can|should|would|to)\s+(i|we|you|one)?\s*(use|call)\b|\bhow to (use|call)\b"
+    r"|\bwho\s+(calls|uses|imports|instantiates|creates|invokes|subclasses|extends|references)\b"
+    r"|\b(callers|usages?|uses|references?|call sites?|instances|instantiations) (of|to)\b"
+    r"|\bwhat\s+(implements|extends|subclasses|inherits|calls|uses|imports|instantiates|invokes)\b"
+    r"|\bwhich\s+\w+\s+(call|use|implement|import|extend|inherit|invoke)s?\b|\b(implementations|subclasses) of\b"
+    r"|\bwhere\s+(is|are)\b.*\b(used|called)\b|\bwhat\s+(code|functions?|methods?|classes)\s+(calls?|uses?)\b",
+    re.IGNORECASE)
+RELATION_PATTERN = re.compile(r"\b(connection|relationship|relation|related|relate|interact|link|between)\b", re.IGNORECASE)
+INHERITANCE_QUESTION = re.compile(r"\b(implement\w*|extend\w*|subclass\w*|inherit\w*|derive\w*)\b", re.IGNORECASE)
+SECONDARY_WORDS = re.compile(r"\b(tests?|tested|testing|examples?|samples?|demos?|docs?|documentation|readme|guide|tutorial)\b",
+                             re.IGNORECASE)
+
+# ---- names ---------------------------------------------------------------------------------------
+
+KIND_WORDS = {
+    "function": ("function",), "func": ("function",), "helper": ("function", "method"),
+    "method": ("method",), "constructor": ("method", "class"),
+    "class": ("class", "struct", "interface", "enum", "trait", "type"), "type": ("class", "struct", "interface", "enum", "type"),
+    "decorator": ("function",), "exception": ("class",),
+    "interface": ("interface", "class", "trait"), "protocol": ("class", "interface"), "struct": ("struct", "class"),
+    "enum": ("enum", "class"), "trait": ("trait", "interface"), "module": ("module",),
+}
+_KIND = "|".join(KIND_WORDS)
+_NAME = r"`?([A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*)(?:\(\))?`?"
+# "the echo function", "echo()", "the Typer class" (name before the kind word)
+_NAME_KIND = re.compile(r"(?:\bthe\s+|\ban?\s+|^|[\s(\"'])" + _NAME + r"\s+(" + _KIND + r")s?\b", re.IGNORECASE)
+# "the function echo", "method `invoke`", "class called Typer" (kind word before the name)
+_KIND_NAME = re.compile(r"\b(" + _KIND + r")\s+(?:called\s+|named\s+)?" + _NAME, re.IGNORECASE)
+# "... of Command", "... of the Command class", "... on Context", "... in core", "Command's invoke"
+_OF_CONTAINER = re.compile(r"^\s*(?:(?:" + _KIND + r")s?\s+)?(of|on|in|inside|within)\s+(?:the\s+|a\s+|an\s+)?"
+                           + _NAME + r"(?:\s+(" + _KIND + r"|file|package|folder|directory))?", re.IGNORECASE)
+_POSSESSIVE = re.compile(_NAME + r"'s\s+(?:" + _KIND + r"\s+)?" + _NAME, re.IGNORECASE)
+# the object of a usage question: "how is X used", "where is X called", "who calls X", "uses of X"
+_SUBJECT_SLOT = re.compile(
+    r"\b(?:how|where)\s+(?:is|are|was|were)\s+(?:the\s+|a\s+|an\s+)?" + _NAME + r"(?=(?:\s+[\w`()]+){0,3}?\s+"
+    + _PARTICIPLE + r"\b)"
+    + r"|\bwhere\s+(?:does|do|did)\s+(?:the\s+|a\s+|an\s+)?" + _NAME + r"(?=(?:\s+[\w`()]+){0,3}?\s+get\s+\w+)"
+    + r"|\b(?:who|what|which\s+\w+)\s+(?:calls|uses|imports|instantiates|creates|invokes|subclasses|extends|implements|"
+      r"inherits from|references)\s+(?:the\s+|a\s+|an\s+)?" + _NAME
+    + r"|\b(?:callers|usages?|uses|references?|call sites?|instances|instantiations|implementations|subclasses)\s+(?:of|to)\s+"
+      r"(?:the\s+|a\s+|an\s+)?" + _NAME
+    + r"|\bhow\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:use|call)\s+(?:the\s+|a\s+|an\s+)?" + _NAME
+    + r"|\bhow\s+to\s+(?:use|call)\s+(?:the\s+|a\s+|an\s+)?" + _NAME,
+    re.IGNORECASE)
+_IDENT = re.compile(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)")
+_FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8})(?![\w/])")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+# names around "between A and B" / "A relates to B" are names even when they are plain words (`run`)
+_RELATION_NAMES = re.compile(r"\bbetween\s+(?:the\s+)?`?([A-Za-z_][\w.:]*)`?.*?\band\s+(?:the\s+)?`?([A-Za-z_][\w.:]*)`?"
+                             r"|`?([A-Za-z_][\w.:]*)`?\s+(?:relates?|interacts?|connects?|is (?:related|connected))\s+(?:to|with)\s+"
+                             r"(?:the\s+)?`?([A-Za-z_][\w.:]*)`?", re.IGNORECASE)
+STOP_NAMES = frozenset("""a an and are as at be by call called calls class code connection does do for from function
+get gets got how in is it its main method methods functions classes of on or run set the this that these those to use used
+uses using what where which who whom why with work works between relationship test tests file files return returns value
+values when will would can could should i we you they one me my our your their there here into about all any some
+other each every more most not no yes if then than also just only very much many get called being been has have had
+implemented instantiated invoked imported created subclassed extended referenced constructed overridden defined
+instance instances usage usages caller callers object objects subclass subclasses implementation implementations
+site sites reference references""".split())
+ARTICLES = frozenset(("the", "a", "an"))
+# a spelled-out name neither starts nor ends with these ("the encoder", "encoder used"); verbs that start
+# names (`get value` -> get_value) and kind words that end them (`encoder class` -> EncoderClass) may
+EDGE_STOP = STOP_NAMES - frozenset("get set run call main return value values file files test tests code work works "
+                                   "class function method".split())
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A name the question uses.
+
+    strength: 4 written as code (`x`, a.b, path:Name), 3 identifier-shaped (CamelCase, snake_case) or
+    standing in a subject slot, 2 spelled over several words ("encoder class"), 1 one plain word.
+    kinds: symbol kinds a kind word next to it allows ("the echo function" -> function).
+    container: the qualifier that narrows it ("of Command", "in core"), as written.
+    subject: it is what a usage question asks about.
+    """
+
+    text: str
+    strength: int
+    start: int
+    end: int
+    kinds: tuple[str, ...] = ()
+    container: str | None = None
+    subject: bool = False
+
+
+@dataclass(frozen=True)
+class ParsedQuestion:
+    """What a question asks, from its words alone. `mentions` are strongest first; `files` are file
+    names it mentions (`cli.py`) with their spans."""
+
+    text: str
+    intent: str  # usage | relationship | search (the retriever falls back to search when nothing is found)
+    mentions: tuple[Mention, ...]
+    files: tuple[tuple[str, int, int], ...]
+    inheritance: bool = False
+    wants_secondary: bool = False  # asks about tests, examples or docs
+
+    @property
+    def subject(self) -> Mention | None:
+        return next((m for m in self.mentions if m.subject), self.mentions[0] if self.mentions else None)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The symbols a mention is taken to mean (one qualified name: its overloads, stubs and
+    re-definitions together) and the other definitions that still matched (`others`: non-empty when the
+    name stayed ambiguous)."""
+
+    symbols: tuple[Symbol, ...]
+    others: tuple[Symbol, ...] = ()
+
+    @property
+    def ambiguous(self) -> bool:
+        return bool(self.others)
+
+
+def parse_question(question: str) -> ParsedQuestion:
+    """The intent and the names of a question (see the module docstring for the rules)."""
+    files = tuple((m.group(1).removeprefix("./"), m.start(1), m.end(1)) for m in _FILE_NAME.finditer(question)
+                  if re.search(r"[A-Za-z]", m.group(1).rsplit(".", 1)[-1]) and not _is_qualified_name(m.group(1)))
+    mentions = _mentions(question, files)
+    usage = bool(USAGE_PATTERN.search(question))
+    names = {name_key(m.text) for m in mentions if m.strength >= 2}
+    if len(names) >= 2 and RELATION_PATTERN.search(question):
+        intent = "relationship"
+    elif usage and mentions:
+        intent = "usage"
+    else:
+        intent = "search"
+    return ParsedQuestion(question, intent, tuple(mentions), files, bool(INHERITANCE_QUESTION.search(question)),
+                          bool(SECONDARY_WORDS.search(question)))
+
+
+def _is_qualified_name(token: str) -> bool:
+    """`click.echo` or `Command.invoke` rather than a file name: the part after the last dot is not an extension."""
+    head, _, tail = token.rpartition(".")
+    return bool(head) and "/" not in token and (tail[:1].isupper() or len(tail) > 5 or "_" in tail)
+
+
+def _mentions(question: str, files: Sequence[tuple[str, int, int]]) -> list[Mention]:
+    """Every candidate name with its strength and qualifiers, strongest first (overlaps are settled by
+    `select_mentions`, once it is known which candidates name a symbol)."""
+    found: list[Mention] = []
+    slots = _subject_slots(question)
+    for m in _IDENT.finditer(question):
+        if m.group(1) is not None:
+            token = m.group(1).strip().removesuffix("()")
+            found.append(Mention(token, 4, m.start(), m.end()))
+        elif looks_like_identifier(m.group(2)):
+            token = m.group(2)
+            found.append(Mention(token, 4 if ("." in token or "::" in token) else 3, m.start(), m.end()))
+    for m in _RELATION_NAMES.finditer(question):
+        for group in range(1, 5):
+            if m.group(group) and m.group(group).lower() not in ARTICLES:
+                found.append(Mention(m.group(group), 3, m.start(group), m.end(group)))
+    words = list(_WORD.finditer(question))
+    for size in (4, 3, 2):  # spelled-out names: "encoder class" -> EncoderClass / encoder_class
+        for i in range(len(words) - size + 1):
+            phrase = [w.group() for w in words[i:i + size]]
+            if phrase[0].lower() in EDGE_STOP or phrase[-1].lower() in EDGE_STOP:
+                continue  # "encoder class" is a name; "the encoder", "encoder used" are not
+            if all(w.lower() in STOP_NAMES or w.lower() in KIND_WORDS for w in phrase):
+                continue
+            found.append(Mention("".join(phrase), 2, words[i].start(), words[i + size - 1].end()))
+    for start, end, text in slots:  # a plain word where the subject goes is a name
+        if not any(f.start == start and f.end == end for f in found):
+            found.append(Mention(text, 3, start, end))
+    for w in words:  # other plain words: candidates of last resort (see select_mentions)
+        text = w.group()
+        if len(text) >= 4 and text.lower() not in STOP_NAMES and not text.isdigit() and text.lower() not in KIND_WORDS:
+            found.append(Mention(text, 1, w.start(), w.end()))
+    found = [_qualify(question, m, slots) for m in found]
+    found = [replace(m, subject=False) if any(_inside_container(m, o) for o in found) else m for m in found]
+    unique: dict[tuple[int, int], Mention] = {}
+    for m in found:
+        if (m.start, m.end) not in unique or unique[(m.start, m.end)].strength < m.strength:
+            unique[(m.start, m.end)] = m
+    return sorted(unique.values(), key=lambda m: (not m.subject, -m.strength, -(m.end - m.start), m.start))
+
+
+def select_mentions(parsed: ParsedQuestion, names_something: Callable[[Mention], bool],
+                    files: Sequence[tuple[str, int, int]] = ()) -> list[Mention]:
+    """The mentions that stand, given which of them name a symbol (`names_something`), strongest first.
+
+    A mention inside a longer or stronger one that names something is dropped (`EncoderClass.encode`
+    does not also mean every `encode`), and so is one inside a file of the index the question names
+    (`files`: path, start, end), and the
+    container of another mention ("Command" in "the invoke method of Command"). One plain word is a name
+    only in a usage question that names nothing better.
+    """
+    found = [m for m in parsed.mentions if names_something(m)]
+    spans = [(m.start, m.end, m.strength) for m in found] + [(s, e, 5) for _, s, e in files]
+    kept: list[Mention] = []
+    for m in found:
+        if any(s <= m.start and m.end <= e and (e - s > m.end - m.start or strength > m.strength) for s, e, strength in spans):
+            continue
+        if any(_inside_container(m, other) for other in found):
+            continue
+        kept.append(m)
+    if any(m.strength >= 2 for m in kept) or parsed.intent != "usage":
+        kept = [m for m in kept if m.strength >= 2]
+    return kept
+
+
+def _subject_slots(question: str) -> list[tuple[int, int, str]]:
+    """(start, end, text) of the names in subject positions: next to a kind word, after "how is" / "who calls"."""
+    slots = []
+    for pattern in (_NAME_KIND, _KIND_NAME):
+        for m in pattern.finditer(question):
+            group = 1 if pattern is _NAME_KIND else 2
+            text = m.group(group)
+            if text.lower() not in EDGE_STOP | ARTICLES and text.lower() not in KIND_WORDS:
+                slots.append((m.start(group), m.end(group), text))
+    for m in _SUBJECT_SLOT.finditer(question):
+        group = next(g for g in range(1, m.re.groups + 1) if m.group(g))
+        text = m.group(group)
+        if text.lower() in KIND_WORDS:  # "how is the function echo used": the name follows the kind word
+            continue
+        if text.lower() not in STOP_NAMES | ARTICLES:
+            slots.append((m.start(group), m.end(group), text))
+    return slots
+
+
+def _qualify(question: str, m: Mention, slots: Sequence[tuple[int, int, str]]) -> Mention:
+    """The mention with the kind word next to it, its container and its subject flag. Only a name that is
+    identifier-shaped or stands in a subject slot takes qualifiers; a plain word next to a kind word
+    ("the echo function") becomes a subject of strength 3."""
+    if m.strength == 2:
+        return m
+    subject = any(s == m.start and e == m.end for s, e, _ in slots)
+    after = question[m.end:]
+    before = question[:m.start]
+    k = re.match(r"[`()]*\s+(" + _KIND + r")s?\b", after, re.IGNORECASE) or re.search(
+        r"\b(" + _KIND + r")\s+(?:called\s+|named\s+)?`?$", before, re.IGNORECASE)
+    kinds = KIND_WORDS[k.group(1).lower()] if k else ()
+    if m.strength < 3 and not subject and not kinds:
+        return m
+    container = None
+    c = _OF_CONTAINER.match(re.sub(r"^[`()]*", "", after))
+    if c and c.group(2).lower() not in STOP_NAMES | ARTICLES:
+        container = c.group(2)
+    p = _POSSESSIVE.search(question)
+    if p and p.start(2) == m.start:
+        container = p.group(1)
+    return replace(m, strength=max(m.strength, 3), kinds=kinds, container=container, subject=subject or bool(kinds))
+
+
+def _inside_container(m: Mention, other: Mention) -> bool:
+    """Whether `m` is the container word of another mention ("Command" in "invoke method of Command")."""
+    return other is not m and other.container is not None and m.text == other.container and m.start > other.end
+
+
+def looks_like_identifier(token: str) -> bool:
+    """CamelCase, snake_case, a.b, ns::name, or a capitalised word that is not all capitals (`Typer`)."""
+    if token.lower() in STOP_NAMES:
+        return False
+    return ("_" in token or "." in token or "::" in token or bool(re.search(r"[a-z][A-Z]|^[A-Z][a-z]+[A-Z]", token))
+            or (token[:1].isupper() and len(token) > 3 and not token.isupper() and not _sentence_start(token)))
+
+
+def _sentence_start(token: str) -> bool:
+    """Capitalised only because it starts the question ("How", "Where", "Show")."""
+    return token.lower() in {"how", "where", "what", "which", "who", "why", "when", "show", "list", "find", "explain",
+                             "describe", "give", "tell", "does", "is", "are", "can"}
+
+
+# ---- choosing among symbols ------------------------------------------------------------------------
+
+def matching_symbols(mention: Mention, symbols: Sequence[Symbol]) -> list[Symbol]:
+    """`symbols` (all found under the mention's lookup key) narrowed by its spelling, kind word and container."""
+    text = mention.text.replace("::", ".")
+    name = text.rpartition(".")[2]
+    out = list(symbols)
+    if "." in text:
+        qualified = [s for s in out if s.qualified_name == text or s.qualified_name.endswith("." + text)
+                     or _module_qualified(s, text)]
+        out = qualified or out
+    if mention.strength >= 3:
+        exact = [s for s in out if s.name == name or s.qualified_name == text]
+        out = exact or out
+    if mention.kinds:
+        out = [s for s in out if s.kind in mention.kinds] or out
+    if mention.container:
+        out = [s for s in out if _in_container(s, mention.container)] or out
+    return out
+
+
+def _module_qualified(sym: Symbol, text: str) -> bool:
+    """`click.echo` / `utils.echo`: the module path (package or file stem) and the name."""
+    module, _, name = text.rpartition(".")
+    if sym.name != name and not sym.qualified_name.endswith("." + name):
+        return False
+    parts = [p.removesuffix(".py") for p in sym.path.replace("\\", "/").split("/")]
+    return module.split(".")[-1] in parts or module.split(".")[0] in parts
+
+
+def _in_container(sym: Symbol, container: str) -> bool:
+    key = name_key(container)
+    parent = sym.qualified_name.rpartition(".")[0]
+    if parent and (name_key(parent.rpartition(".")[2]) == key or name_key(parent) == key):
+        return True
+    stems = [name_key(p.rsplit(".", 1)[0]) for p in sym.path.split("/")]
+    return key in stems
+
+
+def rank_key(sym: Symbol, mention: Mention | None = None) -> tuple:
+    """Sort key: package code before tests/docs/examples/stubs, public before private, top-level before members
+    (unless a kind word or container asks for a member), classes before other kinds, then place."""
+    role = path_role(sym.path)
+    private = sym.name.startswith("_") and not (sym.name.startswith("__") and sym.name.endswith("__"))
+    private_parent = any(part.startswith("_") and not part.startswith("__") for part in sym.qualified_name.split(".")[:-1])
+    wants_member = bool(mention and (mention.container or "method" in mention.kinds))
+    member = sym.parent_id is not None
+    spelled = mention is not None and sym.name != mention.text.replace("::", ".").rpartition(".")[2]
+    return ({"code": 0, "example": 1, "docs": 2, "test": 3, "stub": 4}.get(role, 0), private, spelled, private_parent,
+            member != wants_member, sym.kind not in ("class", "struct", "interface", "trait", "enum"),
+            sym.path.count("/"), sym.path, sym.start_line)
+
+
+def choose_symbols(mention: Mention, symbols: Sequence[Symbol]) -> Choice:
+    """What the mention means among `symbols` (all found under its lookup key): the best-ranked qualified
+    name with all its definitions, and the other package-code definitions that are as good a reading."""
+    narrowed = matching_symbols(mention, symbols)
+    if not narrowed:
+        return Choice(())
+    ranked = sorted(narrowed, key=lambda s: rank_key(s, mention))
+    best = ranked[0]
+    chosen = tuple(s for s in ranked if _identity(s) == _identity(best))
+    best_key = rank_key(best, mention)[:5]
+    others = tuple(s for s in ranked if _identity(s) != _identity(best) and rank_key(s, mention)[:5] == best_key)
+    return Choice(chosen, others)
+
+
+def _identity(sym: Symbol) -> tuple[str, str]:
+    """One definition however often it is written: overloads and re-definitions in one file, and a type
+    stub beside its module (`m.pyi` / `m.py`, `x.d.ts` / `x.ts`), share it."""
+    stem = re.sub(r"\.(pyi|py|d\.ts|ts|d\.mts|mts|d\.cts|cts|js)$", "", sym.path)
+    return sym.qualified_name, stem
+
+
+__all__ = ["parse_question", "ParsedQuestion", "Mention", "Choice", "choose_symbols", "matching_symbols", "rank_key",
+           "looks_like_identifier", "USAGE_PATTERN", "RELATION_PATTERN", "INHERITANCE_QUESTION", "SECONDARY_WORDS",
+           "STOP_NAMES"]
