@@ -1,11 +1,12 @@
 # Two commands: `make run REPO=path` and `make test`. Both set everything up on a fresh machine.
+# `make test-fast` is the inner loop: the suite less the tests marked slow (see tests/conftest.py).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 REPO   ?= .
 PORT   ?= 8501
 
-.PHONY: run test install index ui clean
+.PHONY: run test test-fast install index ui clean
 
 # torch first and pinned: the pinned CPU build lies on this machine's disk, while a plain
 # `torch` requirement pulled in by sentence-transformers would download a multi-GB CUDA build.
@@ -26,6 +27,9 @@ run: index
 
 test: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -q
+
+test-fast: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -q --fast
 
 clean:
 	rm -rf $(VENV) .pytest_cache .codeqa

@@ -1,12 +1,25 @@
 """Shared fixtures: the real embedding model (loaded once per session), an indexed copy of the
-fixture repo, and a network guard — tests may reach localhost, nothing else."""
+fixture repo, and a network guard — tests may reach localhost, nothing else.
+
+Two lanes: `make test` runs everything; `make test-fast` (`pytest --fast`) leaves out the tests marked
+`slow`. The mark is applied here, not by hand: a test is slow when it uses a fixture that loads the
+embedding model or builds an index with it (SLOW_FIXTURES, directly or through another fixture), or
+when its code or its fixtures' code starts a Python process or a browser (SLOW_CODE). In the fast lane
+a guard catches the rest: a test that imports the model's libraries or starts a Python process
+anyway is skipped at that point, with a reason saying so.
+"""
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,6 +33,104 @@ os.environ["XDG_CACHE_HOME"] = str(TEST_CACHE_HOME)
 FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE_REPO = FIXTURES / "repo"
 _real_connect = socket.socket.connect
+
+SLOW_FIXTURES = {"embedder", "indexed_repo"}
+SLOW_CODE = re.compile(r"\bsys\.executable\b|\bsubprocess\.|\bPopen\(|\bchromium\b|\bplaywright\b"  # processes
+                       r"|SentenceTransformer|\bmake_embedder\(")  # the model, built without the shared fixture
+# Importing one of these means loading the embedding model (or driving a browser): not the fast lane's work.
+HEAVY_LIBRARIES = ("torch", "sentence_transformers", "transformers", "onnxruntime", "playwright")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fast", action="store_true",
+                     help="the fast lane: leave out tests marked slow (model, index with the model, subprocesses)")
+
+
+def _sources(item) -> str:
+    """The code of the test, of the fixtures it uses, and of the module's functions they call (two calls deep)."""
+    funcs = [getattr(item, "function", None)]
+    fixture_info = getattr(item, "_fixtureinfo", None)
+    for defs in fixture_info.name2fixturedefs.values() if fixture_info else ():
+        funcs += [d.func for d in defs]
+    module = getattr(item, "module", None)
+    texts, seen = [], set()
+    for _ in range(3):
+        found = []
+        for func in funcs:
+            if func in seen:
+                continue
+            seen.add(func)
+            try:
+                text = inspect.getsource(func)
+            except (OSError, TypeError):
+                continue
+            texts.append(text)
+            for name in set(re.findall(r"\b(\w+)\(", text)):
+                helper = getattr(module, name, None)
+                if inspect.isfunction(helper) and helper.__module__ == getattr(module, "__name__", None):
+                    found.append(helper)
+        funcs = found
+    return "\n".join(texts)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or SLOW_CODE.search(_sources(item)):
+            item.add_marker("slow")
+    if config.getoption("--fast"):
+        fast = [i for i in items if i.get_closest_marker("slow") is None]
+        config.hook.pytest_deselected(items=[i for i in items if i.get_closest_marker("slow") is not None])
+        items[:] = fast
+
+
+class _HeavyImportGuard:
+    """A meta-path finder that turns a first import of a heavy library into a skip."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in HEAVY_LIBRARIES and name not in sys.modules:
+            pytest.skip(f"imports {name} (the embedding model or a browser): runs in `make test`, not the fast lane")
+        return None
+
+
+def _guarded_popen_init(real_init):
+    def init(self, args, *rest, **kwargs):
+        first = args if isinstance(args, (str, bytes, os.PathLike)) else args[0]
+        first = os.fsdecode(first)
+        program = first.split()[0] if isinstance(args, str) else first
+        name = Path(program).name
+        if program == sys.executable or name.startswith("python") or "chrom" in name:
+            pytest.skip(f"starts {name}: runs in `make test`, not the fast lane")
+        return real_init(self, args, *rest, **kwargs)
+
+    return init
+
+
+@contextmanager
+def _fast_lane_guard(config):
+    """In the fast lane, a test that loads the model or starts a Python process or browser is skipped there."""
+    if not config.getoption("--fast"):
+        yield
+        return
+    finder, real_init = _HeavyImportGuard(), subprocess.Popen.__init__
+    sys.meta_path.insert(0, finder)
+    subprocess.Popen.__init__ = _guarded_popen_init(real_init)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+        subprocess.Popen.__init__ = real_init
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    with _fast_lane_guard(item.config):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    with _fast_lane_guard(item.config):
+        yield
 
 
 def _guarded_connect(self, address):

@@ -1,8 +1,16 @@
-"""Every command's --json shape and exit code, as the README documents them."""
+"""The command-line parser (every command's --help, bad usage exits 2 with a message), and every
+command's --json shape and exit code as the README documents them.
+
+Only `codeqa.cli.main` is imported (the console script's entry point), so these tests hold whether the
+CLI is one module or a package.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,11 +18,101 @@ import pytest
 from codeqa.cli import main
 from conftest import copy_fixture_repo
 
+ROOT = Path(__file__).resolve().parent.parent
+# The interface in DESIGN.md / the README: each command and the flags scripts and agents rely on.
+FLAGS = {
+    "index": ["--index-dir", "--qdrant-url", "--full", "--json"],
+    "search": ["--repo", "--top-k", "--json", "--queries-file", "--index-dir", "--qdrant-url"],
+    "refs": ["--repo", "--json", "--index-dir", "--qdrant-url"],
+    "ask": ["--repo", "--model", "--no-llm", "--top-k", "--json"],
+    "export": ["--repo"],
+    "eval": ["--repo", "--no-llm", "--report", "--results", "--out", "--kinds", "--count", "--seed", "--json"],
+    "ui": ["--repo", "--port", "--watch"],
+    "mcp": ["--repo", "--http", "--token", "--watch"],
+    "watch": ["--debounce", "--index-dir"],
+}
+
 
 def run(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def exits(capsys, *argv) -> tuple[int, str, str]:
+    """argparse's own exits (--help, bad usage) raise SystemExit."""
+    with pytest.raises(SystemExit) as exc:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def parser_commands(capsys) -> list[str]:
+    """The commands the parser knows, read from its own answer to an unknown one."""
+    code, _, err = exits(capsys, "no-such-command")
+    assert code == 2 and "invalid choice: 'no-such-command'" in err
+    return re.findall(r"'([\w-]+)'", err.split("choose from", 1)[1])
+
+
+def test_the_parser_has_exactly_the_documented_commands(capsys):
+    assert sorted(parser_commands(capsys)) == sorted(FLAGS)
+
+
+def test_top_level_help_lists_every_command(capsys):
+    code, out, _ = exits(capsys, "--help")
+    assert code == 0 and out.startswith("usage: codeqa")
+    for command in FLAGS:
+        assert re.search(rf"^\s+codeqa {command}\b", out, re.MULTILINE), command  # the one-line summary
+        assert re.search(rf"^\s+{command}\s+\S", out, re.MULTILINE), command  # argparse's help line
+    code, out, _ = run(capsys)  # no command: the help, and the exit code of bad usage
+    assert code == 2 and "usage: codeqa" in out
+
+
+@pytest.mark.parametrize("command", sorted(FLAGS))
+def test_each_command_help_shows_its_usage_and_flags(capsys, command):
+    code, out, err = exits(capsys, command, "--help")
+    assert code == 0 and not err
+    assert out.startswith(f"usage: codeqa {command} ")
+    options = set(re.findall(r"(--[a-z][\w-]*)", out.split("options:", 1)[1]))
+    assert set(FLAGS[command]) <= options, set(FLAGS[command]) - options
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["index"], "the following arguments are required: path"),
+    (["search", "encode"], "the following arguments are required: --repo"),
+    (["refs", "--repo", "."], "the following arguments are required: symbol"),
+    (["ask", "why?"], "the following arguments are required: --repo"),
+    (["search", "encode", "--repo", ".", "--top-k", "many"], "argument --top-k: invalid int value: 'many'"),
+    (["ui", "--port", "http"], "argument --port: invalid int value: 'http'"),
+    (["watch", ".", "--debounce", "soon"], "argument --debounce: invalid float value: 'soon'"),
+    (["eval"], "the following arguments are required: ARGS"),
+])
+def test_bad_usage_exits_2_with_the_usage_and_what_was_wrong(capsys, argv, message):
+    code, out, err = exits(capsys, *argv)
+    assert code == 2 and not out
+    assert err.startswith(f"usage: codeqa {argv[0]}") and f"codeqa {argv[0]}: error: {message}" in err
+
+
+def test_an_unknown_flag_exits_2_naming_it(capsys):
+    code, out, err = exits(capsys, "index", ".", "--no-such-flag")  # argparse reports it from the top parser
+    assert code == 2 and not out and "codeqa: error: unrecognized arguments: --no-such-flag" in err
+
+
+def test_every_command_is_in_the_readme(capsys):
+    readme = (ROOT / "README.md").read_text()
+    for command in parser_commands(capsys):
+        assert re.search(rf"^codeqa {command}\b", readme, re.MULTILINE), f"README lacks `codeqa {command}`"
+
+
+def test_python_dash_m_codeqa_runs_the_same_parser(tmp_path):
+    def codeqa(*argv):
+        return subprocess.run([sys.executable, "-m", "codeqa", *argv], capture_output=True, text=True, cwd=tmp_path,
+                              timeout=120)
+
+    helped = codeqa("search", "--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: codeqa search ")
+    wrong = codeqa("search", "encode")
+    assert wrong.returncode == 2 and "the following arguments are required: --repo" in wrong.stderr
 
 
 def test_bad_input_exits_2_with_one_clear_sentence(capsys, tmp_path):
@@ -35,14 +133,7 @@ def test_bad_input_exits_2_with_one_clear_sentence(capsys, tmp_path):
     assert not (repo / ".codeqa").exists()
 
 
-def test_help_explains_every_command(capsys):
-    with pytest.raises(SystemExit):
-        main(["--help"])
-    out = capsys.readouterr().out
-    for command in ("index", "search", "refs", "ask", "export", "eval", "ui"):
-        assert f"codeqa {command}" in out
-
-
+@pytest.mark.slow  # `codeqa index` loads the embedding model
 def test_index_json_summary(capsys, tmp_path):
     repo = copy_fixture_repo(tmp_path / "repo")
     code, out, _ = run(capsys, "index", str(repo), "--json")
@@ -53,6 +144,7 @@ def test_index_json_summary(capsys, tmp_path):
     assert summary["graph_files_per_second"] > 0 and summary["chunks"] > 0
 
 
+@pytest.mark.slow
 def test_index_summary_lists_problem_skips_and_counts_files_of_no_language(capsys, tmp_path):
     repo = copy_fixture_repo(tmp_path / "repo")
     for name in ("a.csv", "b.csv", "c.dat"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
@@ -62,14 +63,28 @@ def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch)
     serial = _run(project, workers=1)
     parent = os.getpid()
     parse = index._parse_and_chunk
+    log = tmp_path / "parsed-by"
 
     def dying(job):
         if os.getpid() != parent and job[0].path.endswith("mod_30.py"):
             os._exit(3)  # a worker killed mid-run (out of memory, a grammar crash)
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()} {job[0].path}\n")
         return parse(job)
 
-    monkeypatch.setattr(index, "_parse_and_chunk", dying)
-    assert sorted(_run(project, workers=2), key=lambda r: r[0].file.path) == serial
+    monkeypatch.setattr(index, "_parse_and_chunk", dying)  # forked workers inherit the patch
+    files = walk_repository(project).files
+    settings = Settings(parse_workers=2)
+    with index.parse_workers(files, settings) as pool:
+        assert pool is not None
+        results = list(index._parse_and_chunk_all(files, settings, pool))
+        with pytest.raises(BrokenProcessPool):  # the pool really broke ...
+            pool.submit(int)
+    assert sorted(results, key=lambda r: r[0].file.path) == serial  # ... and no file was lost
+    parsed_by = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    here = {path for pid, path in parsed_by if int(pid) == parent}
+    assert "pkg/mod_30.py" in here  # the file that killed its worker was parsed here, after the break
+    assert {int(pid) for pid, _ in parsed_by} - {parent}  # and the workers had parsed some before it
 
 
 def test_an_index_run_parses_in_workers_started_before_the_store_opens(project, tmp_path, monkeypatch, embedder):

@@ -1,0 +1,105 @@
+"""Settings: flags over the environment over defaults; a bad value is a UsageError naming the variable."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from codeqa.config import Settings
+from codeqa.errors import UsageError
+
+
+def test_defaults_when_the_environment_is_empty():
+    settings = Settings.load(env={})
+    assert settings == Settings()
+    assert (settings.top_k, settings.context_tokens, settings.chunk_max_chars, settings.chunk_min_chars) == (10, 6000, 1500, 100)
+    assert settings.embeddings == "local" and settings.embedding_adapter == "default"
+    assert settings.index_dir is None and settings.qdrant_url is None and settings.model is None
+    assert not settings.llm_configured
+
+
+def test_each_setting_comes_from_its_codeqa_variable_with_its_type():
+    samples = {int: ("7", 7), float: ("2.5", 2.5), str: ("some-value", "some-value")}
+    for field in fields(Settings):
+        typ = str(field.type)
+        kind = int if typ.startswith("int") else float if typ.startswith("float") else Path if "Path" in typ else str
+        raw, expected = ("/tmp/somewhere", Path("/tmp/somewhere")) if kind is Path else samples[kind]
+        value = getattr(Settings.load(env={f"CODEQA_{field.name.upper()}": raw}), field.name)
+        assert value == expected and type(value) is type(expected), field.name
+
+
+def test_environment_overrides_defaults_and_flags_override_the_environment():
+    env = {"CODEQA_TOP_K": "5", "CODEQA_INDEX_DIR": "/tmp/from-env", "QDRANT_URL": "http://env:6333",
+           "CODEQA_LLM_TIMEOUT": "9"}
+    from_env = Settings.load(env=env)
+    assert (from_env.top_k, from_env.index_dir, from_env.qdrant_url, from_env.llm_timeout) == (
+        5, Path("/tmp/from-env"), "http://env:6333", 9.0)
+    flagged = Settings.load(env=env, top_k=3, index_dir="/tmp/from-flag", qdrant_url="http://flag:6333")
+    assert (flagged.top_k, flagged.index_dir, flagged.qdrant_url) == (3, Path("/tmp/from-flag"), "http://flag:6333")
+    assert flagged.llm_timeout == 9.0  # a setting no flag names keeps the environment's value
+    # a flag the user did not give arrives as None and leaves the environment's value alone
+    assert Settings.load(env=env, index_dir=None, qdrant_url=None).index_dir == Path("/tmp/from-env")
+    assert from_env.with_(top_k=None, context_tokens=100).top_k == 5
+    assert from_env.with_(context_tokens=100).context_tokens == 100
+
+
+def test_os_environ_is_read_when_no_env_is_given(monkeypatch):
+    monkeypatch.setenv("CODEQA_CONTEXT_TOKENS", "1234")
+    monkeypatch.setenv("CODEQA_MODEL", "qwen2.5-coder")
+    settings = Settings.load()
+    assert settings.context_tokens == 1234 and settings.model == "qwen2.5-coder"
+
+
+def test_openai_qdrant_and_xdg_variables():
+    settings = Settings.load(env={"OPENAI_BASE_URL": "http://localhost:11434/v1", "OPENAI_API_KEY": "k",
+                                  "QDRANT_URL": "https://q:6333", "QDRANT_API_KEY": "qk", "XDG_CACHE_HOME": "/tmp/xdg"})
+    assert settings.openai_base_url == "http://localhost:11434/v1" and settings.openai_api_key == "k"
+    assert settings.llm_configured
+    assert settings.qdrant_url == "https://q:6333" and settings.qdrant_api_key == "qk"
+    assert settings.cache_home == Path("/tmp/xdg")
+    # the CODEQA_ spelling wins over the plain one
+    both = Settings.load(env={"QDRANT_URL": "http://plain:6333", "CODEQA_QDRANT_URL": "http://codeqa:6333"})
+    assert both.qdrant_url == "http://codeqa:6333"
+
+
+def test_an_empty_variable_counts_as_unset():
+    assert Settings.load(env={"CODEQA_TOP_K": "", "QDRANT_URL": "", "CODEQA_MODEL": ""}) == Settings()
+
+
+@pytest.mark.xfail(strict=True, reason="Settings.load turns CODEQA_INDEX_DIR into a Path before it expands ~ "
+                                       "(only str values are expanded): the fix belongs in codeqa/config.py")
+def test_paths_expand_the_home_folder():
+    settings = Settings.load(env={"CODEQA_INDEX_DIR": "~/codeqa-index"})
+    assert settings.index_dir == Path.home() / "codeqa-index"
+
+
+@pytest.mark.parametrize("variable, raw", [
+    ("CODEQA_TOP_K", "ten"),
+    ("CODEQA_CONTEXT_TOKENS", "6k"),
+    ("CODEQA_LLM_TIMEOUT", "soon"),
+    ("CODEQA_QDRANT_SHARDS", "2.5"),
+    ("CODEQA_PARSE_WORKERS", "all"),
+    ("CODEQA_FILES_MAX_BYTES", "1MB"),
+])
+def test_a_bad_value_is_a_usage_error_naming_the_variable(variable, raw):
+    with pytest.raises(UsageError) as exc:
+        Settings.load(env={variable: raw})
+    message = str(exc.value)
+    assert variable in message and repr(raw) in message and exc.value.exit_code == 2
+
+
+def test_the_default_index_folder_is_in_the_cache_and_names_the_repository(tmp_path):
+    cache = tmp_path / "cache"
+    settings = Settings.load(env={"XDG_CACHE_HOME": str(cache)})
+    first, second = tmp_path / "a" / "my project", tmp_path / "b" / "my project"
+    first.mkdir(parents=True)
+    second.mkdir(parents=True)
+    folder = settings.index_dir_for(first)
+    assert folder.parent == cache / "codeqa" and folder.name.startswith("my_project-")
+    assert settings.index_dir_for(first) == folder  # stable
+    assert settings.index_dir_for(second) != folder  # same name, another path: another index
+    assert first not in folder.parents
+    chosen = Settings.load(env={"XDG_CACHE_HOME": str(cache)}, index_dir=str(tmp_path / "idx"))
+    assert chosen.index_dir_for(first) == tmp_path / "idx"
