@@ -61,7 +61,7 @@ class Settings:
                 values[name] = env[var]
         values.update({k: v for k, v in overrides.items() if v is not None})
         for name in ("index_dir", "cache_home"):
-            if isinstance(values.get(name), str):
+            if isinstance(values.get(name), (str, Path)):
                 values[name] = Path(values[name]).expanduser()
         return cls(**values)
 

@@ -68,8 +68,6 @@ def test_an_empty_variable_counts_as_unset():
     assert Settings.load(env={"CODEQA_TOP_K": "", "QDRANT_URL": "", "CODEQA_MODEL": ""}) == Settings()
 
 
-@pytest.mark.xfail(strict=True, reason="Settings.load turns CODEQA_INDEX_DIR into a Path before it expands ~ "
-                                       "(only str values are expanded): the fix belongs in codeqa/config.py")
 def test_paths_expand_the_home_folder():
     settings = Settings.load(env={"CODEQA_INDEX_DIR": "~/codeqa-index"})
     assert settings.index_dir == Path.home() / "codeqa-index"

@@ -9,10 +9,16 @@
   declarator: (function_declarator
     declarator: [(identifier) (field_identifier) (destructor_name) (operator_name)] @name)) @definition.function
 
+; returning a pointer or a reference: `Circle* build()`, `T& get()`
 (function_definition
-  declarator: [(pointer_declarator) (reference_declarator)
+  declarator: (pointer_declarator
+    declarator: (function_declarator
+      declarator: [(identifier) (field_identifier) (operator_name)] @name))) @definition.function
+
+(function_definition
+  declarator: (reference_declarator
     (function_declarator
-      declarator: [(identifier) (field_identifier) (operator_name)] @name)]) @definition.function
+      declarator: [(identifier) (field_identifier) (operator_name)] @name))) @definition.function
 
 ; out of class: Type::method, ns::Type::method, Type<T>::method, Type::~Type
 (function_definition
@@ -29,11 +35,18 @@
         name: [(identifier) (destructor_name) (operator_name)] @name)))) @definition.method
 
 (function_definition
-  declarator: [(pointer_declarator) (reference_declarator)
+  declarator: (pointer_declarator
+    declarator: (function_declarator
+      declarator: (qualified_identifier
+        scope: (_) @receiver
+        name: [(identifier) (operator_name)] @name)))) @definition.method
+
+(function_definition
+  declarator: (reference_declarator
     (function_declarator
       declarator: (qualified_identifier
         scope: (_) @receiver
-        name: [(identifier) (operator_name)] @name))]) @definition.method
+        name: [(identifier) (operator_name)] @name)))) @definition.method
 
 ; virtual double area() const = 0;
 (field_declaration
