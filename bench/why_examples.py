@@ -9,6 +9,9 @@ click 8.1.7
   options-words "How are options parsed from the command line?": no citation covers the definition of
                 class Command or Group.command (plain words are not symbols here), the route is not
                 "usage", and some citation lies in src/click/parser.py (where options are parsed).
+  options-lead  The same question, stricter (the "answers correctly" of issue 20's Done-when): the
+                first citation is option-parsing code: src/click/parser.py, or Command.parse_args,
+                Command.make_parser or Parameter.handle_parse_result.
 typer 0.12.5
   typer-summary "How is the Typer class used?" is not a dump. Checked on the `summary` field of the
                 JSON, which issue 20 adds:
@@ -53,6 +56,8 @@ PROXY_QUESTIONS = ["How are proxies configured on a Session?", "Where does the s
                    "How do I set a proxy for all requests made by a session?"]
 PROXY_TEXTS = ['proxies = {"http": "http://foo.bar:3128"}',
                "#: (e.g. {'http': 'foo.bar:3128', 'http://host.name': 'foo.bar:4012'}) to"]
+PARSING_CODE = [("src/click/core.py", "Command.parse_args"), ("src/click/core.py", "Command.make_parser"),
+                ("src/click/core.py", "Parameter.handle_parse_result")]
 AREA_WORDS = r"(package|library|source|tests?|docs?|documentation|examples?|tutorials?)"
 
 
@@ -128,6 +133,15 @@ def click_checks(session: Session, repo: Path) -> list[Check]:
         c.require(not hit, f"cites the definition of {label} (line {hit[0] if hit else ''})")
     c.require(r.get("route") != "usage", "routed as a usage question about a symbol named by a plain word")
     c.require(any(x["path"] == "src/click/parser.py" for x in cites), "no citation in src/click/parser.py")
+    checks.append(c)
+
+    c = Check("options-lead", "How are options parsed from the command line?")
+    c.got = first(r)
+    parsing = {(rel, line) for rel, name in PARSING_CODE for line in def_lines(repo, rel, name)}
+    c.require(bool(cites) and (cites[0]["path"] == "src/click/parser.py"
+                               or any(covers(cites[0], rel, line) for rel, line in parsing)),
+              "the first citation is not option-parsing code (src/click/parser.py, Command.parse_args, "
+              "Command.make_parser, Parameter.handle_parse_result)")
     checks.append(c)
     return checks
 
