@@ -16,7 +16,7 @@ typer 0.12.5
   typer-summary "How is the Typer class used?" is not a dump. Checked on the `summary` field of the
                 JSON, which issue 20 adds:
                   - present and non-empty;
-                  - counts by area: a dict `summary["counts"]` (or "areas") of area -> number with at
+                  - counts by area: a dict `summary["by_area"]` (or "counts", "areas") of area -> number with at
                     least two areas, one of them package; or, in a string summary, at least two
                     "<number> ... package/tests/docs/examples" mentions;
                   - 3-5 cited sites from package code (`typer/`): `summary["sites"]` entries with a
@@ -158,7 +158,7 @@ def typer_check(session: Session) -> Check:
     if not summary:
         return c
     if isinstance(summary, dict):
-        counts = summary.get("counts") or summary.get("areas") or {}
+        counts = summary.get("by_area") or summary.get("counts") or summary.get("areas") or {}
         c.require(isinstance(counts, dict) and len(counts) >= 2 and any("pack" in str(k) or "lib" in str(k) for k in counts),
                   "summary has no counts by area (a dict with package and another area)")
         sites = [s.get("path", "") for s in summary.get("sites") or [] if isinstance(s, dict)]

@@ -29,6 +29,8 @@ MEMBER_BOOST = 0.02  # methods of a class among the top hits: "how does the Path
 # R@10 0.837 / MRR 0.577, these 0.855 / 0.590. A question that names tests, examples or docs lifts them.
 ROLE_PENALTY = {"test": 0.15, "example": 0.1, "docs": 0.15, "stub": 0.2}
 KEYWORD_CODE_SHARE = 0.5
+PATH_WORD_BOOST = 0.0  # a file whose name is a word of the question ("table widths" -> table.py)
+PER_FILE = 0  # at most this many of the top k from one file, the rest after them (0: no cap)
 # "No such option" / 'cannot open file': quotes not inside a word (don't, the bar's writer) around 2+ words
 _QUOTED_PHRASE = re.compile(r"(?<![\w`])([\"'])[^\"'`\n]*?\w\s+\w[^\"'`\n]*?\1(?![\w`])")
 _CODE_TERM = re.compile(r"`[^`]+`|(?<!\w)\"[^\"]{3,}\"(?!\w)|(?<!\w)'[^']{3,}'(?!\w)|[\w./-]+\.[A-Za-z]{1,5}\b|[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+"
@@ -70,7 +72,9 @@ class Searcher:
         hits = self._boost_reference_hop(hits)
         hits = _demote_secondary_files(hits, query)
         merged = _merge_same_symbol(self._extend_to_definitions(self.source.mark_stale(hits)))
+        merged = _boost_path_words(merged, query)
         merged.sort(key=lambda h: -h.score)
+        merged = _spread_over_files(merged, top_k, PER_FILE)
         # the index holds redacted text; a result shows the file's own lines (the user's machine, not a prompt)
         return [replace(h, text=text) if (text := self.source.text(h.path, h.start_line, h.end_line)) is not None else h
                 for h in merged[:top_k]]
@@ -143,6 +147,42 @@ def wants_keywords(query: str, terms: Sequence[str], share: float) -> bool:
     """Whether BM25 over the code terms joins the dense search: a query that is mostly code, or one that
     quotes a phrase of two or more words (an error message, a log line)."""
     return bool(terms) and (share >= KEYWORD_CODE_SHARE or _QUOTED_PHRASE.search(query) is not None)
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    for suffix in ("ing", "es", "s", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def _boost_path_words(hits: list[Hit], query: str) -> list[Hit]:
+    """Hits from a file whose name (or folder) is a word of the query gain PATH_WORD_BOOST."""
+    if not PATH_WORD_BOOST:
+        return hits
+    words = {_stem(w) for w in re.findall(r"[A-Za-z]{3,}", query)}
+    out = []
+    for h in hits:
+        parts = h.path.rsplit(".", 1)[0].split("/")[-2:]
+        names = {_stem(w) for part in parts for w in re.split(r"[_\W-]+", part) if len(w) >= 3}
+        out.append(replace(h, score=h.score + PATH_WORD_BOOST, reasons=h.reasons + ("path word",)) if names & words else h)
+    return out
+
+
+def _spread_over_files(hits: list[Hit], top_k: int, per_file: int) -> list[Hit]:
+    """The ranking with at most `per_file` hits of one file among the first `top_k`; the others follow."""
+    if per_file <= 0:
+        return hits
+    counts: dict[str, int] = {}
+    first, later = [], []
+    for h in hits:
+        if len(first) < top_k and counts.get(h.path, 0) < per_file:
+            counts[h.path] = counts.get(h.path, 0) + 1
+            first.append(h)
+        else:
+            later.append(h)
+    return first + later
 
 
 def _demote_secondary_files(hits: list[Hit], query: str) -> list[Hit]:
