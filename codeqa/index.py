@@ -563,14 +563,14 @@ def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list
     try:
         text = redact_source(read_source_text(file.abs_path))  # credentials never reach symbols, chunks or vectors
     except (OSError, UnicodeDecodeError) as exc:
-        return ParsedFile(file, (), (), error=f"unreadable: {exc}", partial=True), []
+        return ParsedFile(file, (), (), error=f"unreadable: {exc}"), []
     parsed, tree = parse_source(file, text)
     try:
         chunks = chunk_file(file, text, tree, parsed.symbols, max_chars, min_chars)
     except Exception as exc:  # too deep, or a chunker bug on one file: it must not end the run
         reason = str(exc) if isinstance(exc, NestingTooDeep) else f"chunking failed ({type(exc).__name__}: {exc})"
         chunks = chunk_file(file, text, None, (), max_chars, min_chars)
-        parsed = ParsedFile(file, parsed.symbols, parsed.references, error=f"{reason}; used line windows", partial=True)
+        parsed = ParsedFile(file, parsed.symbols, parsed.references, error=f"{reason}; used line windows")
     return parsed, chunks
 
 
@@ -640,14 +640,19 @@ def parse_workers(files: Sequence[SourceFile], settings: Settings) -> Iterator[P
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(), languages),
                                mp_context=multiprocessing.get_context(_start_method()))
     try:
-        gc.freeze()  # the workers' garbage collections then leave the parent's objects (and their pages) alone
+        # frozen, the parent's objects are left alone by the workers' garbage collections (and their
+        # pages stay shared); a caller that froze objects itself (a pre-forking server) keeps them frozen
+        freeze = gc.get_freeze_count() == 0
+        if freeze:
+            gc.freeze()
         try:
             with warnings.catch_warnings():  # 3.12+ warns about forking a threaded process: see _start_worker
                 warnings.simplefilter("ignore", DeprecationWarning)
                 for _ in range(workers):
                     pool.submit(int)  # a forking pool starts all its workers at the first task: now
         finally:
-            gc.unfreeze()
+            if freeze:
+                gc.unfreeze()
         yield pool
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

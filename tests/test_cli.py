@@ -43,6 +43,12 @@ def test_help_explains_every_command(capsys):
         assert f"codeqa {command}" in out
 
 
+def test_export_has_no_json_flag_its_output_is_always_json_lines(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["export", "--repo", ".", "--json"])
+    assert exited.value.code == 2 and "--json" in capsys.readouterr().err
+
+
 def test_index_json_summary(capsys, tmp_path):
     repo = copy_fixture_repo(tmp_path / "repo")
     code, out, _ = run(capsys, "index", str(repo), "--json")
