@@ -32,6 +32,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 import warnings
 from collections import Counter
@@ -526,15 +527,34 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     return fresh, parsed, references
 
 
+_gc_lock = threading.Lock()
+_gc_pauses = 0  # graph stages running now, in any thread
+_gc_was_enabled = True  # the collector's state before the first of them
+
+
 @contextmanager
-def _gc_paused():
-    enabled = gc.isenabled()
-    gc.disable()
+def _gc_paused() -> Iterator[None]:
+    """The garbage collector off while graph stages run, then as the process had it.
+
+    Collections mid-stage walk the whole growing heap of parse results again and again: on
+    SQLAlchemy's sources (939 files, 178k references) parse + resolve took 41 s of CPU with the
+    collector on, 28 s with it off (34 s when freezing the results instead). The collector is one per
+    process, so other threads' cycles wait for the end of the stage too (nothing is lost, only
+    freed later). Stages in several threads share one pause: the last to finish restores the state
+    the first one found."""
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
     try:
         yield
     finally:
-        if enabled:
-            gc.enable()
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[str], batch_size: int,

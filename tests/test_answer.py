@@ -485,6 +485,7 @@ def test_ask_with_llm_from_the_environment(capsys, indexed_repo, llm_stub, monke
 
 def test_ask_llm_down_exit_1_with_message_and_evidence(capsys, indexed_repo, llm_stub, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", llm_stub.base_url)
+    monkeypatch.setenv("CODEQA_MODEL", "stub-model")
     monkeypatch.setenv("CODEQA_LLM_TIMEOUT", "1")
     llm_stub.reply(delay=3)
     code, out, err = run(capsys, "ask", USAGE_Q, "--repo", str(indexed_repo), "--json")
