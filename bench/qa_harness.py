@@ -92,7 +92,7 @@ class Session:
         """The `search --json` list: path, start_line, end_line, score, kind, symbol, text, stale."""
         if self.cli:
             return self._run_cli("search", query, "--top-k", str(top_k))
-        from codeqa.cli import _hit_json
+        from codeqa.cli.commands import _hit_json
 
         return [_hit_json(h) for h in self.retriever.search(query, top_k=top_k)]
 

@@ -18,13 +18,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
-from .chat import DEFAULT_MODEL, ChatModel, FakeChat, Message, OpenAIChat
+from .chat import ChatModel, FakeChat, Message, OpenAIChat
 from .config import Settings
 from .errors import LLMError
-from .extractive import EXTRACTIVE_NOTE, describe_path, extractive_answer, span_label
+from .extractive import EXTRACTIVE_NOTE, describe_path, extractive_answer
 from .files import redact
 from .languages import detect_language
-from .pack import count_tokens
+from .pack import CHARS_PER_TOKEN, count_tokens
 from .retrieve import Retriever, group_references
 from .summary import describe_counts, summarize_usage, summary_to_json
 from .types import Answer, Citation, Retrieval, Snippet, UsageSummary
@@ -130,7 +130,7 @@ class Conversation:
 def _cut_tokens(text: str, limit: int) -> str:
     if count_tokens(text) <= limit:
         return text
-    cut = text[: int(limit * 3)]
+    cut = text[: int(limit * CHARS_PER_TOKEN)]
     return cut.rsplit("\n", 1)[0] + "\n[…]"
 
 
@@ -391,7 +391,15 @@ class Answerer:
     def __init__(self, retriever: Retriever, settings: Settings, chat: ChatModel | None = None):
         self.retriever = retriever
         self.settings = settings
-        self.chat = chat if chat is not None else (OpenAIChat.from_settings(settings) if settings.llm_configured else None)
+        self._chat = chat
+
+    @property
+    def chat(self) -> ChatModel | None:
+        """The chat model: the one given, else OpenAIChat when an LLM is configured (built on first use, so
+        `no_llm` answers need no model setting), else None."""
+        if self._chat is None and self.settings.llm_configured:
+            self._chat = OpenAIChat.from_settings(self.settings)
+        return self._chat
 
     def stream(self, question: str, conversation: Conversation | None = None, no_llm: bool = False,
                top_k: int | None = None) -> AnswerStream:
@@ -469,58 +477,7 @@ def answer_to_json(answer: Answer) -> dict:
     }
 
 
-# ---- CLI shell (called by cli.cmd_ask; the only printing in this module) ---------------------------
-
-def ask_cli(repo: Path, settings: Settings, question: str, no_llm: bool = False, as_json: bool = False) -> int:
-    """`codeqa ask`: stream the answer to stdout, then the citations with ✓/✗. Exit 1 when the LLM failed
-    (the evidence is still printed), else 0."""
-    import json
-    import sys
-
-    from rich.console import Console
-
-    with Retriever.open(repo, settings) as retriever:
-        stream = Answerer(retriever, settings).stream(question, no_llm=no_llm)
-        if as_json:
-            answer = stream.result()
-            print(json.dumps(answer_to_json(answer), indent=2))
-        else:
-            console = Console(highlight=False, soft_wrap=True)
-            for piece in stream:
-                console.print(piece, end="", markup=False)
-            answer = stream.result()
-            if not answer.answer.endswith("\n"):
-                console.print()
-            _print_citations(console, answer)
-    if answer.error:
-        print(f"error: {answer.error}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _print_citations(console, answer: Answer) -> None:
-    from rich.markup import escape
-
-    if answer.citations:
-        console.print("\n[bold]Citations[/]")
-        for c in answer.citations:
-            stale = " [yellow](file changed since indexed)[/]" if c.stale else ""
-            if c.verified:
-                console.print(f" [green]✓[/] {escape(span_label(c.path, c.start_line, c.end_line))}{stale}")
-            else:
-                console.print(f" [red]✗[/] {escape(span_label(c.path, c.start_line, c.end_line))} "
-                              f"[red](unverified: {escape(c.reason)})[/]{stale}")
-    elif answer.mode == "llm":
-        console.print("\n[yellow]The answer cites no code.[/]")
-    if answer.error or not answer.citations:
-        console.print("\n[bold]Evidence retrieved[/]")
-        for s in answer.snippets[:12]:
-            console.print(f"  {escape(s.label)} [dim]({escape(s.reason)})[/]")
-    if answer.mode == "extractive":
-        console.print("\n[dim]Extractive answer: produced without an LLM.[/]")
-
-
 # ChatModel, OpenAIChat, FakeChat and extractive_answer are re-exported: the UI needs one import
-__all__ = ["Answerer", "AnswerStream", "Conversation", "Turn", "ask", "ask_cli", "answer_to_json", "build_messages",
+__all__ = ["Answerer", "AnswerStream", "Conversation", "Turn", "ask", "answer_to_json", "build_messages",
            "format_snippet", "graph_facts", "parse_citations", "verify_citations", "CitedSpan", "SYSTEM_PROMPT",
-           "ChatModel", "OpenAIChat", "FakeChat", "DEFAULT_MODEL", "extractive_answer", "EXTRACTIVE_NOTE"]
+           "ChatModel", "OpenAIChat", "FakeChat", "extractive_answer", "EXTRACTIVE_NOTE"]

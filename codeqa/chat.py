@@ -10,9 +10,11 @@ import re
 from typing import Callable, Iterator, Protocol, Sequence
 
 from .config import Settings
-from .errors import LLMError
+from .errors import LLMError, UsageError
+from .types import one_line
 
-DEFAULT_MODEL = "gpt-4o-mini"
+# Not a fallback: codeqa never picks a chat model itself (an endpoint serves the models it serves).
+# Only codeqa/answer.py and ui/answer_view.py still import this name; remove it with those imports.
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
 
 
@@ -45,7 +47,7 @@ class OpenAIChat:
     `max_retries` retries connection errors, 408/429/5xx once by default.
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, base_url: str | None = None, api_key: str | None = None,
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 1, temperature: float | None = 0.0):
         self.model = model
         self.base_url = base_url
@@ -57,7 +59,10 @@ class OpenAIChat:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "OpenAIChat":
-        return cls(settings.model or DEFAULT_MODEL, settings.openai_base_url, settings.openai_api_key, settings.llm_timeout)
+        """The configured endpoint and model; UsageError when an endpoint is configured without a model."""
+        if not settings.model:
+            raise UsageError(missing_model_message(settings))
+        return cls(settings.model, settings.openai_base_url, settings.openai_api_key, settings.llm_timeout)
 
     @property
     def endpoint(self) -> str:
@@ -119,8 +124,10 @@ class OpenAIChat:
             return (f"The chat endpoint {where} answered 404 for model {model!r}; check CODEQA_MODEL (or --model) "
                     "and that OPENAI_BASE_URL ends with /v1.")
         if isinstance(exc, openai.APIStatusError):
-            return f"The chat endpoint {where} answered HTTP {exc.status_code} for model {model!r}: {_one_line(_error_message(exc))}."
-        return f"The chat endpoint {where} failed for model {model!r} (check OPENAI_BASE_URL): {_one_line(str(exc))}."
+            detail = one_line(_error_message(exc), drop_period=True)
+            return f"The chat endpoint {where} answered HTTP {exc.status_code} for model {model!r}: {detail}."
+        detail = one_line(str(exc), drop_period=True)
+        return f"The chat endpoint {where} failed for model {model!r} (check OPENAI_BASE_URL): {detail}."
 
 
 class FakeChat:
@@ -163,9 +170,11 @@ def _error_message(exc) -> str:
     return getattr(exc, "message", None) or str(exc)
 
 
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split()).rstrip(".")
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+def missing_model_message(settings: Settings, setting: str = "CODEQA_MODEL (or --model)") -> str:
+    """Why no chat request can be sent: an LLM endpoint is configured, but no model to ask for."""
+    where = f"OPENAI_BASE_URL={settings.openai_base_url}" if settings.openai_base_url else "OPENAI_API_KEY is set"
+    return (f"An LLM endpoint is configured ({where}) but no chat model: set {setting} to a model "
+            "the endpoint serves (e.g. CODEQA_MODEL=llama3.1 for Ollama), or pass --no-llm to answer without an LLM.")
 
 
-__all__ = ["ChatModel", "OpenAIChat", "FakeChat", "Message", "DEFAULT_MODEL"]
+__all__ = ["ChatModel", "OpenAIChat", "FakeChat", "Message", "missing_model_message"]

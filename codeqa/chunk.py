@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from .embed import embedding_text
+from .embed.text import embedding_text
 from .types import Chunk, SourceFile, Symbol
 
 WINDOW_LINES = 40

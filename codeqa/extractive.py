@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 from .retrieve import Retriever, group_references
 from .summary import describe_counts, first_sentence, summarize_usage
-from .types import Hit, Reference, Retrieval, Snippet, Symbol, UsageSummary, split_symbol_id
+from .types import Hit, Reference, Retrieval, Snippet, Symbol, UsageSummary, one_line, split_symbol_id
 
 EXTRACTIVE_NOTE = "Produced without an LLM (extractive answer from retrieval alone)."
 FULL_LIST_HEADING = "All {count} reference sites in {files} files, by file:"
@@ -56,7 +56,7 @@ def span_label(path: str, start: int, end: int) -> str:
 def _describe_symbol(sym: Symbol) -> str:
     sig = " ".join(sym.signature.split()) if sym.signature else sym.qualified_name
     doc = first_sentence(sym.docstring)
-    return f"{sym.kind} `{sym.qualified_name}` — `{_one_line(sig, 90)}`" + (f": {doc}" if doc else "")
+    return f"{sym.kind} `{sym.qualified_name}` — `{one_line(sig, 90, drop_period=True)}`" + (f": {doc}" if doc else "")
 
 
 def _trim(snippet: Snippet, start: int, end: int) -> tuple[int, int]:
@@ -108,7 +108,8 @@ def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage,
                 span = _trim(snippet, *span)
                 out.append(f"\n{number}. {span_label(site.path, *span)} — {site.kind}{where}\n{_code_block(snippet, *span)}")
             else:
-                out.append(f"\n{number}. `{site.path}` line {site.line} — {site.kind}{where}: `{_one_line(site.code, 100)}`")
+                code = one_line(site.code, 100, drop_period=True)
+                out.append(f"\n{number}. `{site.path}` line {site.line} — {site.kind}{where}: `{code}`")
     by_id = retriever.symbols_by_id(r.enclosing_symbol_id for r in refs if r.enclosing_symbol_id)
     groups = group_references(refs)
     out.append("\n" + FULL_LIST_HEADING.format(count=len(refs), files=len(groups), names=names))
@@ -118,7 +119,7 @@ def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage,
         for r in file_refs:
             enclosing = by_id.get(r.enclosing_symbol_id) if r.enclosing_symbol_id else None
             where = f" in `{enclosing.qualified_name}`" if enclosing else ""
-            code = _one_line(r.line_text.strip(), 100)
+            code = one_line(r.line_text.strip(), 100, drop_period=True)
             if cover.snippet_at(r.path, r.line):
                 out.append(f"- {span_label(r.path, r.line, r.line)} {r.kind}{where}: `{code}`")
             else:
@@ -218,10 +219,10 @@ def _heading_above(lines: Sequence[str], start: int, end: int) -> str:
     def heading(number: int) -> str:
         line = lines[number - 1].strip()
         if line.startswith("#") and line.lstrip("#").startswith(" "):
-            return _one_line(line.lstrip("#").strip(), 80)
+            return one_line(line.lstrip("#").strip(), 80, drop_period=True)
         underline = lines[number].strip() if number < len(lines) else ""
         if line and len(underline) >= len(line) >= 3 and len(set(underline)) == 1 and underline[0] in "=-~^*+#":
-            return _one_line(line, 80)
+            return one_line(line, 80, drop_period=True)
         return ""
 
     for number in [*range(start, min(start + 3, end, len(lines)) + 1), *range(min(start - 1, len(lines)), 0, -1)]:
@@ -251,11 +252,6 @@ def describe_path(path: Sequence[str], edges: Sequence[tuple[str, str, Reference
 def _symbol_name(symbol_id: str) -> str:
     """The qualified name inside a symbol id (`path#Qualified.name@line`)."""
     return split_symbol_id(symbol_id)[1]
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split()).rstrip(".")
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 __all__ = ["extractive_answer", "describe_path", "span_label", "split_full_list", "EXTRACTIVE_NOTE", "FULL_LIST_HEADING"]

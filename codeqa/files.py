@@ -359,7 +359,7 @@ TEXT_DOCUMENT_NAMES = frozenset({"Makefile", "Dockerfile", "README", "LICENSE", 
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|__tests__|specs?)/|(^|/)(test_[^/]*|conftest\.py)$|_tests?\.\w+$"
                         r"|\.(spec|test)\.\w+$|Tests?\.(java|cs|kt)$")
 _EXAMPLE_DIRS = re.compile(r"(^|/)(examples?|samples?|demos?)/")
-_DOC_PATH = re.compile(r"(^|/)docs?/|\.(md|markdown|mdx|rst|txt)$", re.IGNORECASE)
+_DOC_PATH = re.compile(r"(^|/)(docs?|docs?_src|docs?_source|documentation)/|\.(md|markdown|mdx|rst|txt)$", re.IGNORECASE)
 
 
 _STUB_PATH = re.compile(r"\.(pyi|d\.ts|d\.mts|d\.cts)$")

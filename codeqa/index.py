@@ -31,6 +31,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 import warnings
 from collections import Counter
@@ -474,15 +475,34 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     return fresh, parsed, references
 
 
+_gc_lock = threading.Lock()
+_gc_pauses = 0  # graph stages running now, in any thread
+_gc_was_enabled = True  # the collector's state before the first of them
+
+
 @contextmanager
-def _gc_paused():
-    enabled = gc.isenabled()
-    gc.disable()
+def _gc_paused() -> Iterator[None]:
+    """The garbage collector off while graph stages run, then as the process had it.
+
+    Collections mid-stage walk the whole growing heap of parse results again and again: on
+    SQLAlchemy's sources (939 files, 178k references) parse + resolve took 41 s of CPU with the
+    collector on, 28 s with it off (34 s when freezing the results instead). The collector is one per
+    process, so other threads' cycles wait for the end of the stage too (nothing is lost, only
+    freed later). Stages in several threads share one pause: the last to finish restores the state
+    the first one found."""
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
     try:
         yield
     finally:
-        if enabled:
-            gc.enable()
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[str], batch_size: int,
@@ -511,14 +531,14 @@ def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list
     try:
         text = redact_source(read_source_text(file.abs_path))  # credentials never reach symbols, chunks or vectors
     except (OSError, UnicodeDecodeError) as exc:
-        return ParsedFile(file, (), (), error=f"unreadable: {exc}", partial=True), []
+        return ParsedFile(file, (), (), error=f"unreadable: {exc}"), []
     parsed, tree = parse_source(file, text)
     try:
         chunks = chunk_file(file, text, tree, parsed.symbols, max_chars, min_chars)
     except Exception as exc:  # too deep, or a chunker bug on one file: it must not end the run
         reason = str(exc) if isinstance(exc, NestingTooDeep) else f"chunking failed ({type(exc).__name__}: {exc})"
         chunks = chunk_file(file, text, None, (), max_chars, min_chars)
-        parsed = ParsedFile(file, parsed.symbols, parsed.references, error=f"{reason}; used line windows", partial=True)
+        parsed = ParsedFile(file, parsed.symbols, parsed.references, error=f"{reason}; used line windows")
     return parsed, chunks
 
 
@@ -588,14 +608,19 @@ def parse_workers(files: Sequence[SourceFile], settings: Settings) -> Iterator[P
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(), languages),
                                mp_context=multiprocessing.get_context(_start_method()))
     try:
-        gc.freeze()  # the workers' garbage collections then leave the parent's objects (and their pages) alone
+        # frozen, the parent's objects are left alone by the workers' garbage collections (and their
+        # pages stay shared); a caller that froze objects itself (a pre-forking server) keeps them frozen
+        freeze = gc.get_freeze_count() == 0
+        if freeze:
+            gc.freeze()
         try:
             with warnings.catch_warnings():  # 3.12+ warns about forking a threaded process: see _start_worker
                 warnings.simplefilter("ignore", DeprecationWarning)
                 for _ in range(workers):
                     pool.submit(int)  # a forking pool starts all its workers at the first task: now
         finally:
-            gc.unfreeze()
+            if freeze:
+                gc.unfreeze()
         yield pool
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -125,7 +125,6 @@ LANGUAGES: tuple[Language, ...] = (
              bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file", static_types=True,
              generic_methods=_PHP_METHODS),
 )
-MARKDOWN_EXTENSIONS = (".md", ".markdown")
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}
 

@@ -81,9 +81,9 @@ def parse_source(file: SourceFile, text: str):
             if _error_count(other.root_node) < _error_count(tree.root_node):
                 tree, language = other, retry_as
     except ParseTimeout as exc:
-        return ParsedFile(file, (), (), error=str(exc), partial=True), None
+        return ParsedFile(file, (), (), error=str(exc)), None
     except Exception as exc:  # a grammar crash must not end the index run
-        return ParsedFile(file, (), (), error=f"parse failed: {exc}", partial=True), None
+        return ParsedFile(file, (), (), error=f"parse failed: {exc}"), None
     lines = text.splitlines()
     try:
         queries = get_query_set(language)
@@ -95,11 +95,11 @@ def parse_source(file: SourceFile, text: str):
         names = queries.run_names(tree.root_node) if queries is not None else {}
         references = _collect_references(file, language, matches, names, scopes, source, lines, defs, def_name_starts)
     except Exception as exc:  # a pathological tree (or a bug) in one file must not end the run
-        return ParsedFile(file, (), (), error=f"symbol extraction failed ({type(exc).__name__}: {exc})", partial=True), None
+        return ParsedFile(file, (), (), error=f"symbol extraction failed ({type(exc).__name__}: {exc})"), None
     error = None
     if tree.root_node.has_error:
         error = f"syntax errors near line {_first_error_line(tree.root_node)}; parsed what was readable"
-    return ParsedFile(file, tuple(symbols), tuple(references), error=error, partial=error is not None), tree
+    return ParsedFile(file, tuple(symbols), tuple(references), error=error), tree
 
 
 def prepare_language(language: str) -> None:
@@ -126,12 +126,6 @@ def _parse_with_deadline(parser, source: bytes, seconds: float = PARSE_TIMEOUT_S
         if time.monotonic() > deadline:
             raise ParseTimeout(f"parse took over {seconds:.0f}s; used line windows") from None
         raise
-
-
-def parse_file(file: SourceFile, text: str | None = None) -> ParsedFile:
-    if text is None:
-        text = file.abs_path.read_text(encoding="utf-8")
-    return parse_source(file, text)[0]
 
 
 def _text(node, source: bytes) -> str:
@@ -547,8 +541,4 @@ def _innermost(defs: list[_Def], starts: list[int], byte: int) -> _Def | None:
     return d
 
 
-def is_class_like(symbol: Symbol) -> bool:
-    return symbol.kind in CLASS_LIKE
-
-
-__all__ = ["parse_source", "parse_file", "is_class_like", "CLASS_LIKE", "RETURNS", "language_by_name"]
+__all__ = ["parse_source", "CLASS_LIKE", "RETURNS", "language_by_name"]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .types import ParsedFile, Reference, SourceFile, Symbol
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: no "partial" flag (a ParsedFile with an error is partial)
 _BATCH = 500  # keys per SELECT/DELETE: well under SQLite's bound-parameter limit
 _NONE = type(None)
 # What each annotation in Symbol/Reference may hold in JSON. A field of a type not listed here fails
@@ -45,7 +45,7 @@ _SYMBOL_FIELDS, _SYMBOL_TYPES, _SYMBOL_TUPLES = _spec(Symbol)
 _REFERENCE_FIELDS, _REFERENCE_TYPES, _REFERENCE_TUPLES = _spec(Reference)
 _TABLE = "CREATE TABLE IF NOT EXISTS parsed (key TEXT PRIMARY KEY, data BLOB)"
 _SCHEMA = [("table", "parsed", _TABLE.replace(" IF NOT EXISTS", "")), ("index", "sqlite_autoindex_parsed_1", None)]
-_KEYS = {"v", "symbol_fields", "reference_fields", "path", "sha256", "error", "partial", "symbols", "references"}
+_KEYS = {"v", "symbol_fields", "reference_fields", "path", "sha256", "error", "symbols", "references"}
 
 
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
@@ -55,7 +55,7 @@ def encode_parsed(parsed: ParsedFile) -> bytes:
     """`parsed` as compact JSON (without the file's absolute path)."""
     return json.dumps({
         "v": FORMAT_VERSION, "symbol_fields": _SYMBOL_FIELDS, "reference_fields": _REFERENCE_FIELDS,
-        "path": parsed.file.path, "sha256": parsed.file.sha256, "error": parsed.error, "partial": parsed.partial,
+        "path": parsed.file.path, "sha256": parsed.file.sha256, "error": parsed.error,
         "symbols": _columns(parsed.symbols, _SYMBOL_FIELDS),
         "references": _columns(parsed.references, _REFERENCE_FIELDS),
     }, separators=(",", ":")).encode("ascii")  # escaped: a lone surrogate in a string round-trips too
@@ -92,13 +92,13 @@ def decode_parsed(blob: bytes, file: SourceFile) -> ParsedFile | None:
     if (type(data) is not dict or data.keys() != _KEYS or type(data["v"]) is not int or data["v"] != FORMAT_VERSION
             or data["symbol_fields"] != _SYMBOL_FIELDS or data["reference_fields"] != _REFERENCE_FIELDS
             or data["path"] != file.path or data["sha256"] != file.sha256
-            or type(data["error"]) not in (str, _NONE) or type(data["partial"]) is not bool):
+            or type(data["error"]) not in (str, _NONE)):
         return None
     symbols = _build(Symbol, data["symbols"], _SYMBOL_TYPES, _SYMBOL_TUPLES)
     references = _build(Reference, data["references"], _REFERENCE_TYPES, _REFERENCE_TUPLES)
     if symbols is None or references is None:
         return None
-    return ParsedFile(file, symbols, references, error=data["error"], partial=data["partial"])
+    return ParsedFile(file, symbols, references, error=data["error"])
 
 
 def _build(cls: type, columns: object, allowed: list[set[type]], tuples: list[int]) -> tuple | None:

@@ -39,6 +39,7 @@ USAGE_PATTERN = re.compile(
     r"\b(how|where)\s+(is|are|was|were)\b.*\b" + _PARTICIPLE + r"\b"
     r"|\bwhere\b.*\b" + _PARTICIPLE + r"\b|\bwhere\s+(do|does|did|can)\s+(i|we|you|they|people|\w+)\s+(use|call|get called|get used)\b"
     r"|\bwhere\s+(do|does|did)\b.*\bget\s+(called|used|invoked|instantiated|created)\b"
+    r"|\bwhere\s+(do|does|did|can)\b.*\b(use|call|invoke|raise|throw|catch|instantiate|import|subclass)\b"
     r"|\bhow\s+(do|can|should|would|to)\s+(i|we|you|one)?\s*(use|call)\b|\bhow to (use|call)\b"
     r"|\bwho\s+(calls|uses|imports|instantiates|creates|invokes|subclasses|extends|references)\b"
     r"|\b(callers|usages?|uses|references?|call sites?|instances|instantiations) (of|to)\b"
@@ -60,7 +61,10 @@ KIND_WORDS = {
     "decorator": ("function",), "exception": ("class",),
     "interface": ("interface", "class", "trait"), "protocol": ("class", "interface"), "struct": ("struct", "class"),
     "enum": ("enum", "class"), "trait": ("trait", "interface"), "module": ("module",),
+    "property": ("method", "function", "attribute", "property"), "attribute": ("attribute", "property", "method"),
 }
+# "the get class method of Measurement": a class/static method is a method, not a class
+_METHOD_PHRASE = re.compile(r"\b(?:class|static|instance|abstract)(?=\s+methods?\b)", re.IGNORECASE)
 _KIND = "|".join(KIND_WORDS)
 _NAME = r"`?([A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*)(?:\(\))?`?"
 # "the echo function", "echo()", "the Typer class" (name before the kind word)
@@ -75,13 +79,16 @@ _POSSESSIVE = re.compile(_NAME + r"'s\s+(?:" + _KIND + r"\s+)?" + _NAME, re.IGNO
 _SUBJECT_SLOT = re.compile(
     r"\b(?:how|where)\s+(?:is|are|was|were)\s+(?:the\s+|a\s+|an\s+)?" + _NAME + r"(?=(?:\s+[\w`()]+){0,3}?\s+"
     + _PARTICIPLE + r"\b)"
-    + r"|\bwhere\s+(?:does|do|did)\s+(?:the\s+|a\s+|an\s+)?" + _NAME + r"(?=(?:\s+[\w`()]+){0,3}?\s+get\s+\w+)"
+    + r"|\bwhere\s+(?:does|do|did)\s+(?:the\s+|a\s+|an\s+)?(?:[A-Z]\w*(?:'s)?\s+)?" + _NAME
+    + r"(?=(?:\s+[\w`()]+){0,3}?\s+get\s+\w+)"
     + r"|\b(?:who|what|which\s+\w+)\s+(?:calls|uses|imports|instantiates|creates|invokes|subclasses|extends|implements|"
       r"inherits from|references)\s+(?:the\s+|a\s+|an\s+)?" + _NAME
     + r"|\b(?:callers|usages?|uses|references?|call sites?|instances|instantiations|implementations|subclasses)\s+(?:of|to)\s+"
       r"(?:the\s+|a\s+|an\s+)?" + _NAME
     + r"|\bhow\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:use|call)\s+(?:the\s+|a\s+|an\s+)?" + _NAME
-    + r"|\bhow\s+to\s+(?:use|call)\s+(?:the\s+|a\s+|an\s+)?" + _NAME,
+    + r"|\bhow\s+to\s+(?:use|call)\s+(?:the\s+|a\s+|an\s+)?" + _NAME
+    + r"|\bwhere\b.*?\b(?:call|calls|use|uses|raise|raises|throw|throws|invoke|invokes|instantiate|instantiates|catch|"
+      r"catches|import|imports|subclass|subclasses)\s+(?:the\s+|a\s+|an\s+)?" + _NAME,
     re.IGNORECASE)
 _IDENT = re.compile(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)")
 _FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8})(?![\w/])")
@@ -158,6 +165,8 @@ class Choice:
 
 def parse_question(question: str) -> ParsedQuestion:
     """The intent and the names of a question (see the module docstring for the rules)."""
+    asked = question
+    question = _METHOD_PHRASE.sub(lambda m: " " * len(m.group(0)), question)
     files = tuple((m.group(1).removeprefix("./"), m.start(1), m.end(1)) for m in _FILE_NAME.finditer(question)
                   if re.search(r"[A-Za-z]", m.group(1).rsplit(".", 1)[-1]) and not _is_qualified_name(m.group(1)))
     mentions = _mentions(question, files)
@@ -169,7 +178,7 @@ def parse_question(question: str) -> ParsedQuestion:
         intent = "usage"
     else:
         intent = "search"
-    return ParsedQuestion(question, intent, tuple(mentions), files, bool(INHERITANCE_QUESTION.search(question)),
+    return ParsedQuestion(asked, intent, tuple(mentions), files, bool(INHERITANCE_QUESTION.search(question)),
                           bool(SECONDARY_WORDS.search(question)))
 
 
@@ -284,6 +293,9 @@ def _qualify(question: str, m: Mention, slots: Sequence[tuple[int, int, str]]) -
     p = _POSSESSIVE.search(question)
     if p and p.start(2) == m.start:
         container = p.group(1)
+    before_word = re.search(r"\b([A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*)\s+$", before)
+    if container is None and subject and before_word and m.text[:1].islower() and not _sentence_start(before_word.group(1)):
+        container = before_word.group(1)  # "where does TOMLFile write get called"
     return replace(m, strength=max(m.strength, 3), kinds=kinds, container=container, subject=subject or bool(kinds))
 
 

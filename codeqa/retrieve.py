@@ -52,6 +52,7 @@ class NameMatch:
     end: int
     symbols: tuple[Symbol, ...]
     others: tuple[Symbol, ...] = ()
+    subject: bool = False  # it stands where a usage question puts its subject ("how is X used")
 
 
 class Retriever:
@@ -177,7 +178,9 @@ class Retriever:
         kept = select_mentions(parsed, lambda m: (m.start, m.end) in chosen, files)
         out: dict[tuple[str, ...], NameMatch] = {}
         for m in kept:
-            match = chosen[(m.start, m.end)]
+            # "encoder class" in "how is the encoder class used" holds the subject slot's word
+            subject = m.subject or any(o.subject and m.start <= o.start and o.end <= m.end for o in parsed.mentions)
+            match = replace(chosen[(m.start, m.end)], subject=subject)
             key = tuple(s.id for s in match.symbols)
             if key not in out or out[key].strength < match.strength:
                 out[key] = match
@@ -208,6 +211,8 @@ class Retriever:
         parsed = parse_question(question)
         matches = self.match_question(question)
         route = parsed.intent if matches else "search"
+        if route == "usage" and matches[0].strength < 3 and not matches[0].subject:
+            route = "search"  # "how are strings escaped when a value is created": no symbol is the subject
         if route == "relationship" and len({s.name for m in matches for s in m.symbols}) < 2:
             route = "search"
         if route == "usage":

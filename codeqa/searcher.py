@@ -29,8 +29,10 @@ MEMBER_BOOST = 0.02  # methods of a class among the top hits: "how does the Path
 # R@10 0.837 / MRR 0.577, these 0.855 / 0.590. A question that names tests, examples or docs lifts them.
 ROLE_PENALTY = {"test": 0.15, "example": 0.1, "docs": 0.15, "stub": 0.2}
 KEYWORD_CODE_SHARE = 0.5
-PATH_WORD_BOOST = 0.0  # a file whose name is a word of the question ("table widths" -> table.py)
-PER_FILE = 0  # at most this many of the top k from one file, the rest after them (0: no cap)
+CALLEE_CANDIDATES = 2  # definitions the top hits call, from other files, added below HOP_INSERT_RANK
+HOP_INSERT_RANK = 4
+CANDIDATES_PER_RESULT = 5  # candidates fetched per result asked for (the spread over files needs a few more)
+PER_FILE = 2  # at most this many of the top k from one file, the rest after them (0: no cap)
 # "No such option" / 'cannot open file': quotes not inside a word (don't, the bar's writer) around 2+ words
 _QUOTED_PHRASE = re.compile(r"(?<![\w`])([\"'])[^\"'`\n]*?\w\s+\w[^\"'`\n]*?\1(?![\w`])")
 _CODE_TERM = re.compile(r"`[^`]+`|(?<!\w)\"[^\"]{3,}\"(?!\w)|(?<!\w)'[^']{3,}'(?!\w)|[\w./-]+\.[A-Za-z]{1,5}\b|[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+"
@@ -63,7 +65,7 @@ class Searcher:
         tests, examples, docs and type stubs move down unless the query asks for them (ROLE_PENALTY).
         """
         vector = self.embedder.encode([query])[0]
-        limit = max(top_k * 3, 30)
+        limit = max(top_k * CANDIDATES_PER_RESULT, 30)
         terms = code_terms(query)
         share = _code_share(query, terms)
         keywords = query_sparse_vector(" ".join(terms)) if wants_keywords(query, terms, share) else None
@@ -72,7 +74,7 @@ class Searcher:
         hits = self._boost_reference_hop(hits)
         hits = _demote_secondary_files(hits, query)
         merged = _merge_same_symbol(self._extend_to_definitions(self.source.mark_stale(hits)))
-        merged = _boost_path_words(merged, query)
+        merged = self._add_callees(merged)
         merged.sort(key=lambda h: -h.score)
         merged = _spread_over_files(merged, top_k, PER_FILE)
         # the index holds redacted text; a result shows the file's own lines (the user's machine, not a prompt)
@@ -121,6 +123,36 @@ class Searcher:
             out.append(h)
         return sorted(out, key=lambda h: -h.score)
 
+    def _add_callees(self, hits: list[Hit]) -> list[Hit]:
+        """Definitions in other files that the top hits call or instantiate join the candidates just below
+        the HOP_INSERT_RANK-th hit: an answer that spans files ("how does print reach the terminal") needs
+        the code the best hit hands over to."""
+        if not CALLEE_CANDIDATES or len(hits) <= HOP_INSERT_RANK:
+            return hits
+        ranked = sorted(hits, key=lambda h: -h.score)
+        sources = [sid for h in ranked[:HOP_SOURCES] for sid in h.symbol_ids[:1]]
+        near = {h.path for h in ranked[:HOP_SOURCES]}
+        counts: dict[str, int] = {}
+        for r in self.store.references_from(sources):
+            if r.kind in ("call", "instantiation") and r.confidence in ("exact", "likely"):
+                for t in r.target_ids:
+                    counts[t] = counts.get(t, 0) + 1
+        present = {sid for h in hits for sid in h.symbol_ids}
+        wanted = [t for t, _ in sorted(counts.items(), key=lambda kv: -kv[1]) if t not in present
+                  and t.partition("#")[0] not in near][:CALLEE_CANDIDATES * 2]
+        if not wanted:
+            return hits
+        base = ranked[HOP_INSERT_RANK].score
+        added, seen = [], set()
+        for h in self.store.chunks_for_symbols(wanted, limit=CALLEE_CANDIDATES * 4):
+            if h.path in near or h.path in seen or not (set(h.symbol_ids) & set(wanted)):
+                continue
+            seen.add(h.path)
+            added.append(replace(h, score=base - 1e-6 * (len(added) + 1), reasons=("callee",)))
+            if len(added) >= CALLEE_CANDIDATES:
+                break
+        return hits + added
+
     def _extend_to_definitions(self, hits: Sequence[Hit]) -> list[Hit]:
         """A piece cut from inside a long function starts at the function's first line, so the result shows the def."""
         out = []
@@ -149,29 +181,9 @@ def wants_keywords(query: str, terms: Sequence[str], share: float) -> bool:
     return bool(terms) and (share >= KEYWORD_CODE_SHARE or _QUOTED_PHRASE.search(query) is not None)
 
 
-def _stem(word: str) -> str:
-    word = word.lower()
-    for suffix in ("ing", "es", "s", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
-
-
-def _boost_path_words(hits: list[Hit], query: str) -> list[Hit]:
-    """Hits from a file whose name (or folder) is a word of the query gain PATH_WORD_BOOST."""
-    if not PATH_WORD_BOOST:
-        return hits
-    words = {_stem(w) for w in re.findall(r"[A-Za-z]{3,}", query)}
-    out = []
-    for h in hits:
-        parts = h.path.rsplit(".", 1)[0].split("/")[-2:]
-        names = {_stem(w) for part in parts for w in re.split(r"[_\W-]+", part) if len(w) >= 3}
-        out.append(replace(h, score=h.score + PATH_WORD_BOOST, reasons=h.reasons + ("path word",)) if names & words else h)
-    return out
-
-
 def _spread_over_files(hits: list[Hit], top_k: int, per_file: int) -> list[Hit]:
-    """The ranking with at most `per_file` hits of one file among the first `top_k`; the others follow."""
+    """The ranking with at most `per_file` hits of one file among the first `top_k` (0: no cap); the
+    others follow, in order."""
     if per_file <= 0:
         return hits
     counts: dict[str, int] = {}

@@ -57,6 +57,15 @@ def name_key(name: str) -> str:
     return _NOT_KEY.sub("", name.lower())
 
 
+def one_line(text: str, limit: int = 200, *, drop_period: bool = False) -> str:
+    """`text` on one line (whitespace runs collapsed), cut to `limit` characters with "…". With
+    `drop_period`, a trailing "." goes first, so the text can sit inside a sentence of the caller's."""
+    text = " ".join(str(text).split())
+    if drop_period:
+        text = text.rstrip(".")
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def split_symbol_id(symbol_id: str) -> tuple[str, str]:
     """(path, qualified name) of a Symbol.id."""
     path, _, rest = symbol_id.partition("#")
@@ -97,7 +106,6 @@ class Chunk:
     symbol_ids: tuple[str, ...]
     text: str
     symbol_names: tuple[str, ...] = ()
-    header: str = ""  # what is embedded before the code (path, qualified name, signature, docstring)
 
 
 @dataclass(frozen=True)
@@ -107,8 +115,7 @@ class ParsedFile:
     file: SourceFile
     symbols: tuple[Symbol, ...]
     references: tuple[Reference, ...]
-    error: str | None = None  # set when the parse had syntax errors or failed
-    partial: bool = False
+    error: str | None = None  # set when the parse had syntax errors or failed: the file is partially parsed
 
 
 @dataclass(frozen=True)

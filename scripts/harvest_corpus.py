@@ -2,10 +2,10 @@
 
 Sources, exactly this list (never a project we evaluate on; `codeqa eval` warns about these names):
 the standard library of the running interpreter (without test/, idlelib/, lib2to3/ and any tests/
-folder) plus the sdists of codeqa.adapter.TRAINING_PROJECTS, downloaded from PyPI at the pinned versions.
+folder) plus the sdists of codeqa.embed.adapter.TRAINING_PROJECTS, downloaded from PyPI at the pinned versions.
 
 A pair: query = the first docstring paragraph (>= 6 words, whitespace collapsed); text = the same
-embedded text the index builds for a chunk (codeqa.embed.embedding_text: path, qualified name,
+embedded text the index builds for a chunk (codeqa.embed.text.embedding_text: path, qualified name,
 signature, then the code) where the code is the function with its docstring removed, decorators
 kept, cut at 80 lines, and no docstring in the header. Pairs are deduplicated and shuffled with a
 fixed seed. Output: JSON lines {"query", "text", "source"}; the sha256 of the file is printed.
@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from codeqa.adapter import TRAINING_PROJECTS  # noqa: E402  (the one list; `codeqa eval` reads it too)
-from codeqa.embed import embedding_text  # noqa: E402
+from codeqa.embed.adapter import TRAINING_PROJECTS  # noqa: E402  (the one list; `codeqa eval` reads it too)
+from codeqa.embed.text import embedding_text  # noqa: E402
 from codeqa.parse import parse_source  # noqa: E402
 from codeqa.types import SourceFile  # noqa: E402
 

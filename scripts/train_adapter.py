@@ -36,7 +36,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from codeqa.adapter import ADAPTER_FILE, is_target, save_adapter  # noqa: E402
+from codeqa.embed.adapter import ADAPTER_FILE, is_target, save_adapter  # noqa: E402
 from codeqa.embed import BASE_MODEL_ID  # noqa: E402
 
 DEFAULTS = {"rank": 16, "scale": 2.0, "temperature": 0.05, "lr": 5e-4, "batch_size": 128, "epochs": 2, "seed": 0,

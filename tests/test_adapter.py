@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from codeqa.adapter import TARGET_SUFFIXES, default_adapter_path, load_adapter, merge_adapter, save_adapter
+from codeqa.embed.adapter import TARGET_SUFFIXES, default_adapter_path, load_adapter, merge_adapter, save_adapter
 from codeqa.config import Settings
 from codeqa.embed import BASE_MODEL_ID, SentenceTransformerEmbedder, make_embedder
 from codeqa.errors import IndexMismatchError, UsageError
@@ -28,7 +28,7 @@ def random_adapter(tmp_path_factory):
     """A small random adapter over every target layer (not the trained one: the test must not depend on it)."""
     model = SentenceTransformerEmbedder(adapter="none")
     model.load()
-    encoder = model._model[0].auto_model
+    encoder = model.sentence_transformer()[0].auto_model
     generator = torch.Generator().manual_seed(7)
     tensors = {}
     for name, module in encoder.named_modules():
@@ -47,8 +47,8 @@ def test_merge_equals_base_plus_low_rank_update_on_a_probe(random_adapter):
     base.load()
     merged = SentenceTransformerEmbedder(adapter=str(random_adapter))
     merged.load()
-    base_layers = dict(base._model[0].auto_model.named_modules())
-    merged_layers = dict(merged._model[0].auto_model.named_modules())
+    base_layers = dict(base.sentence_transformer()[0].auto_model.named_modules())
+    merged_layers = dict(merged.sentence_transformer()[0].auto_model.named_modules())
     adapted = [k[: -len(".lora_A")] for k in tensors if k.endswith(".lora_A")]
     assert len(adapted) == 6 * len(TARGET_SUFFIXES)
     probe = torch.randn(3, 384, generator=torch.Generator().manual_seed(1))

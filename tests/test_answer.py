@@ -357,14 +357,16 @@ def test_ask_with_llm_from_the_environment(capsys, indexed_repo, llm_stub, monke
     assert [(c["path"], c["verified"]) for c in result["citations"]] == \
         [("encoders/encoder.py", True), ("invented/file.py", False)]
     assert llm_stub.chat_requests[-1].body["model"] == "m-flag"
+    monkeypatch.setenv("CODEQA_MODEL", "m-env")
     code, out, err = run(capsys, "ask", USAGE_Q, "--repo", str(indexed_repo))
-    assert code == 0
+    assert code == 0 and llm_stub.chat_requests[-1].body["model"] == "m-env"
     assert "See encoders/encoder.py:L15-L30" in out
     assert "✓ encoders/encoder.py:L15-L30" in out and "✗ invented/file.py:L1-L2 (unverified: file not in the index)" in out
 
 
 def test_ask_llm_down_exit_1_with_message_and_evidence(capsys, indexed_repo, llm_stub, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", llm_stub.base_url)
+    monkeypatch.setenv("CODEQA_MODEL", "stub-model")
     monkeypatch.setenv("CODEQA_LLM_TIMEOUT", "1")
     llm_stub.reply(delay=3)
     code, out, err = run(capsys, "ask", USAGE_Q, "--repo", str(indexed_repo), "--json")

@@ -133,6 +133,12 @@ def test_bad_input_exits_2_with_one_clear_sentence(capsys, tmp_path):
     assert not (repo / ".codeqa").exists()
 
 
+def test_export_has_no_json_flag_its_output_is_always_json_lines(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["export", "--repo", ".", "--json"])
+    assert exited.value.code == 2 and "--json" in capsys.readouterr().err
+
+
 @pytest.mark.slow  # `codeqa index` loads the embedding model
 def test_index_json_summary(capsys, tmp_path):
     repo = copy_fixture_repo(tmp_path / "repo")

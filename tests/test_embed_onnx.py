@@ -17,7 +17,7 @@ TEXTS = ["def tokenize(text):\n    return text.split()\n", "where is the configu
 
 @pytest.mark.slow
 def test_onnx_export_gives_the_torch_vectors_and_is_cached(tmp_path, monkeypatch, embedder):
-    from codeqa.embed_onnx import OnnxEmbedder
+    from codeqa.embed.local_onnx import OnnxEmbedder
 
     monkeypatch.setenv("CODEQA_ONNX_CACHE", str(tmp_path / "onnx"))
     fp32 = make_embedder("local-onnx")

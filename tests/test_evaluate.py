@@ -15,12 +15,12 @@ from codeqa.answer import Answerer, FakeChat, OpenAIChat
 from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.errors import IndexMissingError, UsageError
-from codeqa.evaluate import (CitationCheck, EvalRun, Metrics, QuestionResult, RankedSpan, evaluate_question,
-                             evaluation_warnings, first_hit_rank, load_results, mrr_at, overlaps_gold, recall_at,
-                             run_evaluation, save_results, training_data_overlap)
-from codeqa.judge import JUDGE_PROMPT, AnswerJudge, Verdict, parse_verdict
-from codeqa.questions import Question, Span, generate_questions, load_questions, strip_docstrings
-from codeqa.report import compare_runs, format_comparison, write_report
+from codeqa.eval.evaluate import evaluate_question, evaluation_warnings, run_evaluation, training_data_overlap
+from codeqa.eval.judge import JUDGE_PROMPT, AnswerJudge, parse_verdict
+from codeqa.eval.metrics import (CitationCheck, EvalRun, Metrics, QuestionResult, RankedSpan, Verdict, first_hit_rank,
+                                 load_results, mrr_at, overlaps_gold, recall_at, save_results)
+from codeqa.eval.questions import Question, Span, generate_questions, load_questions, strip_docstrings
+from codeqa.eval.report import compare_runs, format_comparison, write_report
 from codeqa.question import RELATION_PATTERN, USAGE_PATTERN
 from codeqa.retrieve import Retriever
 from conftest import FIXTURE_REPO, copy_fixture_repo

@@ -42,7 +42,8 @@ def env(stub):
     base = {k: v for k, v in os.environ.items()
             if k not in ("QDRANT_URL", "CODEQA_INDEX_DIR", "CODEQA_MODEL", "CODEQA_MCP_TOKEN")}
     return {**base, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "CODEQA_EMBEDDINGS": "openai:stub-embed",
-            "OPENAI_BASE_URL": stub.base_url, "OPENAI_API_KEY": "test-key", "NO_PROXY": "127.0.0.1,localhost"}
+            "OPENAI_BASE_URL": stub.base_url, "OPENAI_API_KEY": "test-key", "CODEQA_MODEL": "stub-model",
+            "NO_PROXY": "127.0.0.1,localhost"}
 
 
 def codeqa(env: dict, *argv: str) -> subprocess.CompletedProcess:

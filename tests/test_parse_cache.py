@@ -45,7 +45,7 @@ def _rich(parsed: list[ParsedFile]) -> ParsedFile:
 
 def test_real_parse_results_round_trip(parsed):
     assert sum(len(pf.symbols) for pf in parsed) > 10 and sum(len(pf.references) for pf in parsed) > 10
-    assert any(pf.error for pf in parsed)  # broken.py: the error and partial flag travel too
+    assert any(pf.error for pf in parsed)  # broken.py: the error travels too
     assert any(r.target_ids or r.receiver or r.module for pf in parsed for r in pf.references)
     for pf in parsed:
         blob = encode_parsed(pf)
@@ -58,7 +58,7 @@ def test_round_trip_keeps_optional_and_unusual_values():
     symbol = Symbol("pkg/ü.py#f@1", "f", "f", "function", "python", "pkg/ü.py", 1, 2, "def f():", "Doc \"q\"\n", None)
     reference = Reference("g", "pkg/ü.py", 2, 0, "call", symbol.id, ("a#g@1", "b#g@3"), "likely", "g()  # \ud800 é",
                           receiver="self", module=None, alias="h", assigned="return")
-    original = ParsedFile(file, (symbol,), (reference,), error="syntax errors near line 2", partial=True)
+    original = ParsedFile(file, (symbol,), (reference,), error="syntax errors near line 2")
     decoded = decode_parsed(encode_parsed(original), file)
     assert decoded == original
     assert isinstance(decoded.references[0].target_ids, tuple)
@@ -195,7 +195,8 @@ def _malformed(pf: ParsedFile) -> dict[str, object]:
     variant("rows instead of columns", lambda e: e.update(references=[list(row) for row in zip(*e["references"])]))
     variant("missing key", lambda e: e.pop("error"))
     variant("extra key", lambda e: e.update(abs_path="/etc"))
-    variant("partial as int", lambda e: e.update(partial=0))
+    variant("error as int", lambda e: e.update(error=0))
+    variant("unknown key (format 1's partial flag)", lambda e: e.update(partial=True))
     variant("error as int", lambda e: e.update(error=1))
     variant("symbols as dict", lambda e: e.update(symbols={}))
     variant("other path", lambda e: e.update(path="elsewhere.py"))

@@ -175,3 +175,18 @@ def test_mentions_carry_their_spans():
     question = "Who calls the invoke method of Command?"
     subject = parse_question(question).subject
     assert isinstance(subject, Mention) and question[subject.start:subject.end] == "invoke"
+
+
+MORE_CASES = [
+    ("How is the get class method of Measurement used?", "usage", "get", "method", "Measurement"),
+    ("Where does TOMLFile write get called?", "usage", "write", None, "TOMLFile"),
+    ("Where does the parser call consume?", "usage", "consume", None, None),
+    ("Where do we raise UnexpectedCharError?", "usage", "UnexpectedCharError", None, None),
+    ("how is the value property of AbstractTable used", "usage", "value", "method", "AbstractTable"),
+    ("Where does Text's append method get called?", "usage", "append", "method", "Text"),
+]
+
+
+@pytest.mark.parametrize("question,intent,subject,kind,container", MORE_CASES, ids=[c[0] for c in MORE_CASES])
+def test_more_phrasings(question, intent, subject, kind, container):
+    test_intent_subject_and_qualifiers(question, intent, subject, kind, container)

@@ -107,6 +107,9 @@ def test_names_in_questions(retriever):
     assert retriever.match_question("where is format_name in legacy.py called")[0].symbols[0].path == "app/legacy.py"
     assert retriever.retrieve("what is the connection between run and tokenize").route == "relationship"
     assert retriever.retrieve("How does tokenize work?").route == "search"
+    assert retriever.retrieve("how is the encoder class used").route == "usage"
+    # a usage verb without a symbol as its subject is not a usage question
+    assert retriever.retrieve("How are texts encoded when an encoder is created?").route == "search"
 
 
 def test_relationship_follows_graph_paths(retriever):

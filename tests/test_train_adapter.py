@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from safetensors.torch import load_file
 
-from codeqa.adapter import load_adapter
+from codeqa.embed.adapter import load_adapter
 from conftest import FIXTURE_REPO
 
 ROOT = Path(__file__).resolve().parent.parent

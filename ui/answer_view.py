@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, Collection, Iterable, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
-from codeqa.answer import DEFAULT_MODEL, parse_citations
+from codeqa.answer import parse_citations
 from codeqa.config import Settings
 from codeqa.extractive import span_label
 from codeqa.retrieve import Retriever, group_references
@@ -249,7 +249,7 @@ def llm_description(settings: Settings) -> tuple[str, str]:
     parts = urlsplit(endpoint)
     if parts.username or parts.password:
         endpoint = urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))
-    return endpoint, settings.model or DEFAULT_MODEL
+    return endpoint, settings.model or "no model set (CODEQA_MODEL)"
 
 
 def time_ago(iso: str | None, now: datetime | None = None) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 from ..config import Settings
-from ..embed import code_identifiers, code_tokens, identifier_tokens
+from ..embed.text import code_identifiers, code_tokens, identifier_tokens
 from ..types import Chunk, Hit, Reference, Symbol
 
 BM25_K1 = 1.2

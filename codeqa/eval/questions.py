@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .config import Settings
-from .errors import IndexMissingError, UsageError
-from .files import is_secret_path
-from .store import open_store
-from .languages import detect_language
-from .types import Reference, Symbol
+from ..config import Settings
+from ..errors import IndexMissingError, UsageError
+from ..files import is_secret_path, path_role
+from ..languages import detect_language
+from ..store import open_store
+from ..types import Reference, Symbol
 
 KINDS = ("docstring", "usage", "relationship")
 MIN_DOCSTRING_WORDS = 6
@@ -150,12 +150,6 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_test_path(path: str) -> bool:
-    """Test code (the rule of the retrieval benchmark): "test" in the file name, or a tests/test/testing folder."""
-    parts = path.split("/")
-    return "test" in parts[-1].lower() or any(p in ("tests", "test", "testing") for p in parts[:-1])
-
-
 # ---- docstrings -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -203,7 +197,7 @@ def strip_docstrings(src: Path, dest: Path) -> list[DocumentedFunction]:
                 lines[i] = "\n"
             paragraph = " ".join(inspect.cleandoc(first.value.value).split("\n\n", 1)[0].split())
             found.append(DocumentedFunction(rel, node.name, node.lineno, node.end_lineno or node.lineno, paragraph,
-                                            is_test_path(rel)))
+                                            path_role(rel) == "test"))
         path.write_text("".join(lines), encoding="utf-8")
     return found
 
@@ -308,7 +302,7 @@ def _unambiguous_names(symbols: Sequence[Symbol]) -> dict[str, str]:
         count_qualified[s.qualified_name] += 1
     out = {}
     for s in symbols:
-        if is_test_path(s.path) or s.name.startswith("_") or len(s.name) < 4 or s.kind in ("module", "variable", "constant"):
+        if path_role(s.path) == "test" or s.name.startswith("_") or len(s.name) < 4 or s.kind in ("module", "variable", "constant"):
             continue
         if count_name[s.name] == 1:
             out[s.id] = s.name
@@ -443,4 +437,4 @@ def _prepare_copy_folder(dest: Path, repo: Path) -> None:
 
 __all__ = ["KINDS", "Span", "Question", "load_questions", "save_questions", "question_from_json", "strip_docstrings",
            "DocumentedFunction", "docstring_questions", "docstring_leaks", "usage_questions", "relationship_questions",
-           "generate_questions", "GeneratedSet", "sample_balanced", "is_test_path"]
+           "generate_questions", "GeneratedSet", "sample_balanced"]

@@ -4,7 +4,8 @@ The adapter is a safetensors file of low-rank pairs, one per adapted linear laye
 `<module>.lora_A` (rank x in) and `<module>.lora_B` (out x rank), plus metadata (rank, scale,
 base model). Merging adds `scale * B @ A` to each weight once, so a query costs exactly what the
 base model costs. It is trained by `scripts/train_adapter.py` on `scripts/harvest_corpus.py`'s
-pairs (other projects than the ones it is evaluated on); see codeqa/adapters/README.md.
+pairs (other projects than the ones it is evaluated on); see codeqa/adapters/README.md. The
+file ships in codeqa/adapters/ (package data).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
+
+from ..errors import UsageError
 
 ADAPTER_FILE = "code-minilm-lora.safetensors"
 # The adapter's training data, in one place: the standard library of the interpreter plus these
@@ -32,7 +35,21 @@ TARGET_SUFFIXES = ("attention.self.query", "attention.self.key", "attention.self
 
 
 def default_adapter_path() -> Path:
-    return Path(__file__).resolve().parent / "adapters" / ADAPTER_FILE
+    return Path(__file__).resolve().parent.parent / "adapters" / ADAPTER_FILE
+
+
+def resolve_adapter(spec: str) -> Path | None:
+    """CODEQA_EMBEDDING_ADAPTER -> the adapter file to merge: "default" (the packaged one, when it
+    ships), "none"/"off"/"" (no adapter), or a path to a .safetensors file."""
+    if spec in ("none", "off", ""):
+        return None
+    if spec == "default":
+        path = default_adapter_path()
+        return path if path.is_file() else None
+    path = Path(spec)
+    if not path.is_file():
+        raise UsageError(f"CODEQA_EMBEDDING_ADAPTER={spec!r}: no such file; use 'default', 'none' or a .safetensors path.")
+    return path
 
 
 @lru_cache(maxsize=8)
@@ -97,5 +114,5 @@ def save_adapter(path: Path, tensors: dict, rank: int, scale: float, base_model:
                                          "extra": json.dumps(extra)})
 
 
-__all__ = ["ADAPTER_FILE", "TRAINING_PROJECTS", "TARGET_SUFFIXES", "default_adapter_path", "adapter_id", "merge_adapter", "load_adapter",
+__all__ = ["ADAPTER_FILE", "TRAINING_PROJECTS", "TARGET_SUFFIXES", "default_adapter_path", "resolve_adapter", "adapter_id", "merge_adapter", "load_adapter",
            "save_adapter", "is_target"]

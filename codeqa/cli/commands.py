@@ -1,159 +1,18 @@
-"""Command line: thin shells over the library. The one place that turns CodeQAError into a message and an exit code.
-
-Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input (missing repo, no index yet).
-"""
+"""The commands of `codeqa` (but eval: evaluate.py): each parses nothing, calls the library, prints the result."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path, PurePosixPath
-from typing import Sequence
 
-from .config import Settings
-from .errors import CodeQAError, UsageError
+from ..config import Settings
+from ..errors import UsageError
 
-DESCRIPTION = """Answer questions about a codebase.
-
-  codeqa index PATH                 build or update the index of a repository (incremental)
-  codeqa search QUERY --repo PATH   hybrid (semantic + keyword + symbol) search over the code
-  codeqa refs SYMBOL --repo PATH    definitions and every reference site of a symbol
-  codeqa ask QUESTION --repo PATH   an answer with verified path:Lstart-Lend citations
-  codeqa export --repo PATH         the symbol graph as JSON lines
-  codeqa eval Q.jsonl --repo PATH   retrieval and answer quality on a question set
-  codeqa ui [--repo PATH]           the Streamlit chat
-  codeqa mcp [--repo PATH]          an MCP server for coding agents (stdio; --http HOST:PORT)
-  codeqa watch PATH                 keep the index fresh while you edit (also: ui/mcp --watch)
-
-The index is embedded (Qdrant Edge, in-process) in your cache folder, never inside the repository:
-$XDG_CACHE_HOME/codeqa/<repo>-<hash> (~/.cache/..., ~/Library/Caches/... on macOS). --index-dir or
-CODEQA_INDEX_DIR chooses another folder; --qdrant-url or QDRANT_URL keeps it on a Qdrant server or cluster.
-Several processes may read one index while one `codeqa index` writes it.
-Set OPENAI_BASE_URL / OPENAI_API_KEY / CODEQA_MODEL for LLM answers; without them answers are extractive.
-"""
-
-
-def _common(p: argparse.ArgumentParser, repo_required: bool = True) -> None:
-    if repo_required:
-        p.add_argument("--repo", required=True, type=Path, help="the repository whose index to use")
-    p.add_argument("--index-dir", type=Path, help="index folder (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>; env CODEQA_INDEX_DIR)")
-    p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="codeqa", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    p = sub.add_parser("index", help="build or update the index of a repository",
-                       description="Walk the repository (honouring .gitignore, never reading secret files), parse it with "
-                                   "tree-sitter, chunk, embed and store it. Re-runs only touch changed files.")
-    p.add_argument("path", type=Path, help="repository folder")
-    _common(p, repo_required=False)
-    p.add_argument("--full", action="store_true", help="drop the existing index and rebuild it from scratch")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
-
-    p = sub.add_parser("search", help="search the code", description="Hybrid search: dense + BM25 fused in Qdrant, "
-                       "boosted by symbol-name matches and one reference hop. Prints results best first.")
-    p.add_argument("query", nargs="?", help="what to look for (natural language or identifiers)")
-    p.add_argument("--queries-file", type=Path, help="JSON lines with a \"query\" field: one JSON line of results per query")
-    _common(p)
-    p.add_argument("--top-k", type=int, default=10, help="results per query (default 10)")
-    p.add_argument("--json", action="store_true", help="JSON output (see README for the shape)")
-
-    p = sub.add_parser("refs", help="definitions and references of a symbol",
-                       description="SYMBOL is a name (`EncoderClass`), `Class.method`, or `path:Name` to narrow it.")
-    p.add_argument("symbol")
-    _common(p)
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("ask", help="answer a question with cited code")
-    p.add_argument("question")
-    _common(p)
-    p.add_argument("--model", help="chat model (env CODEQA_MODEL)")
-    p.add_argument("--no-llm", action="store_true", help="answer extractively from retrieval alone")
-    p.add_argument("--top-k", type=int, help="retrieved chunks (default 10)")
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("export", help="the symbol graph as JSON lines")
-    _common(p)
-    p.add_argument("--json", action="store_true", help="accepted for symmetry; output is always JSON lines")
-
-    p = sub.add_parser("eval", help="evaluate retrieval and answers on a question set",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description="""Score a question set, build one, or compare two runs:
-
-  codeqa eval Q.jsonl --repo PATH [--no-llm] [--report OUT.md] [--results R.jsonl] [--json]
-  codeqa eval generate --repo PATH --out Q.jsonl [--kinds docstring,usage,relationship] [--count 60] [--seed 0]
-  codeqa eval compare A.results.jsonl B.results.jsonl [--json]
-
-Questions are JSON lines: {"question", "gold": [{"path", "start_line", "end_line"}], "answer_contains"?, "tags"?}.
-Retrieval: recall@1/5/10 and MRR@10 of `codeqa search` (a hit: a retrieved span overlapping gold). Answers (the
-`ask` path, extractive without an LLM): citation validity and precision, reference completeness for usage
-questions, answer_contains; with an LLM configured, a judge (CODEQA_JUDGE_MODEL) scores faithfulness and
-correctness 1-5. Docstring questions are scored on the stripped copy `generate` writes (it prints the commands).""")
-    p.add_argument("args", nargs="+", metavar="ARGS", help="Q.jsonl, or `generate`, or `compare A B`")
-    p.add_argument("--repo", type=Path, help="repository to evaluate (default: the one the question set names) or to generate from")
-    p.add_argument("--index-dir", type=Path, help="index folder (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>; env CODEQA_INDEX_DIR)")
-    p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
-    p.add_argument("--no-llm", action="store_true", help="extractive answers and no judge, even with an LLM configured")
-    p.add_argument("--report", type=Path, help="write a markdown report and its plot (OUT.png) beside it; compare: the markdown")
-    p.add_argument("--results", type=Path, help="per-question results as JSON lines (default with --report: OUT.results.jsonl)")
-    p.add_argument("--out", type=Path, help="generate: output question file")
-    p.add_argument("--kinds", help="generate: comma-separated kinds (default docstring,usage,relationship)")
-    p.add_argument("--stripped-dir", type=Path, help="generate: where the docstring-free copy goes (default <out stem>-stripped beside --out)")
-    p.add_argument("--count", type=int, default=60, help="generate: number of questions (default 60)")
-    p.add_argument("--seed", type=int, default=0, help="generate: sampling seed (default 0)")
-    p.add_argument("--top-k", type=int, default=10, help="ranked results scored per question (default 10, at least 10)")
-    p.add_argument("--json", action="store_true", help="print the metrics (or generate/compare results) as JSON")
-
-    p = sub.add_parser("ui", help="open the Streamlit chat")
-    p.add_argument("--repo", type=Path, help="the repository to open (it can also be typed into the page)")
-    p.add_argument("--index-dir", type=Path, help="where its index lives (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>)")
-    p.add_argument("--qdrant-url", help="a Qdrant server instead of the local index folder")
-    p.add_argument("--port", type=int, default=8501, help="port to serve the page on (default 8501)")
-    p.add_argument("--watch", action="store_true", help="re-index changed files within seconds of a save (see `codeqa watch`)")
-
-    p = sub.add_parser("mcp", help="serve the index to coding agents over MCP",
-                       description="An MCP server with the tools search_code, find_symbol, find_references, read_code, ask, "
-                                   "index_status and reindex. Over stdio by default (the agent starts it); --http serves "
-                                   "Streamable HTTP at http://HOST:PORT/mcp.")
-    p.add_argument("--repo", type=Path, default=Path("."), help="the repository whose index to serve (default: the current folder)")
-    _common(p, repo_required=False)
-    p.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio, e.g. 127.0.0.1:8765")
-    p.add_argument("--token", help="require `Authorization: Bearer TOKEN` over HTTP (env CODEQA_MCP_TOKEN); "
-                                   "needed to bind anything but localhost")
-    p.add_argument("--watch", action="store_true", help="re-index changed files within seconds of a save (see `codeqa watch`)")
-
-    p = sub.add_parser("watch", help="keep an index fresh while you edit",
-                       description="Index PATH (incrementally), then watch it: a save re-indexes the changed files within "
-                                   "a few seconds (debounced; .gitignore and .codeqaignore respected). Searches of files "
-                                   "changed since their last index are flagged stale until then. Ctrl-C stops.")
-    p.add_argument("path", type=Path)
-    p.add_argument("--debounce", type=float, default=1.0, help="seconds of quiet after a change before re-indexing (default 1)")
-    p.add_argument("--index-dir", type=Path, help="index folder (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>; env CODEQA_INDEX_DIR)")
-    p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not args.command:
-        parser.print_help()
-        return 2
-    try:
-        settings = Settings.load(index_dir=getattr(args, "index_dir", None), qdrant_url=getattr(args, "qdrant_url", None))
-        return COMMANDS[args.command](args, settings)
-    except CodeQAError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding codeqa/ (and ui/ in a source checkout)
 
 
 def _repo(path: Path) -> Path:
@@ -165,7 +24,7 @@ def _repo(path: Path) -> Path:
 
 
 def cmd_index(args, settings: Settings) -> int:
-    from .index import index_repo
+    from ..index import index_repo
 
     repo = _repo(args.path)
     if args.json:
@@ -239,7 +98,7 @@ def _print_index_summary(report, console) -> None:
 
 
 def cmd_search(args, settings: Settings) -> int:
-    from .retrieve import Retriever
+    from ..retrieve import Retriever
 
     repo = _repo(args.repo)
     if not args.query and not args.queries_file:
@@ -290,7 +149,7 @@ def _hit_json(h) -> dict:
 
 
 def cmd_refs(args, settings: Settings) -> int:
-    from .retrieve import lookup_references
+    from ..retrieve import lookup_references
 
     repo = _repo(args.repo)
     result = lookup_references(repo, settings, args.symbol)
@@ -314,13 +173,13 @@ def cmd_refs(args, settings: Settings) -> int:
 
 
 def cmd_export(args, settings: Settings) -> int:
-    from .store import open_store
+    from ..store import open_store
 
     repo = _repo(args.repo)
     store = open_store(repo, settings)
     try:
         if not store.exists():
-            from .errors import IndexMissingError
+            from ..errors import IndexMissingError
 
             raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
         for sym in sorted(store.all_symbols(), key=lambda s: (s.path, s.start_line, s.id)):
@@ -333,23 +192,62 @@ def cmd_export(args, settings: Settings) -> int:
 
 
 def cmd_ask(args, settings: Settings) -> int:
-    from .answer import ask_cli
+    """`codeqa ask`: stream the answer to stdout, then the citations with ✓/✗. Exit 1 when the LLM failed
+    (the evidence is still printed), else 0."""
+    from rich.console import Console
+
+    from ..answer import Answerer, answer_to_json
+    from ..retrieve import Retriever
 
     repo = _repo(args.repo)
     settings = settings.with_(model=args.model, top_k=args.top_k)
-    return ask_cli(repo, settings, args.question, no_llm=args.no_llm, as_json=args.json)
+    with Retriever.open(repo, settings) as retriever:
+        stream = Answerer(retriever, settings).stream(args.question, no_llm=args.no_llm)
+        if args.json:
+            answer = stream.result()
+            print(json.dumps(answer_to_json(answer), indent=2))
+        else:
+            console = Console(highlight=False, soft_wrap=True)
+            for piece in stream:
+                console.print(piece, end="", markup=False)
+            answer = stream.result()
+            if not answer.answer.endswith("\n"):
+                console.print()
+            _print_citations(console, answer)
+    if answer.error:
+        print(f"error: {answer.error}", file=sys.stderr)
+        return 1
+    return 0
 
 
-def cmd_eval(args, settings: Settings) -> int:
-    from .evaluate import eval_cli
+def _print_citations(console, answer) -> None:
+    from rich.markup import escape
 
-    return eval_cli(args, settings)
+    from ..extractive import span_label
+
+    if answer.citations:
+        console.print("\n[bold]Citations[/]")
+        for c in answer.citations:
+            stale = " [yellow](file changed since indexed)[/]" if c.stale else ""
+            if c.verified:
+                console.print(f" [green]✓[/] {escape(span_label(c.path, c.start_line, c.end_line))}{stale}")
+            else:
+                console.print(f" [red]✗[/] {escape(span_label(c.path, c.start_line, c.end_line))} "
+                              f"[red](unverified: {escape(c.reason)})[/]{stale}")
+    elif answer.mode == "llm":
+        console.print("\n[yellow]The answer cites no code.[/]")
+    if answer.error or not answer.citations:
+        console.print("\n[bold]Evidence retrieved[/]")
+        for s in answer.snippets[:12]:
+            console.print(f"  {escape(s.label)} [dim]({escape(s.reason)})[/]")
+    if answer.mode == "extractive":
+        console.print("\n[dim]Extractive answer: produced without an LLM.[/]")
 
 
 def cmd_ui(args, settings: Settings) -> int:
     import subprocess
 
-    app = Path(__file__).resolve().parent.parent / "ui" / "app.py"
+    app = _SOURCE_ROOT / "ui" / "app.py"
     if not app.is_file():
         import codeqa.ui
 
@@ -365,7 +263,7 @@ def cmd_ui(args, settings: Settings) -> int:
         env["CODEQA_UI_WATCH"] = "1"
     env.setdefault("HF_HUB_OFFLINE", "1")
     # the page must import this very codeqa (a source checkout is not necessarily the installed one)
-    package_root = str(Path(__file__).resolve().parent.parent)
+    package_root = str(_SOURCE_ROOT)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
                "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
@@ -377,7 +275,7 @@ def cmd_ui(args, settings: Settings) -> int:
 def cmd_mcp(args, settings: Settings) -> int:
     from contextlib import nullcontext
 
-    from .mcp import http_address, serve_http, serve_stdio
+    from ..mcp import http_address, serve_http, serve_stdio
 
     repo = _repo(args.repo)
     token = args.token or os.environ.get("CODEQA_MCP_TOKEN")
@@ -397,7 +295,7 @@ def cmd_mcp(args, settings: Settings) -> int:
 
 def _watcher(repo: Path, settings: Settings, debounce: float = 1.0, quiet: bool = True):
     """Live sync beside another command; what it does goes to stderr (stdout may be a protocol)."""
-    from .watch import RepoWatcher
+    from ..watch import RepoWatcher
 
     def report(r) -> None:
         if not quiet or not r.nothing_to_do:
@@ -414,7 +312,7 @@ def _watcher(repo: Path, settings: Settings, debounce: float = 1.0, quiet: bool 
 def cmd_watch(args, settings: Settings) -> int:
     import time
 
-    from .index import index_repo
+    from ..index import index_repo
 
     repo = _repo(args.path)
     with _watcher(repo, settings, debounce=args.debounce, quiet=False) as watcher:  # watching before the first run
@@ -427,7 +325,3 @@ def cmd_watch(args, settings: Settings) -> int:
         except KeyboardInterrupt:
             pass
     return 0
-
-
-COMMANDS = {"index": cmd_index, "search": cmd_search, "refs": cmd_refs, "ask": cmd_ask, "export": cmd_export,
-            "eval": cmd_eval, "ui": cmd_ui, "mcp": cmd_mcp, "watch": cmd_watch}

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .evaluate import KS, EvalRun, Metrics, QuestionResult
+from ..types import one_line
+from .metrics import KS, EvalRun, Metrics, QuestionResult
 
 WORST_SHOWN = 10
 RETRIEVED_SHOWN = 3
@@ -94,7 +95,7 @@ def worst_questions(results: Sequence[QuestionResult], limit: int = WORST_SHOWN)
 def _describe_result(n: int, r: QuestionResult) -> list[str]:
     q = r.question
     rank = f"first gold hit at rank {r.rank}" if r.rank else f"no gold hit in the top {len(r.retrieved)}"
-    lines = [f"### {n}. {_one_line(q.question, 160)}", "",
+    lines = [f"### {n}. {one_line(q.question, 160)}", "",
              f"`{q.id}` · {q.kind}" + (f" · tags {', '.join(q.tags)}" if q.tags else "") + f" · route {r.route} · {rank}", "",
              "Gold: " + ", ".join(f"`{g.label}`" for g in q.gold[:8]) + (f" and {len(q.gold) - 8} more" if len(q.gold) > 8 else "")]
     if r.citations:
@@ -108,9 +109,9 @@ def _describe_result(n: int, r: QuestionResult) -> list[str]:
     if r.verdict:
         v = r.verdict
         lines.append(f"Judge: faithfulness {v.faithfulness}, correctness {v.correctness} — {v.correctness_reason or v.faithfulness_reason}"
-                     if v.status == "ok" else f"Judge: {v.status} ({_one_line(v.detail, 120)})")
+                     if v.status == "ok" else f"Judge: {v.status} ({one_line(v.detail, 120)})")
     if r.error:
-        lines.append(f"Error: {_one_line(r.error, 160)}")
+        lines.append(f"Error: {one_line(r.error, 160)}")
     lines = [line + "  " if i > 3 else line for i, line in enumerate(lines)]  # markdown line breaks
     instead = [h for h in r.retrieved if not h.gold][:RETRIEVED_SHOWN]
     if instead:
@@ -269,7 +270,7 @@ def format_comparison(c: Comparison, limit: int = 20) -> str:
         out += ["", f"## {title} ({len(items)})", ""]
         for ch in items[:limit]:
             what = "; ".join(f"{name} {text}" for name, text, _ in ch.changes)
-            out.append(f"- `{ch.key}` {_one_line(ch.question, 100)} — {what}")
+            out.append(f"- `{ch.key}` {one_line(ch.question, 100)} — {what}")
         if len(items) > limit:
             out.append(f"- … and {len(items) - limit} more")
     if c.only_a or c.only_b:
@@ -287,11 +288,6 @@ def _r(value: float | None) -> float | None:
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
-
-
-def _one_line(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 __all__ = ["ReportFiles", "write_report", "render_report", "summary_rows", "worst_questions", "plot_run", "QuestionChange",

@@ -25,8 +25,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .embed import SentenceTransformerEmbedder
-from .errors import EmbeddingError
+from ..errors import EmbeddingError
+from .adapter import resolve_adapter
+from .local import DIMENSION, load_sentence_transformer, local_model_id
 
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
@@ -37,13 +38,13 @@ def onnx_cache_dir() -> Path:
 
 
 class OnnxEmbedder:
-    """Embedder protocol over an ONNX export of SentenceTransformerEmbedder's model."""
+    """Embedder protocol over an ONNX export of the bundled model (local.py), adapter merged."""
 
-    dimension = 384
+    dimension = DIMENSION
 
     def __init__(self, adapter: str = "default", cache_dir: Path | None = None):
-        self._torch = SentenceTransformerEmbedder(adapter)  # loaded only to export
-        self.model_id = self._torch.model_id
+        self._adapter_path = resolve_adapter(adapter)
+        self.model_id = local_model_id(self._adapter_path)
         self._cache_dir = Path(cache_dir) if cache_dir else onnx_cache_dir()
         self._session = None
         self._tokenizer = None
@@ -55,7 +56,7 @@ class OnnxEmbedder:
 
     @property
     def model_path(self) -> Path:
-        key = hashlib.sha256(self._torch.model_id.encode()).hexdigest()[:16]
+        key = hashlib.sha256(self.model_id.encode()).hexdigest()[:16]
         return self._cache_dir / key / "model.onnx"
 
     def load(self) -> None:
@@ -102,12 +103,13 @@ class OnnxEmbedder:
         return vectors
 
     def _export(self, path: Path) -> None:
-        """Export the loaded (adapter-merged) transformer to ONNX (written to a temporary name, then renamed)."""
+        """Export the (adapter-merged) transformer to ONNX (written to a temporary name, then renamed).
+        The sentence-transformers model is loaded for the export only and dropped after it."""
         import torch
 
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._torch.load()
-        bert = self._torch._model[0].auto_model.eval()
+        model = load_sentence_transformer(self._adapter_path)
+        bert = model[0].auto_model.eval()
 
         class _LastHiddenState(torch.nn.Module):  # keyword arguments, one tensor out: a plain graph
             def __init__(self):
@@ -118,7 +120,7 @@ class OnnxEmbedder:
                 return self.bert(input_ids=input_ids, attention_mask=attention_mask,
                                  token_type_ids=token_type_ids).last_hidden_state
 
-        dummy = self._torch._model.tokenize(["an example sentence to trace the graph"])
+        dummy = model.tokenize(["an example sentence to trace the graph"])
         inputs = tuple(dummy[name] for name in INPUT_NAMES)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         axes = {name: {0: "batch", 1: "tokens"} for name in INPUT_NAMES}

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Sequence
 
-from .answer import format_snippet
-from .chat import DEFAULT_MODEL, ChatModel, OpenAIChat
-from .config import Settings
-from .errors import LLMError
+from ..answer import format_snippet
+from ..chat import ChatModel, OpenAIChat, missing_model_message
+from ..config import Settings
+from ..errors import LLMError, UsageError
+from ..retrieve import Retriever
+from ..types import Answer, Snippet, one_line
+from .metrics import Verdict
 from .questions import Span
-from .retrieve import Retriever
-from .types import Answer, Snippet
 
 JUDGE_SPAN_LINES = 60  # gold and cited code shown to the judge, per span
 JUDGE_ANSWER_CHARS = 6000
@@ -38,30 +38,17 @@ Reply with one JSON object and nothing else:
 {"faithfulness": <1-5>, "faithfulness_reason": "<one line>", "correctness": <1-5>, "correctness_reason": "<one line>"}"""
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """The judge's scores. status: "ok"; "unparsed" (the reply was not the JSON asked for: `detail`
-    holds its start); "failed" (the endpoint failed: `detail` says why)."""
-
-    status: str
-    faithfulness: int | None = None
-    correctness: int | None = None
-    faithfulness_reason: str = ""
-    correctness_reason: str = ""
-    detail: str = ""
-
-
 def parse_verdict(text: str) -> Verdict:
     """Read the judge's reply: a JSON object, possibly fenced or surrounded by prose. Scores must be
     whole numbers 1-5 (`4`, `4.0`, `"4"`, `"4/5"`); anything else is "unparsed", never an exception."""
     obj = _first_json_object(text)
     if obj is None:
-        return Verdict("unparsed", detail=_one_line(text) or "(empty reply)")
+        return Verdict("unparsed", detail=one_line(text) or "(empty reply)")
     scores = {key: _score(obj.get(key)) for key in ("faithfulness", "correctness")}
     if None in scores.values():
-        return Verdict("unparsed", detail="scores missing or not 1-5: " + _one_line(json.dumps(obj)))
-    return Verdict("ok", scores["faithfulness"], scores["correctness"], _one_line(str(obj.get("faithfulness_reason", ""))),
-                   _one_line(str(obj.get("correctness_reason", ""))))
+        return Verdict("unparsed", detail="scores missing or not 1-5: " + one_line(json.dumps(obj)))
+    return Verdict("ok", scores["faithfulness"], scores["correctness"], one_line(str(obj.get("faithfulness_reason", ""))),
+                   one_line(str(obj.get("correctness_reason", ""))))
 
 
 def _first_json_object(text: str) -> dict | None:
@@ -95,7 +82,9 @@ class AnswerJudge:
     @classmethod
     def from_settings(cls, settings: Settings) -> "AnswerJudge":
         """CODEQA_JUDGE_MODEL, else the chat model (CODEQA_MODEL), on the same endpoint."""
-        model = settings.judge_model or settings.model or DEFAULT_MODEL
+        model = settings.judge_model or settings.model
+        if not model:
+            raise UsageError(missing_model_message(settings, "CODEQA_JUDGE_MODEL or CODEQA_MODEL"))
         return cls(OpenAIChat(model, settings.openai_base_url, settings.openai_api_key, settings.llm_timeout))
 
     @property
@@ -131,11 +120,6 @@ def _spans_text(spans: Sequence[Span], retriever: Retriever) -> list[Snippet]:
         end = min(s.end_line, len(lines), s.start_line + JUDGE_SPAN_LINES - 1)
         out.append(Snippet(s.path, s.start_line, end, "".join(lines[s.start_line - 1:end])))
     return out
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 __all__ = ["JUDGE_PROMPT", "Verdict", "parse_verdict", "AnswerJudge"]

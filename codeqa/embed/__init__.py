@@ -1,0 +1,53 @@
+"""Embed stage: the Embedder protocol and `make_embedder`, the one factory of its backends.
+
+    local        local.py        the bundled all-MiniLM-L6-v2 (sentence-transformers, CPU) + our LoRA (adapter.py)
+    local-onnx   local_onnx.py   the same model exported to ONNX Runtime (opt-in, faster load and queries)
+    openai:<m>   openai_api.py   any OpenAI-compatible /embeddings endpoint
+    text.py      what is embedded for a chunk, and the code-aware sparse (BM25) tokens
+    cache.py     EmbeddingCache: vectors by (model id, text hash), so unchanged chunks are never re-embedded
+
+Backends import nothing from this module (only their siblings and codeqa.errors), so the package has
+no import cycle; importing it loads neither torch nor a model.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..errors import UsageError
+from .cache import EmbeddingCache
+from .local import BASE_MODEL_ID, SentenceTransformerEmbedder
+from .openai_api import OpenAIEmbedder
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors.
+
+    Contract: `encode(texts)` returns one float32 row per text, in order, L2-normalised, all of
+    length `dimension`; `model_id` names the model *and* any adapter, so an index can refuse
+    vectors from another model. Loading is lazy: constructing an Embedder is free.
+    """
+
+    model_id: str
+    dimension: int
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray: ...
+
+
+def make_embedder(spec: str = "local", adapter: str = "default", base_url: str | None = None,
+                  api_key: str | None = None) -> Embedder:
+    """The embedder CODEQA_EMBEDDINGS names: "local", "local-onnx" or "openai:<model>"."""
+    if spec.startswith("openai:"):
+        return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key)
+    if spec == "local-onnx":
+        from .local_onnx import OnnxEmbedder
+
+        return OnnxEmbedder(adapter)
+    if spec != "local":
+        raise UsageError(f"CODEQA_EMBEDDINGS={spec!r} is not understood; use 'local', 'local-onnx' or 'openai:<model>'.")
+    return SentenceTransformerEmbedder(adapter)
+
+
+__all__ = ["Embedder", "make_embedder", "EmbeddingCache", "SentenceTransformerEmbedder", "OpenAIEmbedder", "BASE_MODEL_ID"]
