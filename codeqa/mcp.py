@@ -29,8 +29,8 @@ from typing import Annotated, Any, Callable, Iterator, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
 
 from . import __version__
 from .answer import Answerer
@@ -38,7 +38,10 @@ from .config import Settings
 from .errors import CodeQAError, IndexMismatchError, IndexMissingError, UsageError
 from .index import index_repo, index_status
 from .retrieve import Retriever, group_references
-from .types import Hit, Symbol
+from .mcp_results import (AnswerResult, CitationInfo, CodeLines, EvidenceInfo, ReferenceSite, ReferencesResult,
+                          ReindexResult, SearchHit, SearchResult, StatusResult, SymbolResult, _answer_text,
+                          _references_text, _reindex_text, _result, _span, _status_text, _symbol_info, _symbol_text)
+from .types import Hit
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 MAX_READ_LINES = 400  # one read_code call: a long file comes in pieces, not as one flood of context
@@ -50,145 +53,6 @@ INSTRUCTIONS = """codeqa answers questions about one repository from its index (
 hybrid search). Start with search_code (a description or identifiers) or find_symbol (a name), follow
 find_references for every use of a symbol, read_code to read lines, ask for a cited answer. Locations are
 path:Lstart-Lend, relative to the repository. If a tool says the index is missing or stale, call reindex."""
-
-
-# ---- structured content (each model is a tool's output schema) -----------------------------------
-
-class SearchHit(BaseModel):
-    location: str = Field(description="path:Lstart-Lend")
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str | None
-    kind: str
-    language: str | None
-    score: float
-    reasons: list[str] = Field(description="why it ranks: dense, keyword, symbol, ref-hop, member...")
-    preview: str = Field(description="the first non-blank line of the code, redacted")
-    stale: bool = Field(description="the file changed since it was indexed: lines may have moved (reindex)")
-
-
-class SearchResult(BaseModel):
-    query: str
-    hits: list[SearchHit]
-    post_filtered: bool = Field(description="path_glob/language applied to the top results after the search")
-
-
-class SymbolInfo(BaseModel):
-    qualified_name: str
-    name: str
-    kind: str
-    language: str
-    location: str
-    path: str
-    start_line: int
-    end_line: int
-    signature: str
-    doc: str = Field(description="the docstring's first line")
-    id: str
-
-
-class SymbolResult(BaseModel):
-    name: str
-    definitions: list[SymbolInfo]
-
-
-class ReferenceSite(BaseModel):
-    line: int
-    column: int
-    kind: str
-    confidence: str = Field(description="exact | likely | name-only")
-    text: str
-    enclosing: str | None = Field(description="qualified name of the symbol the reference is in")
-
-
-class ReferencesResult(BaseModel):
-    symbol: str
-    definitions: list[SymbolInfo]
-    total: int = Field(description="every matching reference site, also those past the limit")
-    shown: int
-    files: dict[str, list[ReferenceSite]] = Field(description="path -> its reference sites, in line order")
-
-
-class CodeLines(BaseModel):
-    path: str
-    start_line: int
-    end_line: int
-    total_lines: int
-    text: str = Field(description="the lines as indexed (credentials redacted)")
-
-
-class CitationInfo(BaseModel):
-    location: str
-    verified: bool
-    reason: str
-    stale: bool = Field(description="the file changed since it was indexed: the cited lines may say something else")
-
-
-class EvidenceInfo(BaseModel):
-    location: str
-    reason: str
-
-
-class AnswerResult(BaseModel):
-    answer: str
-    mode: str = Field(description="llm | extractive")
-    route: str = Field(description="usage | relationship | search")
-    model: str | None
-    error: str | None = Field(description="why the LLM failed, when it did (the answer is then extractive or cut)")
-    citations: list[CitationInfo]
-    evidence: list[EvidenceInfo] = Field(description="the snippets the answer was built from")
-
-
-class StatusResult(BaseModel):
-    repo: str
-    files: int
-    chunks: int
-    symbols: int
-    last_indexed: str | None
-    complete: bool = Field(description="false after an interrupted run")
-    stale: int = Field(description="files changed or deleted since the last run")
-    changed: list[str]
-    deleted: list[str]
-
-
-class ReindexResult(BaseModel):
-    repo: str
-    index_dir: str
-    files: int
-    files_changed: int
-    files_deleted: int
-    files_unchanged: int
-    symbols: int
-    references: int
-    chunks: int
-    chunks_embedded: int
-    skipped_by_reason: dict[str, int]
-    partial: list[str] = Field(description="files parsed with errors")
-    notes: list[str]
-    elapsed_seconds: float
-    nothing_to_do: bool
-
-
-def _result(text: str, structured: BaseModel) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured.model_dump(mode="json"))
-
-
-def _span(path: str, start: int, end: int) -> str:
-    return f"{path}:L{start}-L{end}"
-
-
-def _symbol_info(s: Symbol) -> SymbolInfo:
-    doc = next((line.strip() for line in s.docstring.splitlines() if line.strip()), "")
-    return SymbolInfo(qualified_name=s.qualified_name, name=s.name, kind=s.kind, language=s.language,
-                      location=_span(s.path, s.start_line, s.end_line), path=s.path, start_line=s.start_line,
-                      end_line=s.end_line, signature=s.signature.strip(), doc=doc, id=s.id)
-
-
-def _symbol_text(d: SymbolInfo) -> str:
-    lines = [f"{d.location}  {d.kind} {d.qualified_name}", *(["  " + d.signature.splitlines()[0]] if d.signature else []),
-             *([f'  "{d.doc}"'] if d.doc else [])]
-    return "\n".join(lines)
 
 
 @contextmanager
@@ -373,56 +237,6 @@ def _preview(retriever: Retriever, h: Hit) -> str:
     lines = retriever.redacted_lines(h.path) or []
     first = next((line.strip() for line in lines[h.start_line - 1:h.end_line] if line.strip()), "")
     return first[:160]
-
-
-def _references_text(r: ReferencesResult, kinds: list[str] | None) -> str:
-    where = ", ".join(d.location for d in r.definitions)
-    scope = f" of kind {', '.join(kinds)}" if kinds else ""
-    lines = [f"{r.symbol} (defined at {where}): {r.total} reference(s){scope}"]
-    if r.shown < r.total:
-        lines[0] += f"; the first {r.shown} shown (raise limit, or pass kinds, to see the others)"
-    for path, sites in r.files.items():
-        lines += [path, *(f"  L{s.line:<5} {s.kind:<13} {s.confidence:<9} {s.text}" for s in sites)]
-    return "\n".join(lines)
-
-
-def _answer_text(a: AnswerResult) -> str:
-    parts = [a.answer.rstrip()]
-    if a.error:
-        parts.append(f"(the LLM failed: {a.error})")
-    if a.citations:
-        parts.append("Citations:\n" + "\n".join(f"  {'✓' if c.verified else '✗'} {c.location}"
-                                                 + ("" if c.verified else f" (unverified: {c.reason})")
-                                                 + (" (stale: the file changed since indexed)" if c.stale else "")
-                                                 for c in a.citations))
-    if a.evidence:
-        parts.append("Evidence (read_code reads more):\n" + "\n".join(f"  {e.location} ({e.reason})" for e in a.evidence))
-    return "\n\n".join(parts)
-
-
-def _status_text(s: StatusResult) -> str:
-    text = (f"Index of {s.repo}: {s.files} files, {s.chunks} chunks, {s.symbols} symbols; "
-            f"last indexed {s.last_indexed or 'never completed'}.")
-    if not s.complete:
-        text += "\nThe last index run was interrupted: call reindex to complete it."
-    if s.stale:
-        listed = ", ".join(s.changed + [f"{p} (deleted)" for p in s.deleted])
-        text += f"\n{s.stale} file(s) changed since: {listed}. Call reindex to bring the index up to date."
-    else:
-        text += "\nNo file changed since."
-    return text
-
-
-def _reindex_text(r: ReindexResult) -> str:
-    if r.nothing_to_do:
-        text = f"Index of {r.repo} already up to date ({r.files} files, {r.chunks} chunks)."
-    else:
-        text = (f"Indexed {r.repo}: {r.files_changed} changed, {r.files_deleted} deleted, {r.files_unchanged} unchanged "
-                f"of {r.files} files; {r.symbols} symbols, {r.references} references, {r.chunks} chunks "
-                f"({r.chunks_embedded} embedded this run) in {r.elapsed_seconds:.1f}s.")
-    if r.skipped_by_reason:
-        text += "\nNot indexed: " + ", ".join(f"{reason} {n}" for reason, n in sorted(r.skipped_by_reason.items()))
-    return "\n".join([text, *r.notes, *(f"partially parsed: {p}" for p in r.partial)])
 
 
 # ---- the server and its transports ---------------------------------------------------------------
