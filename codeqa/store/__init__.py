@@ -107,7 +107,7 @@ class Store(Protocol):
       line, column), `references_from(ids)` (enclosing symbol among ids); `chunks_for_symbols`,
       `chunks_in_file`. Unknown ids give empty results, never errors.
     - `search(dense, sparse, limit, weights, where)`: with `sparse` None (or weight 0) the chunks
-      nearest to `dense` by cosine, score = cosine; otherwise dense and sparse candidates (limit * 4
+      nearest to `dense` by cosine, score = cosine (to 1e-3: an engine may store float16); otherwise dense and sparse candidates (limit * 4
       each) fused by weighted RRF (k = RRF_K) inside the engine. Hits carry the stored chunk text.
     - `flush()` makes every write so far durable; `optimize()` reorganises what was written for fast
       opens and queries (search results stay the same); `close()` releases the index (idempotent).
