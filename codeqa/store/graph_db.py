@@ -21,11 +21,9 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import IndexMismatchError, StoreError
 from ..types import Reference, Symbol, name_key
-from . import ManifestEntry, batches, reference_key
+from . import INDEX_FORMAT, ManifestEntry, batches, reference_key
 
-# The embedded index's format (graph.sqlite and the chunks shard beside it): another version is
-# rebuilt by `codeqa index` (vectors come from the embedding cache), and refused by readers until then.
-SCHEMA_VERSION = 4  # 4: ids and paths interned in `names`; float16 dense vectors in the shard
+SCHEMA_VERSION = INDEX_FORMAT  # another version: rebuilt by an index run (create=True), refused by readers
 _SYMBOL_PLAIN = ("name", "qualified_name", "kind", "language")  # stored as they are
 _REF_PLAIN = ("name", "line", "column", "kind", "confidence", "line_text", "receiver", "module", "alias", "assigned")
 _SCHEMA = f"""
