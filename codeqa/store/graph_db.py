@@ -48,6 +48,8 @@ PRAGMA user_version = {SCHEMA_VERSION};
 """
 _SYMBOL_COLS = f"n, {', '.join(_SYMBOL_PLAIN)}, path, start_line, end_line, signature, docstring, parent"
 _REF_COLS = ", ".join(("key", "path", "enclosing", "targets", *(f'"{f}"' for f in _REF_PLAIN)))
+_SYMBOL_ROW = ", ".join("?" * (len(_SYMBOL_COLS.split(", ")) + 2))  # placeholders: the columns read + the name keys
+_REF_ROW = ", ".join("?" * len(_REF_COLS.split(", ")))
 # What `names` must keep: every number some row holds (ref_targets lists each number in refs.targets).
 _PRUNE_NAMES = """DELETE FROM names WHERE n NOT IN (SELECT n FROM symbols) AND n NOT IN (SELECT path FROM symbols)
     AND n NOT IN (SELECT parent FROM symbols WHERE parent IS NOT NULL) AND n NOT IN (SELECT path FROM refs)
@@ -181,7 +183,7 @@ class GraphDB:
     def upsert_symbols(self, symbols: Sequence[Symbol]) -> None:
         with self._transaction():
             num = self._intern(t for s in symbols for t in (s.id, s.path, s.parent_id))
-            self.db.executemany(f"INSERT OR REPLACE INTO symbols VALUES ({', '.join('?' * 13)})",
+            self.db.executemany(f"INSERT OR REPLACE INTO symbols VALUES ({_SYMBOL_ROW})",
                                 [(num[s.id], *(getattr(s, f) for f in _SYMBOL_PLAIN), num[s.path], s.start_line,
                                   s.end_line, s.signature, s.docstring, num[s.parent_id] if s.parent_id is not None else None,
                                   name_key(s.name), name_key(s.qualified_name)) for s in symbols])
@@ -231,13 +233,13 @@ class GraphDB:
             self.db.executemany("DELETE FROM refs WHERE key = ?", [(k,) for k in stale])
             self.db.executemany("DELETE FROM ref_targets WHERE target = ? AND key = ?", stale_targets)
             num = self._intern(t for _, r in new for t in (r.path, r.enclosing_symbol_id, *r.target_ids))
-            self.db.executemany(f"INSERT INTO refs VALUES ({', '.join('?' * (len(_REF_PLAIN) + 4))})",
+            self.db.executemany(f"INSERT INTO refs VALUES ({_REF_ROW})",
                                 [(k, num[r.path], num[r.enclosing_symbol_id] if r.enclosing_symbol_id is not None else None,
                                   ",".join(str(num[t]) for t in r.target_ids), *(getattr(r, f) for f in _REF_PLAIN))
                                  for k, r in new])
             self.db.executemany("INSERT OR IGNORE INTO ref_targets VALUES (?, ?)",
                                 sorted({(num[t], k) for k, r in new for t in r.target_ids}))
-            if stale or new:
+            if stale or new:  # ~0.2 s on 180k references; a run that changed nothing skips it
                 self.db.execute(_PRUNE_NAMES)
         return len(new), len(stale)
 
