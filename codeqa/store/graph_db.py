@@ -46,10 +46,15 @@ CREATE TABLE IF NOT EXISTS ref_targets (target INTEGER NOT NULL, key INTEGER NOT
     WITHOUT ROWID;
 PRAGMA user_version = {SCHEMA_VERSION};
 """
-_SYMBOL_COLS = f"n, {', '.join(_SYMBOL_PLAIN)}, path, start_line, end_line, signature, docstring, parent"
-_REF_COLS = ", ".join(("key", "path", "enclosing", "targets", *(f'"{f}"' for f in _REF_PLAIN)))
-_SYMBOL_ROW = ", ".join("?" * (len(_SYMBOL_COLS.split(", ")) + 2))  # placeholders: the columns read + the name keys
-_REF_ROW = ", ".join("?" * len(_REF_COLS.split(", ")))
+# A Symbol per row, its id, path and parent's id read from `names` (a row whose names are missing is left out)
+_SYMBOL_READ = (f"SELECT i.text, {', '.join(f's.{f}' for f in _SYMBOL_PLAIN)}, p.text, s.start_line, s.end_line, "
+                "s.signature, s.docstring, q.text FROM symbols s JOIN names i ON i.n = s.n JOIN names p ON p.n = s.path "
+                "LEFT JOIN names q ON q.n = s.parent")
+# refs' columns in Reference's field order (after the key), so that a row builds one directly
+_REF_COLS = ", ".join(("key", '"name"', "path", '"line"', '"column"', '"kind"', "enclosing", "targets", '"confidence"',
+                       '"line_text"', '"receiver"', '"module"', '"alias"', '"assigned"'))
+_SYMBOL_ROW = ", ".join("?" * (len(_SYMBOL_PLAIN) + 9))  # symbols' placeholders
+_REF_ROW = ", ".join("?" * (len(_REF_PLAIN) + 4))
 # What `names` must keep: every number some row holds (ref_targets lists each number in refs.targets).
 _PRUNE_NAMES = """DELETE FROM names WHERE n NOT IN (SELECT n FROM symbols) AND n NOT IN (SELECT path FROM symbols)
     AND n NOT IN (SELECT parent FROM symbols WHERE parent IS NOT NULL) AND n NOT IN (SELECT path FROM refs)
@@ -196,28 +201,25 @@ class GraphDB:
         rows: list[tuple] = []
         for part in batches(list(values), 500):
             marks = ",".join("?" * len(part))
-            rows.extend(self.db.execute(f"SELECT {_SYMBOL_COLS} FROM symbols WHERE {where.format(marks=marks)}",
+            rows.extend(self.db.execute(f"{_SYMBOL_READ} WHERE {where.format(marks=marks)}",
                                         [*part] * where.count("{marks}")))
-        texts = self._texts(n for row in rows for n in (row[0], row[5], row[10]))
-        return list({s.id: s for s in (_symbol(row, texts) for row in rows) if s is not None}.values())
+        return list({s.id: s for s in (Symbol(*row) for row in rows)}.values())
 
     def symbols_by_key(self, keys: Iterable[str]) -> list[Symbol]:
-        return self._symbols("name_key IN ({marks}) OR qual_key IN ({marks})", list(dict.fromkeys(keys)))
+        return self._symbols("s.name_key IN ({marks}) OR s.qual_key IN ({marks})", list(dict.fromkeys(keys)))
 
     def symbols_by_ids(self, ids: Iterable[str]) -> list[Symbol]:
-        return self._symbols("n IN ({marks})", list(self._numbers(ids).values()))
+        return self._symbols("s.n IN ({marks})", list(self._numbers(ids).values()))
 
     def symbols_in_files(self, paths: Iterable[str]) -> list[Symbol]:
-        found = self._symbols("path IN ({marks})", list(self._numbers(paths).values()))
+        found = self._symbols("s.path IN ({marks})", list(self._numbers(paths).values()))
         return sorted(found, key=lambda s: (s.path, s.start_line, s.id))
 
     def children_of(self, ids: Iterable[str]) -> list[Symbol]:
-        return self._symbols("parent IN ({marks})", list(self._numbers(ids).values()))
+        return self._symbols("s.parent IN ({marks})", list(self._numbers(ids).values()))
 
     def all_symbols(self) -> Iterator[Symbol]:
-        texts = self._all_texts()
-        found = (_symbol(row, texts) for row in self.db.execute(f"SELECT {_SYMBOL_COLS} FROM symbols"))
-        yield from sorted((s for s in found if s is not None), key=lambda s: (s.path, s.start_line, s.id))
+        yield from sorted((Symbol(*row) for row in self.db.execute(_SYMBOL_READ)), key=lambda s: (s.path, s.start_line, s.id))
 
     # ---- references -----------------------------------------------------------------------------
     def replace_references(self, references: Sequence[Reference]) -> tuple[int, int]:
@@ -247,7 +249,7 @@ class GraphDB:
         rows: list[tuple] = []
         for part in batches(sorted(self._numbers(ids).values()), 500):
             rows.extend(self.db.execute(sql.format(marks=",".join("?" * len(part))), part))
-        texts = self._texts(n for row in rows for n in (row[1], row[2], *_numbers_of(row[3])))
+        texts = self._texts(n for row in rows for n in (row[2], row[6], *_numbers_of(row[7])))
         found = {row[0]: _reference(row, texts) for row in rows}
         return sorted((r for r in found.values() if r is not None), key=lambda r: (r.path, r.line, r.column))
 
@@ -275,20 +277,11 @@ def _numbers_of(raw: Any) -> list[int]:
         return []
 
 
-def _symbol(row: Sequence[Any], texts: dict[int, str]) -> Symbol | None:
-    """A symbols row as a Symbol; None when its id or path number has no name (a damaged file)."""
-    n, name, qualified, kind, language, path, start, end, signature, docstring, parent = row
-    if n not in texts or path not in texts:
-        return None
-    return Symbol(texts[n], name, qualified, kind, language, texts[path], start, end, signature, docstring,
-                  texts.get(parent) if parent is not None else None)
-
-
 def _reference(row: Sequence[Any], texts: dict[int, str]) -> Reference | None:
-    """A refs row as a Reference; None when its path has no name (a damaged file)."""
-    _, path, enclosing, targets, *rest = row
-    if path not in texts:
+    """A refs row (_REF_COLS) as a Reference; None when its path has no name (a damaged file)."""
+    _, name, path, line, column, kind, enclosing, targets, *rest = row
+    path_text = texts.get(path)
+    if path_text is None:
         return None
-    values = dict(zip(_REF_PLAIN, rest))
-    return Reference(path=texts[path], enclosing_symbol_id=texts.get(enclosing) if enclosing is not None else None,
-                     target_ids=tuple(texts[t] for t in _numbers_of(targets) if t in texts), **values)
+    return Reference(name, path_text, line, column, kind, texts.get(enclosing) if enclosing is not None else None,
+                     tuple(texts[t] for t in _numbers_of(targets) if t in texts), *rest)
