@@ -52,7 +52,7 @@ from .fingerprint import FINGERPRINT_WORDS, FINGERPRINT_KEYS, VECTOR_META_KEYS, 
 from .graph import resolve_references
 from .parse import parse_source, prepare_language
 from .parse_cache import ParseCache, encode_parsed
-from .store import ManifestEntry, Store, dir_size, open_store
+from .store import INDEX_FORMAT, ManifestEntry, Store, dir_size, open_store
 from .types import Chunk, ParsedFile, Reference, SkippedFile, SourceFile
 
 # Below these many changed files, starting worker processes costs more than it saves: a forked
@@ -250,7 +250,8 @@ def _read_state(index_dir: Path) -> dict | None:
 def _same_index_meta(state: dict | None, wanted_meta: dict) -> bool:
     """Whether state.json's run used this model and fingerprint (else every file is derived again)."""
     meta = (state or {}).get("meta") or {}
-    return state is not None and all(meta.get(k) == wanted_meta[k] for k in (*VECTOR_META_KEYS, *FINGERPRINT_KEYS))
+    return (state is not None and state.get("index_format") == INDEX_FORMAT
+            and all(meta.get(k) == wanted_meta[k] for k in (*VECTOR_META_KEYS, *FINGERPRINT_KEYS)))
 
 
 def _state_is_current(state: dict, wanted_meta: dict, files: Sequence[SourceFile]) -> bool:
@@ -278,7 +279,8 @@ def _report_from_state(report: IndexReport, state: dict) -> None:
 
 
 def _write_state(index_dir: Path, wanted_meta: dict, files: Sequence[SourceFile], report: IndexReport) -> None:
-    state = {"version": STATE_VERSION, "meta": wanted_meta, "files": {f.path: f.sha256 for f in files},
+    state = {"version": STATE_VERSION, "index_format": INDEX_FORMAT, "meta": wanted_meta,
+             "files": {f.path: f.sha256 for f in files},
              "summary": {"symbols": report.symbols, "references": report.references, "chunks": report.chunks,
                          "references_by_confidence": report.references_by_confidence,
                          "partial": [list(item) for item in report.partial]}}

@@ -132,11 +132,11 @@ class StoreContract:
 
     def test_dense_search_is_cosine(self, store):
         hits = store.search(vec(1), None, 2)
-        assert hits[0].path == "tok.py" and hits[0].score == pytest.approx(1.0, abs=1e-5)
-        assert hits[1].score == pytest.approx(0.0, abs=1e-5)
+        assert hits[0].path == "tok.py" and hits[0].score == pytest.approx(1.0, abs=1e-3)
+        assert hits[1].score == pytest.approx(0.0, abs=1e-3)
         mixed = store.search(vec(1, 2), None, 4)
         assert {h.path for h in mixed[:2]} == {"tok.py", "app/main.py"}
-        assert mixed[0].score == pytest.approx(1 / math.sqrt(2), abs=1e-5)
+        assert mixed[0].score == pytest.approx(1 / math.sqrt(2), abs=1e-3)  # float16 vectors: 3 digits
 
     def test_hybrid_search_fuses_in_the_engine(self, store):
         # dense alone ranks README first; the keyword "tokenize" lifts tok.py and enc.py

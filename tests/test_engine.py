@@ -126,3 +126,33 @@ def test_a_shipped_index_folder_runs_nothing(tmp_path, stub_env):
     default = Settings.load(env={"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}).index_dir_for(repo)
     assert repo not in default.parents and (default / "graph.sqlite").is_file()
     assert not (shipped / "qdrant").exists() and not (shipped / "parsed").exists()
+
+
+def test_an_index_from_before_float16_and_names_is_rebuilt_from_its_embedding_cache(tmp_path, stub_env, llm_stub):
+    """An index written by the previous format (graph schema 3, float32 rows in the embedding cache):
+    readers say what to run, and `codeqa index` rebuilds it without embedding anything again."""
+    import numpy as np
+
+    repo = copy_fixture_repo(tmp_path / "repo")
+    env = {**stub_env, "CODEQA_INDEX_DIR": str(tmp_path / "index")}
+    assert codeqa(env, "index", str(repo)).returncode == 0
+    with sqlite3.connect(tmp_path / "index" / "graph.sqlite") as db:
+        db.execute("PRAGMA user_version = 3")
+    state = json.loads((tmp_path / "index" / "state.json").read_text())
+    state.pop("index_format", None)  # state.json as the previous format's run wrote it
+    (tmp_path / "index" / "state.json").write_text(json.dumps(state))
+    with sqlite3.connect(tmp_path / "index" / "embeddings.sqlite") as db:  # the cache as float32 wrote it: no tag
+        rows = db.execute("SELECT rowid, vector FROM vectors").fetchall()
+        db.executemany("UPDATE vectors SET vector = ? WHERE rowid = ?",
+                       [(np.frombuffer(v[4:], "<f2").astype("<f4").tobytes(), rowid) for rowid, v in rows])
+    refused = codeqa(env, "search", "tokenize", "--repo", str(repo), "--json")
+    assert refused.returncode != 0 and "run `codeqa index` to rebuild it" in refused.stderr
+    embedded_before = len(llm_stub.embedding_requests)
+    rebuilt = codeqa(env, "index", str(repo), "--json")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    summary = json.loads(rebuilt.stdout[rebuilt.stdout.index("{"):])
+    assert not summary["nothing_to_do"] and summary["chunks"] == len(rows)
+    sent = [text for r in llm_stub.embedding_requests[embedded_before:] for text in r.body["input"]]
+    assert sent in ([], ["dimension probe"])  # every chunk's vector came from the float32 rows
+    found = codeqa(env, "search", "tokenize", "--repo", str(repo), "--json")
+    assert found.returncode == 0 and json.loads(found.stdout)[0]["path"] == "encoders/encoder.py"

@@ -28,3 +28,82 @@ class TestServerStore(StoreContract):
         client = QdrantClient(":memory:")
         counter = itertools.count()
         return lambda: ServerStore(client, f"codeqa_test_{next(counter)}")
+
+
+def test_the_graph_stores_each_id_and_path_once_and_keeps_only_used_ones(tmp_path):
+    """Rows hold numbers of `names`; a reference or symbol that goes takes its now unused names with it."""
+    import sqlite3
+    from dataclasses import replace
+
+    from codeqa.store.edge import EdgeStore
+    from store_contract import ENCODE, ENCODER, MAIN, TOKENIZE, fill, ref
+
+    def names() -> set[str]:
+        with sqlite3.connect(tmp_path / "index" / "graph.sqlite") as db:
+            return {row[0] for row in db.execute("SELECT text FROM names")}
+
+    store = EdgeStore.open(tmp_path / "repo", tmp_path / "index", create=True)
+    try:
+        fill(store)
+        assert names() == {s.id for s in (ENCODER, ENCODE, TOKENIZE, MAIN)} | {"enc.py", "tok.py", "app/main.py"}
+        store.delete_files(["app/main.py"])
+        store.upsert_symbols([replace(MAIN, id="app/main.py#main@3", start_line=3)])
+        store.replace_references([ref("enc.py", 6, "tokenize", (TOKENIZE.id,), ENCODE.id)])
+        assert names() == {ENCODER.id, ENCODE.id, TOKENIZE.id, "app/main.py#main@3", "enc.py", "tok.py", "app/main.py"}
+        assert [r.target_ids for r in store.references_from([ENCODE.id])] == [(TOKENIZE.id,)]
+        assert [s.id for s in store.symbols_in_files(["app/main.py"])] == ["app/main.py#main@3"]
+    finally:
+        store.close()
+
+
+def test_an_index_in_another_format_is_refused_by_readers_and_rebuilt_by_a_run(tmp_path):
+    import sqlite3
+
+    from codeqa.errors import IndexMismatchError
+    from codeqa.store.edge import EdgeStore
+    from store_contract import fill
+
+    store = EdgeStore.open(tmp_path / "repo", tmp_path / "index", create=True)
+    fill(store)
+    store.close()
+    with sqlite3.connect(tmp_path / "index" / "graph.sqlite") as db:
+        db.execute("PRAGMA user_version = 3")  # the format before names and float16 vectors
+    with pytest.raises(IndexMismatchError, match="another codeqa version.*codeqa index"):
+        EdgeStore.open(tmp_path / "repo", tmp_path / "index")
+    store = EdgeStore.open(tmp_path / "repo", tmp_path / "index", create=True)  # what `codeqa index` does
+    try:
+        assert not store.exists() and store.read_meta() == {}
+        fill(store)
+        assert store.exists() and store.count_chunks() == 4 and len(list(store.all_references())) == 3
+    finally:
+        store.close()
+
+
+def test_the_embedding_cache_stores_float16_and_still_reads_float32_rows(tmp_path):
+    """Rows written before float16 (untagged float32) read as they were; a damaged row is a miss, so
+    its text is embedded again."""
+    import sqlite3
+
+    import numpy as np
+
+    from codeqa.embed import EmbeddingCache
+
+    path = tmp_path / "embeddings.sqlite"
+    cache = EmbeddingCache(path)
+    vector = np.array([[0.6, -0.8, 1e-3, 0.0]], dtype=np.float32)
+    cache.put_many("m", ["new"], vector)
+    cache.close()
+    with sqlite3.connect(path) as db:
+        assert len(db.execute("SELECT vector FROM vectors").fetchone()[0]) == 4 + 4 * 2
+        db.executemany("INSERT INTO vectors (model, hash, vector) VALUES (?, ?, ?)",
+                       [("m", EmbeddingCache.key("old"), vector[0].tobytes()), ("m", EmbeddingCache.key("odd"), b"\x00" * 7),
+                        ("m", EmbeddingCache.key("text"), "not bytes")])
+    cache = EmbeddingCache(path)
+    try:
+        found = cache.get_many("m", ["new", "old", "odd", "text"])
+        assert set(found) == {cache.key("new"), cache.key("old")}
+        assert found[cache.key("old")].dtype == np.float32 and (found[cache.key("old")] == vector[0]).all()
+        assert found[cache.key("new")].dtype == np.float32
+        assert np.allclose(found[cache.key("new")], vector[0], atol=1e-3) and not (found[cache.key("new")] == vector[0]).all()
+    finally:
+        cache.close()

@@ -11,6 +11,28 @@ from typing import Sequence
 import numpy as np
 
 
+# A cached vector is float16 (half the size of float32; the embedded index stores float16 too), after
+# this tag: a float32 NaN, which no float32 row from before the tag can start with (an embedding is finite).
+_FLOAT16_TAG = b"\x16\xf1\xff\x7f"
+
+
+def encode_vector(vector: np.ndarray) -> bytes:
+    return _FLOAT16_TAG + np.asarray(vector, dtype="<f2").tobytes()
+
+
+def decode_vector(blob: object) -> np.ndarray | None:
+    """A stored vector as float32: tagged float16, or an untagged float32 row; None when it is neither."""
+    if not isinstance(blob, bytes):
+        return None
+    if blob.startswith(_FLOAT16_TAG):
+        body, dtype = blob[len(_FLOAT16_TAG):], "<f2"
+    else:
+        body, dtype = blob, "<f4"
+    if not body or len(body) % np.dtype(dtype).itemsize:
+        return None
+    return np.frombuffer(body, dtype=dtype).astype(np.float32)
+
+
 class EmbeddingCache:
     """Vectors by (model id, text hash) in <index-dir>/embeddings.sqlite: unchanged chunks are never re-embedded.
 
@@ -40,7 +62,7 @@ class EmbeddingCache:
             marks = ",".join("?" * len(part))
             rows = self._db.execute(f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({marks})",
                                     [model_id, *part]).fetchall()
-            found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows)
+            found.update((h, vector) for h, v in rows if (vector := decode_vector(v)) is not None)
             if rows:
                 self._db.execute(f"UPDATE vectors SET used = ? WHERE model = ? AND hash IN ({marks})", [now, model_id, *part])
         self._db.commit()
@@ -49,7 +71,7 @@ class EmbeddingCache:
     def put_many(self, model_id: str, texts: Sequence[str], vectors: np.ndarray) -> None:
         now = int(self._clock())
         self._db.executemany("INSERT OR REPLACE INTO vectors (model, hash, vector, used) VALUES (?, ?, ?, ?)",
-                             [(model_id, self.key(t), np.asarray(v, dtype=np.float32).tobytes(), now)
+                             [(model_id, self.key(t), encode_vector(v), now)
                               for t, v in zip(texts, vectors)])
         self._db.commit()
 

@@ -23,6 +23,9 @@ from ..embed.text import code_identifiers, code_tokens, identifier_tokens
 from ..types import Chunk, Hit, Reference, Symbol
 
 BM25_K1 = 1.2
+# The embedded index's on-disk format (graph.sqlite's user_version; the shard's settings go with it):
+# an index in another format is refused by readers and rebuilt by `codeqa index` from its embedding cache.
+INDEX_FORMAT = 4  # 4: symbol ids and paths interned in the graph, float16 dense vectors
 RRF_K = 2  # Qdrant's default rank constant: the fusion the search was tuned with
 
 
@@ -107,7 +110,7 @@ class Store(Protocol):
       line, column), `references_from(ids)` (enclosing symbol among ids); `chunks_for_symbols`,
       `chunks_in_file`. Unknown ids give empty results, never errors.
     - `search(dense, sparse, limit, weights, where)`: with `sparse` None (or weight 0) the chunks
-      nearest to `dense` by cosine, score = cosine; otherwise dense and sparse candidates (limit * 4
+      nearest to `dense` by cosine, score = cosine (to 1e-3: an engine may store float16); otherwise dense and sparse candidates (limit * 4
       each) fused by weighted RRF (k = RRF_K) inside the engine. Hits carry the stored chunk text.
     - `flush()` makes every write so far durable; `optimize()` reorganises what was written for fast
       opens and queries (search results stay the same); `close()` releases the index (idempotent).
@@ -193,4 +196,4 @@ def dir_size(path: Path) -> int:
 
 
 __all__ = ["Store", "ManifestEntry", "SearchFilter", "open_store", "point_id", "sparse_vector", "query_sparse_vector",
-           "reference_key", "dir_size", "RRF_K"]
+           "reference_key", "dir_size", "RRF_K", "INDEX_FORMAT"]

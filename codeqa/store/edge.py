@@ -1,7 +1,7 @@
 """EdgeStore: the embedded index. Qdrant Edge holds the chunks, SQLite the graph (store/graph_db.py).
 
-    <index-dir>/chunks/         a Qdrant Edge shard: dense (cosine) + sparse (BM25 with the IDF
-                                modifier) vectors; payload = the chunk (path, lines, kind, symbols, text)
+    <index-dir>/chunks/         a Qdrant Edge shard: dense (cosine, stored float16) + sparse (BM25 with
+                                the IDF modifier) vectors; payload = the chunk (path, lines, kind, symbols, text)
     <index-dir>/graph.sqlite    meta (the fingerprint), manifest, symbols, references
 
 Qdrant Edge is Qdrant's own engine as a library: segments, HNSW, the sparse inverted index, payload
@@ -116,7 +116,8 @@ class EdgeStore:
 
     def ensure_schema(self, vector_size: int) -> None:
         from qdrant_edge import (Distance, EdgeConfig, EdgeOptimizersConfig, EdgeShard, EdgeSparseVectorParams,
-                                 EdgeVectorParams, HnswIndexConfig, Modifier, PayloadSchemaType, UpdateOperation)
+                                 EdgeVectorParams, HnswIndexConfig, Modifier, PayloadSchemaType, UpdateOperation,
+                                 VectorStorageDatatype)
 
         self._writes = True
         if not self.graph.read_meta() and self.chunks_dir.exists():
@@ -127,7 +128,9 @@ class EdgeStore:
             self._chunks()
             return
         plain = HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000)  # m=0: no graph, exact scans
-        config = EdgeConfig(vectors={"dense": EdgeVectorParams(size=vector_size, distance=Distance.Cosine, hnsw_config=plain)},
+        dense = EdgeVectorParams(size=vector_size, distance=Distance.Cosine, hnsw_config=plain,
+                                 datatype=VectorStorageDatatype.Float16)  # half float32's size, the same rankings
+        config = EdgeConfig(vectors={"dense": dense},
                             sparse_vectors={"sparse": EdgeSparseVectorParams(modifier=Modifier.Idf)}, wal_enabled=False,
                             optimizers=EdgeOptimizersConfig(indexing_threshold=OPTIMIZE_THRESHOLD_KB))
         self._shard = EdgeShard.create(str(self.chunks_dir), config)

@@ -2,13 +2,17 @@
 
 Symbols and references are looked up through B-tree indexes (by name key, id, path, parent, target,
 enclosing symbol), so a command reads only the rows its question needs: opening the index costs the
-same at 100 files as at 100,000. Rows hold plain values (text, integers, JSON lists), nothing that
-runs when read. WAL mode: readers in other processes go on while a writer commits.
+same at 100 files as at 100,000. Rows hold plain values (text, integers), nothing that runs when read.
+WAL mode: readers in other processes go on while a writer commits.
+
+Symbol ids and paths are long (`lib/pkg/module.py#Class.method@120`) and each recurs in many rows
+(a symbol's children, every reference made in or to it), so each is stored once, in `names`, and
+rows hold its number: a big project's graph is less than half the size it is with the text in every
+row. `names` keeps only what some row uses (pruned after each replace_references).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from contextlib import contextmanager
@@ -17,30 +21,44 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import IndexMismatchError, StoreError
 from ..types import Reference, Symbol, name_key
-from . import ManifestEntry, batches, reference_key
+from . import INDEX_FORMAT, ManifestEntry, batches, reference_key
 
-SCHEMA_VERSION = 3
-_SYMBOL_FIELDS = ("id", "name", "qualified_name", "kind", "language", "path", "start_line", "end_line", "signature",
-                  "docstring", "parent_id")
-_REF_FIELDS = ("name", "path", "line", "column", "kind", "enclosing_symbol_id", "target_ids", "confidence", "line_text",
-               "receiver", "module", "alias", "assigned")
+SCHEMA_VERSION = INDEX_FORMAT  # another version: rebuilt by an index run (create=True), refused by readers
+_SYMBOL_PLAIN = ("name", "qualified_name", "kind", "language")  # stored as they are
+_REF_PLAIN = ("name", "line", "column", "kind", "confidence", "line_text", "receiver", "module", "alias", "assigned")
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (id INTEGER PRIMARY KEY CHECK (id = 0), data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS generation (id INTEGER PRIMARY KEY CHECK (id = 0), value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, sha256 TEXT, language TEXT, chunks INTEGER, symbols INTEGER,
                                   status TEXT, reason TEXT);
-CREATE TABLE IF NOT EXISTS symbols ({", ".join(f + (" TEXT PRIMARY KEY" if f == "id" else "") for f in _SYMBOL_FIELDS)},
-                                    name_key TEXT, qual_key TEXT);
+CREATE TABLE IF NOT EXISTS names (n INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS symbols (n INTEGER PRIMARY KEY, {", ".join(_SYMBOL_PLAIN)}, path INTEGER, start_line INTEGER,
+                                    end_line INTEGER, signature TEXT, docstring TEXT, parent INTEGER, name_key TEXT,
+                                    qual_key TEXT);
 CREATE INDEX IF NOT EXISTS symbols_name_key ON symbols (name_key);
 CREATE INDEX IF NOT EXISTS symbols_qual_key ON symbols (qual_key);
 CREATE INDEX IF NOT EXISTS symbols_path ON symbols (path);
-CREATE INDEX IF NOT EXISTS symbols_parent ON symbols (parent_id);
-CREATE TABLE IF NOT EXISTS refs (key INTEGER PRIMARY KEY, {", ".join(f'"{f}"' for f in _REF_FIELDS)}, enclosing INTEGER);
+CREATE INDEX IF NOT EXISTS symbols_parent ON symbols (parent);
+CREATE TABLE IF NOT EXISTS refs (key INTEGER PRIMARY KEY, path INTEGER, enclosing INTEGER, targets TEXT,
+                                 {", ".join(f'"{f}"' for f in _REF_PLAIN)});
 CREATE INDEX IF NOT EXISTS refs_enclosing ON refs (enclosing);
 CREATE TABLE IF NOT EXISTS ref_targets (target INTEGER NOT NULL, key INTEGER NOT NULL, PRIMARY KEY (target, key))
     WITHOUT ROWID;
 PRAGMA user_version = {SCHEMA_VERSION};
 """
+# A Symbol per row, its id, path and parent's id read from `names` (a row whose names are missing is left out)
+_SYMBOL_READ = (f"SELECT i.text, {', '.join(f's.{f}' for f in _SYMBOL_PLAIN)}, p.text, s.start_line, s.end_line, "
+                "s.signature, s.docstring, q.text FROM symbols s JOIN names i ON i.n = s.n JOIN names p ON p.n = s.path "
+                "LEFT JOIN names q ON q.n = s.parent")
+# refs' columns in Reference's field order (after the key), so that a row builds one directly
+_REF_COLS = ", ".join(("key", '"name"', "path", '"line"', '"column"', '"kind"', "enclosing", "targets", '"confidence"',
+                       '"line_text"', '"receiver"', '"module"', '"alias"', '"assigned"'))
+_SYMBOL_ROW = ", ".join("?" * (len(_SYMBOL_PLAIN) + 9))  # symbols' placeholders
+_REF_ROW = ", ".join("?" * (len(_REF_PLAIN) + 4))
+# What `names` must keep: every number some row holds (ref_targets lists each number in refs.targets).
+_PRUNE_NAMES = """DELETE FROM names WHERE n NOT IN (SELECT n FROM symbols) AND n NOT IN (SELECT path FROM symbols)
+    AND n NOT IN (SELECT parent FROM symbols WHERE parent IS NOT NULL) AND n NOT IN (SELECT path FROM refs)
+    AND n NOT IN (SELECT enclosing FROM refs WHERE enclosing IS NOT NULL) AND n NOT IN (SELECT target FROM ref_targets)"""
 
 
 class GraphDB:
@@ -97,7 +115,7 @@ class GraphDB:
 
     def drop_all(self) -> None:
         with self._transaction():
-            for table in ("meta", "files", "symbols", "refs", "ref_targets"):
+            for table in ("meta", "files", "symbols", "refs", "ref_targets", "names"):
                 self.db.execute(f"DROP TABLE IF EXISTS {table}")
         self.db.executescript(_SCHEMA)
 
@@ -143,42 +161,65 @@ class GraphDB:
         with self._transaction():
             self.db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
 
+    # ---- names: each symbol id and path once ----------------------------------------------------
+    def _intern(self, texts: Iterable[str | None]) -> dict[str, int]:
+        """The number of each text, adding the new ones (inside the caller's transaction)."""
+        wanted = sorted({t for t in texts if t is not None})
+        self.db.executemany("INSERT OR IGNORE INTO names (text) VALUES (?)", [(t,) for t in wanted])
+        return self._numbers(wanted)
+
+    def _numbers(self, texts: Iterable[str]) -> dict[str, int]:
+        """The number of each text that has one (unknown texts are left out)."""
+        out: dict[str, int] = {}
+        for part in batches(list(dict.fromkeys(texts)), 500):
+            out.update(self.db.execute(f"SELECT text, n FROM names WHERE text IN ({','.join('?' * len(part))})", part))
+        return out
+
+    def _texts(self, numbers: Iterable[int | None]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for part in batches(sorted({n for n in numbers if isinstance(n, int)}), 500):
+            out.update(self.db.execute(f"SELECT n, text FROM names WHERE n IN ({','.join('?' * len(part))})", part))
+        return out
+
+    def _all_texts(self) -> dict[int, str]:
+        return dict(self.db.execute("SELECT n, text FROM names"))
+
     # ---- symbols --------------------------------------------------------------------------------
     def upsert_symbols(self, symbols: Sequence[Symbol]) -> None:
         with self._transaction():
-            self.db.executemany(f"INSERT OR REPLACE INTO symbols VALUES ({', '.join('?' * (len(_SYMBOL_FIELDS) + 2))})",
-                                [(*(getattr(s, f) for f in _SYMBOL_FIELDS), name_key(s.name), name_key(s.qualified_name))
-                                 for s in symbols])
+            num = self._intern(t for s in symbols for t in (s.id, s.path, s.parent_id))
+            self.db.executemany(f"INSERT OR REPLACE INTO symbols VALUES ({_SYMBOL_ROW})",
+                                [(num[s.id], *(getattr(s, f) for f in _SYMBOL_PLAIN), num[s.path], s.start_line,
+                                  s.end_line, s.signature, s.docstring, num[s.parent_id] if s.parent_id is not None else None,
+                                  name_key(s.name), name_key(s.qualified_name)) for s in symbols])
 
     def delete_symbols_in(self, paths: Sequence[str]) -> None:
         with self._transaction():
-            self.db.executemany("DELETE FROM symbols WHERE path = ?", [(p,) for p in paths])
+            self.db.executemany("DELETE FROM symbols WHERE path = ?", [(n,) for n in self._numbers(paths).values()])
 
     def _symbols(self, where: str, values: Sequence[Any]) -> list[Symbol]:
-        out: list[Symbol] = []
+        rows: list[tuple] = []
         for part in batches(list(values), 500):
             marks = ",".join("?" * len(part))
-            out.extend(Symbol(*row) for row in self.db.execute(
-                f"SELECT {', '.join(_SYMBOL_FIELDS)} FROM symbols WHERE {where.format(marks=marks)}",
-                [*part] * where.count("{marks}")))
-        return list({s.id: s for s in out}.values())
+            rows.extend(self.db.execute(f"{_SYMBOL_READ} WHERE {where.format(marks=marks)}",
+                                        [*part] * where.count("{marks}")))
+        return list({s.id: s for s in (Symbol(*row) for row in rows)}.values())
 
     def symbols_by_key(self, keys: Iterable[str]) -> list[Symbol]:
-        return self._symbols("name_key IN ({marks}) OR qual_key IN ({marks})", list(dict.fromkeys(keys)))
+        return self._symbols("s.name_key IN ({marks}) OR s.qual_key IN ({marks})", list(dict.fromkeys(keys)))
 
     def symbols_by_ids(self, ids: Iterable[str]) -> list[Symbol]:
-        return self._symbols("id IN ({marks})", list(dict.fromkeys(ids)))
+        return self._symbols("s.n IN ({marks})", list(self._numbers(ids).values()))
 
     def symbols_in_files(self, paths: Iterable[str]) -> list[Symbol]:
-        found = self._symbols("path IN ({marks})", list(dict.fromkeys(paths)))
+        found = self._symbols("s.path IN ({marks})", list(self._numbers(paths).values()))
         return sorted(found, key=lambda s: (s.path, s.start_line, s.id))
 
     def children_of(self, ids: Iterable[str]) -> list[Symbol]:
-        return self._symbols("parent_id IN ({marks})", list(dict.fromkeys(ids)))
+        return self._symbols("s.parent IN ({marks})", list(self._numbers(ids).values()))
 
     def all_symbols(self) -> Iterator[Symbol]:
-        for row in self.db.execute(f"SELECT {', '.join(_SYMBOL_FIELDS)} FROM symbols ORDER BY path, start_line, id"):
-            yield Symbol(*row)
+        yield from sorted((Symbol(*row) for row in self.db.execute(_SYMBOL_READ)), key=lambda s: (s.path, s.start_line, s.id))
 
     # ---- references -----------------------------------------------------------------------------
     def replace_references(self, references: Sequence[Reference]) -> tuple[int, int]:
@@ -188,68 +229,59 @@ class GraphDB:
         new = sorted((k, r) for k, r in wanted.items() if k not in existing)
         stale_targets = []
         for part in batches(stale, 500):
-            rows = self.db.execute(f"SELECT key, target_ids FROM refs WHERE key IN ({','.join('?' * len(part))})", part)
-            stale_targets.extend((id_hash(t), key) for key, targets in rows for t in _targets(targets))
+            rows = self.db.execute(f"SELECT key, targets FROM refs WHERE key IN ({','.join('?' * len(part))})", part)
+            stale_targets.extend((t, key) for key, targets in rows for t in _numbers_of(targets))
         with self._transaction():  # sorted by key: b-tree inserts in order are several times faster on a big graph
             self.db.executemany("DELETE FROM refs WHERE key = ?", [(k,) for k in stale])
             self.db.executemany("DELETE FROM ref_targets WHERE target = ? AND key = ?", stale_targets)
-            self.db.executemany(f"INSERT INTO refs VALUES ({', '.join('?' * (len(_REF_FIELDS) + 2))})",
-                                [(k, *(_ref_value(r, f) for f in _REF_FIELDS), id_hash(r.enclosing_symbol_id))
+            num = self._intern(t for _, r in new for t in (r.path, r.enclosing_symbol_id, *r.target_ids))
+            self.db.executemany(f"INSERT INTO refs VALUES ({_REF_ROW})",
+                                [(k, num[r.path], num[r.enclosing_symbol_id] if r.enclosing_symbol_id is not None else None,
+                                  ",".join(str(num[t]) for t in r.target_ids), *(getattr(r, f) for f in _REF_PLAIN))
                                  for k, r in new])
             self.db.executemany("INSERT OR IGNORE INTO ref_targets VALUES (?, ?)",
-                                sorted((id_hash(t), k) for k, r in new for t in r.target_ids))
+                                sorted({(num[t], k) for k, r in new for t in r.target_ids}))
+            if stale or new:  # ~0.2 s on 180k references; a run that changed nothing skips it
+                self.db.execute(_PRUNE_NAMES)
         return len(new), len(stale)
 
-    def _references(self, sql: str, ids: Sequence[str], keep) -> list[Reference]:
-        out: dict[int, Reference] = {}
-        wanted = set(ids)
-        for part in batches(sorted({id_hash(i) for i in ids}), 500):
-            marks = ",".join("?" * len(part))
-            for row in self.db.execute(sql.format(marks=marks), list(part)):
-                r = _reference(row[1:])
-                if keep(r, wanted):  # the hash found it; the id itself decides
-                    out[row[0]] = r
-        return sorted(out.values(), key=lambda r: (r.path, r.line, r.column))
+    def _references(self, sql: str, ids: Sequence[str]) -> list[Reference]:
+        rows: list[tuple] = []
+        for part in batches(sorted(self._numbers(ids).values()), 500):
+            rows.extend(self.db.execute(sql.format(marks=",".join("?" * len(part))), part))
+        texts = self._texts(n for row in rows for n in (row[2], row[6], *_numbers_of(row[7])))
+        found = {row[0]: _reference(row, texts) for row in rows}
+        return sorted((r for r in found.values() if r is not None), key=lambda r: (r.path, r.line, r.column))
 
     def references_to(self, symbol_ids: Sequence[str]) -> list[Reference]:
-        cols = ", ".join(f'r."{f}"' for f in _REF_FIELDS)
-        return self._references(f"SELECT r.key, {cols} FROM ref_targets t JOIN refs r ON r.key = t.key "
-                                "WHERE t.target IN ({marks})", symbol_ids,
-                                lambda r, wanted: not wanted.isdisjoint(r.target_ids))
+        cols = ", ".join(f"r.{c}" for c in _REF_COLS.split(", "))
+        return self._references(f"SELECT {cols} FROM ref_targets t JOIN refs r ON r.key = t.key "
+                                "WHERE t.target IN ({marks})", symbol_ids)
 
     def references_from(self, symbol_ids: Sequence[str]) -> list[Reference]:
-        cols = ", ".join(f'"{f}"' for f in _REF_FIELDS)
-        return self._references(f"SELECT key, {cols} FROM refs WHERE enclosing IN ({{marks}})", symbol_ids,
-                                lambda r, wanted: r.enclosing_symbol_id in wanted)
+        return self._references(f"SELECT {_REF_COLS} FROM refs WHERE enclosing IN ({{marks}})", symbol_ids)
 
     def all_references(self) -> Iterator[Reference]:
-        cols = ", ".join(f'"{f}"' for f in _REF_FIELDS)
-        for row in self.db.execute(f"SELECT {cols} FROM refs ORDER BY path, line, \"column\""):
-            yield _reference(row)
+        texts = self._all_texts()
+        found = (_reference(row, texts) for row in self.db.execute(f"SELECT {_REF_COLS} FROM refs"))
+        yield from sorted((r for r in found if r is not None), key=lambda r: (r.path, r.line, r.column))
 
 
-def id_hash(symbol_id: str | None) -> int | None:
-    """A symbol id as a signed 64-bit integer: the graph's indexes hold these, a fraction of the ids' size."""
-    if symbol_id is None:
-        return None
-    return int.from_bytes(hashlib.blake2b(symbol_id.encode("utf-8", "surrogateescape"), digest_size=8).digest(),
-                          "little", signed=True)
-
-
-def _targets(raw: str | None) -> list[str]:
+def _numbers_of(raw: Any) -> list[int]:
+    """refs.targets ("12,345") as numbers; anything else as none."""
+    if not isinstance(raw, str) or not raw:
+        return []
     try:
-        targets = json.loads(raw or "[]")
+        return [int(n) for n in raw.split(",")]
     except ValueError:
         return []
-    return [str(t) for t in targets] if isinstance(targets, list) else []
 
 
-def _ref_value(r: Reference, field: str) -> Any:
-    return json.dumps(list(r.target_ids)) if field == "target_ids" else getattr(r, field)
-
-
-def _reference(row: Sequence[Any]) -> Reference:
-    values = dict(zip(_REF_FIELDS, row))
-    values["target_ids"] = tuple(_targets(values["target_ids"]))
-    return Reference(**values)
-
+def _reference(row: Sequence[Any], texts: dict[int, str]) -> Reference | None:
+    """A refs row (_REF_COLS) as a Reference; None when its path has no name (a damaged file)."""
+    _, name, path, line, column, kind, enclosing, targets, *rest = row
+    path_text = texts.get(path)
+    if path_text is None:
+        return None
+    return Reference(name, path_text, line, column, kind, texts.get(enclosing) if enclosing is not None else None,
+                     tuple(texts[t] for t in _numbers_of(targets) if t in texts), *rest)
