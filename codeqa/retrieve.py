@@ -191,12 +191,12 @@ class Retriever:
         return list({s.id: s for m in self.match_question(question) for s in m.symbols}.values())
 
     # ---- search -------------------------------------------------------------------------------
-    def search(self, query: str, top_k: int = 10) -> list[Hit]:
-        """Best chunks for a query, best first (searcher.py)."""
+    def search(self, query: str, top_k: int = 10, spread: bool = False) -> list[Hit]:
+        """Best chunks for a query, best first; `spread` adds evidence from more files after them (searcher.py)."""
         if self.searcher is None:
             raise IndexMissingError("This index was opened for graph lookups only; open it with the embedding model to search.")
         self.refresh()
-        return self.searcher.search(query, top_k)
+        return self.searcher.search(query, top_k, spread=spread)
 
     # ---- routing + packing ----------------------------------------------------------------------
     def retrieve(self, question: str, top_k: int | None = None, search_query: str | None = None,
@@ -241,7 +241,7 @@ class Retriever:
                 return Retrieval(question, route, tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(ends),
                                  tuple(refs), tuple(paths), tuple(edges))
         matched = [s for m in matches for s in m.symbols]
-        hits = self._file_hits(question) + self.search(search_query or question, top_k=top_k)
+        hits = self._file_hits(question) + self.search(search_query or question, top_k=top_k, spread=True)
         return Retrieval(question, "search", tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(matched[:5]))
 
     def _file_hits(self, question: str, per_file: int = 4) -> list[Hit]:

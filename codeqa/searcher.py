@@ -29,10 +29,9 @@ MEMBER_BOOST = 0.02  # methods of a class among the top hits: "how does the Path
 # R@10 0.837 / MRR 0.577, these 0.855 / 0.590. A question that names tests, examples or docs lifts them.
 ROLE_PENALTY = {"test": 0.15, "example": 0.1, "docs": 0.15, "stub": 0.2}
 KEYWORD_CODE_SHARE = 0.5
-CALLEE_CANDIDATES = 2  # definitions the top hits call, from other files, added below HOP_INSERT_RANK
-HOP_INSERT_RANK = 4
+CALLEE_CANDIDATES = 2  # evidence for an answer: definitions the top hits call, from files not among them
+SPREAD_FILES = 4  # evidence for an answer: the best hit of this many more files
 CANDIDATES_PER_RESULT = 5  # candidates fetched per result asked for (the spread over files needs a few more)
-PER_FILE = 2  # at most this many of the top k from one file, the rest after them (0: no cap)
 # "No such option" / 'cannot open file': quotes not inside a word (don't, the bar's writer) around 2+ words
 _QUOTED_PHRASE = re.compile(r"(?<![\w`])([\"'])[^\"'`\n]*?\w\s+\w[^\"'`\n]*?\1(?![\w`])")
 _CODE_TERM = re.compile(r"`[^`]+`|(?<!\w)\"[^\"]{3,}\"(?!\w)|(?<!\w)'[^']{3,}'(?!\w)|[\w./-]+\.[A-Za-z]{1,5}\b|[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+"
@@ -48,8 +47,8 @@ class Searcher:
         self.graph = graph
         self.source = source
 
-    def search(self, query: str, top_k: int = 10) -> list[Hit]:
-        """Best chunks for a query, best first.
+    def search(self, query: str, top_k: int = 10, spread: bool = False) -> list[Hit]:
+        """Best chunks for a query, best first; with `spread`, evidence from more files follows them.
 
         The dense vector ranks the candidates. BM25 over the query's code terms (identifiers, paths,
         quoted strings) is fused in (RRF inside Qdrant) only when the query is mostly code or quotes a
@@ -63,9 +62,14 @@ class Searcher:
         reference hop from the top hits and the methods of a class among them (MEMBER_BOOST: click's
         natural-language set MRR@10 0.501 -> 0.527, docstring benchmark unchanged to +0.009 recall@5);
         tests, examples, docs and type stubs move down unless the query asks for them (ROLE_PENALTY).
+
+        `spread` (the evidence of an answer): after the top k come the definitions the top hits call in
+        other files (CALLEE_CANDIDATES) and the best hits of files not yet present (SPREAD_FILES), since
+        an answer often spans files. The top k itself stays as it is: spreading it over files cost the
+        docstring benchmark 0.06 recall@10 (bench/retrieval.py, pluggy + marshmallow).
         """
         vector = self.embedder.encode([query])[0]
-        limit = max(top_k * CANDIDATES_PER_RESULT, 30)
+        limit = max(top_k * (CANDIDATES_PER_RESULT if spread else 3), 30)
         terms = code_terms(query)
         share = _code_share(query, terms)
         keywords = query_sparse_vector(" ".join(terms)) if wants_keywords(query, terms, share) else None
@@ -74,12 +78,13 @@ class Searcher:
         hits = self._boost_reference_hop(hits)
         hits = _demote_secondary_files(hits, query)
         merged = _merge_same_symbol(self._extend_to_definitions(self.source.mark_stale(hits)))
-        merged = self._add_callees(merged)
         merged.sort(key=lambda h: -h.score)
-        merged = _spread_over_files(merged, top_k, PER_FILE)
+        chosen = merged[:top_k]
+        if spread:
+            chosen += self._callees(chosen) + _other_files(merged[top_k:], chosen, SPREAD_FILES)
         # the index holds redacted text; a result shows the file's own lines (the user's machine, not a prompt)
         return [replace(h, text=text) if (text := self.source.text(h.path, h.start_line, h.end_line)) is not None else h
-                for h in merged[:top_k]]
+                for h in chosen]
 
     def _boost_named_symbols(self, hits: list[Hit], names: Sequence[str], share: float) -> list[Hit]:
         """Chunks defining a symbol the query names move up (fetched if search missed them).
@@ -123,35 +128,32 @@ class Searcher:
             out.append(h)
         return sorted(out, key=lambda h: -h.score)
 
-    def _add_callees(self, hits: list[Hit]) -> list[Hit]:
-        """Definitions in other files that the top hits call or instantiate join the candidates just below
-        the HOP_INSERT_RANK-th hit: an answer that spans files ("how does print reach the terminal") needs
-        the code the best hit hands over to."""
-        if not CALLEE_CANDIDATES or len(hits) <= HOP_INSERT_RANK:
-            return hits
-        ranked = sorted(hits, key=lambda h: -h.score)
+    def _callees(self, ranked: list[Hit]) -> list[Hit]:
+        """Up to CALLEE_CANDIDATES definitions, each from a file not among `ranked`, that the top
+        HOP_SOURCES hits call or instantiate (most called first): the code the best hit hands over to."""
+        if not CALLEE_CANDIDATES or not ranked:
+            return []
         sources = [sid for h in ranked[:HOP_SOURCES] for sid in h.symbol_ids[:1]]
-        near = {h.path for h in ranked[:HOP_SOURCES]}
+        present = {h.path for h in ranked}
         counts: dict[str, int] = {}
         for r in self.store.references_from(sources):
             if r.kind in ("call", "instantiation") and r.confidence in ("exact", "likely"):
                 for t in r.target_ids:
-                    counts[t] = counts.get(t, 0) + 1
-        present = {sid for h in hits for sid in h.symbol_ids}
-        wanted = [t for t, _ in sorted(counts.items(), key=lambda kv: -kv[1]) if t not in present
-                  and t.partition("#")[0] not in near][:CALLEE_CANDIDATES * 2]
+                    if t.partition("#")[0] not in present:
+                        counts[t] = counts.get(t, 0) + 1
+        wanted = [t for t, _ in sorted(counts.items(), key=lambda kv: -kv[1])][:CALLEE_CANDIDATES * 2]
         if not wanted:
-            return hits
-        base = ranked[HOP_INSERT_RANK].score
-        added, seen = [], set()
+            return []
+        floor = ranked[-1].score
+        added: list[Hit] = []
         for h in self.store.chunks_for_symbols(wanted, limit=CALLEE_CANDIDATES * 4):
-            if h.path in near or h.path in seen or not (set(h.symbol_ids) & set(wanted)):
+            if h.path in present or not (set(h.symbol_ids) & set(wanted)):
                 continue
-            seen.add(h.path)
-            added.append(replace(h, score=base - 1e-6 * (len(added) + 1), reasons=("callee",)))
+            present.add(h.path)
+            added.append(replace(h, score=floor - 1e-6 * (len(added) + 1), reasons=("callee",)))
             if len(added) >= CALLEE_CANDIDATES:
                 break
-        return hits + added
+        return added
 
     def _extend_to_definitions(self, hits: Sequence[Hit]) -> list[Hit]:
         """A piece cut from inside a long function starts at the function's first line, so the result shows the def."""
@@ -181,20 +183,17 @@ def wants_keywords(query: str, terms: Sequence[str], share: float) -> bool:
     return bool(terms) and (share >= KEYWORD_CODE_SHARE or _QUOTED_PHRASE.search(query) is not None)
 
 
-def _spread_over_files(hits: list[Hit], top_k: int, per_file: int) -> list[Hit]:
-    """The ranking with at most `per_file` hits of one file among the first `top_k` (0: no cap); the
-    others follow, in order."""
-    if per_file <= 0:
-        return hits
-    counts: dict[str, int] = {}
-    first, later = [], []
-    for h in hits:
-        if len(first) < top_k and counts.get(h.path, 0) < per_file:
-            counts[h.path] = counts.get(h.path, 0) + 1
-            first.append(h)
-        else:
-            later.append(h)
-    return first + later
+def _other_files(candidates: Sequence[Hit], chosen: Sequence[Hit], count: int) -> list[Hit]:
+    """The best candidate of each file not among `chosen`, up to `count` files, best first."""
+    present = {h.path for h in chosen}
+    out: list[Hit] = []
+    for h in candidates:
+        if len(out) >= count:
+            break
+        if h.path not in present:
+            present.add(h.path)
+            out.append(h)
+    return out
 
 
 def _demote_secondary_files(hits: list[Hit], query: str) -> list[Hit]:
