@@ -222,7 +222,7 @@ class Retriever:
             references = self.store.references_to([s.id for s in targets])
             prefer = ("inheritance",) if parsed.inheritance else ()
             hits = [h for h in map(self._definition_hit, targets) if h]
-            hits += self._usage_sites(references, prefer=prefer)
+            hits += self._usage_sites(references, prefer=prefer, home=_top_folder(targets[0].path) if targets else None)
             hits += self._reference_lines(references)
             return Retrieval(question, route, tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(targets),
                              tuple(references), ambiguous=tuple(first.others))
@@ -260,10 +260,11 @@ class Retriever:
         return Hit(sym.path, sym.start_line, end, 1.0, sym.kind, sym.qualified_name, text, sym.language, (sym.id,), ("definition",))
 
     def _usage_sites(self, references: Sequence[Reference], limit: int | None = None,
-                     prefer: Sequence[str] = ()) -> list[Hit]:
+                     prefer: Sequence[str] = (), home: str | None = None) -> list[Hit]:
         """The most informative reference sites, shown with context.
 
-        Package code before tests, docs and examples; calls and instantiations before type uses and
+        Package code before tests, docs and examples, and the definition's own top folder (`home`: the
+        package) before scripts beside it; calls and instantiations before type uses and
         imports (`prefer`red kinds first); at most one per enclosing function, first one per file so the
         sites spread over files. A site inside a
         short function shows the whole function; otherwise three lines either side.
@@ -271,8 +272,12 @@ class Retriever:
         limit = USAGE_SITES_SHOWN if limit is None else limit
         order = {"instantiation": 0, "call": 1, "inheritance": 2, "type": 3, "attribute": 4, "import": 5}
         roles = {"code": 0, "example": 1, "docs": 2, "test": 3, "stub": 4}
-        ranked = sorted(references, key=lambda r: (roles.get(path_role(r.path), 0), r.kind not in prefer,
-                                                   order.get(r.kind, 9), r.confidence != "exact", r.path, r.line))
+        def rank(r: Reference) -> tuple:
+            away = home is not None and _top_folder(r.path) != home
+            return (roles.get(path_role(r.path), 0), away, r.kind not in prefer, order.get(r.kind, 9),
+                    r.confidence != "exact", r.path, r.line)
+
+        ranked = sorted(references, key=rank)
         picked: list[Reference] = []
         seen_enclosing: set = set()
         seen_files: set[str] = set()
@@ -354,6 +359,10 @@ def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
         }
     finally:
         store.close()
+
+
+def _top_folder(path: str) -> str:
+    return path.split("/", 1)[0] if "/" in path else ""
 
 
 __all__ = ["Retriever", "NameMatch", "search", "lookup_references", "group_references", "code_terms", "Mention"]

@@ -40,7 +40,11 @@ def summarize_usage(retrieval: Retrieval, symbols_by_id: Callable[[Iterable[str]
     by_line = {(r.path, r.line): r for r in refs}
     enclosing = symbols_by_id(r.enclosing_symbol_id for r in refs if r.enclosing_symbol_id)
     sites = []
-    for h in sorted(site_hits, key=lambda h: path_role(h.path) != "code")[:SITES_SHOWN]:
+    home = symbol.path.split("/", 1)[0] if "/" in symbol.path else ""
+    at_home = [h for h in site_hits if path_role(h.path) == "code" and h.path.split("/", 1)[0] == home]
+    if len(at_home) < 3:  # too few in the definition's own package: package code elsewhere, then the rest
+        at_home = sorted(site_hits, key=lambda h: (path_role(h.path) != "code", h.path.split("/", 1)[0] != home))
+    for h in at_home[:SITES_SHOWN]:
         ref = next((by_line[(h.path, line)] for line in range(h.start_line, h.end_line + 1) if (h.path, line) in by_line), None)
         if ref is None:
             continue

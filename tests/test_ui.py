@@ -212,7 +212,9 @@ def test_usage_question_extractive_with_citations_references_and_evidence(monkey
     assert any(label.startswith("Why these snippets") for label in labels)
     assert "extractive answer (no LLM) · usage question" in texts(at.caption) and "all verified" in texts(at.caption)
     folded = texts(next(e for e in at.expander if e.label == "Show all 5 reference sites").markdown)
-    assert "`app/cli.py` (3)" in folded and "[`app/cli.py:L14`](#" in folded and "instantiation in `main`" in folded
+    assert "`app/cli.py` (3)" in folded and "`app/cli.py:L14` instantiation in `main`" in folded
+    chips = at.chat_message[-1].get("html")[0].proto.body  # the chips are those of the open part of the answer
+    assert "encoders/encoder.py:L15-L30" in chips and "app/cli.py:L2<" not in chips
     evidence = at.dataframe[0].value
     assert list(evidence.columns) == ["#", "snippet", "score", "why", "cited"]
     assert "definition of the named symbol" in evidence["why"].iloc[0]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
@@ -30,6 +31,7 @@ from answer_view import (answer_summary, citation_anchors, citation_chips, code_
                          example_questions, highlighted_html, link_citations, llm_description, path_refusal, plain,
                          references_markdown, time_ago)
 from codeqa.answer import Answerer, Conversation
+from codeqa.citations import parse_citations
 from codeqa.config import Settings
 from codeqa.embed import make_embedder
 from codeqa.errors import CodeQAError, IndexMissingError
@@ -332,19 +334,25 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
         st.warning(f"The LLM failed: {answer.error}" + (" The answer below comes from retrieval alone."
                                                        if answer.mode == "extractive" else " The answer was cut off."))
 
-    views = code_views(answer, f"cq-{number}", lambda path: path_refusal(retriever.repo, path, retriever.indexed_paths),
-                       retriever.redacted_lines)
+    head, full_list = split_full_list(answer.answer)  # a usage answer: its account first, every site folded
+    # the chips and code views are those of what the page shows open: the folded list has its own links
+    head_citations = (answer.citations[:len(parse_citations(head, retriever.indexed_paths))] if full_list
+                      else answer.citations)
+    views = code_views(replace(answer, citations=tuple(head_citations)), f"cq-{number}",
+                       lambda path: path_refusal(retriever.repo, path, retriever.indexed_paths), retriever.redacted_lines)
     shown = [v for i, v in enumerate(views) if i < MAX_CODE_VIEWS or not v.verified]  # unverified ones always
     anchors = citation_anchors(shown)
-    head, full_list = split_full_list(answer.answer)  # a usage answer: its account first, every site folded
     st.markdown(link_citations(head, answer.citations, anchors, retriever.indexed_paths, answer.answer))
     if full_list:
         with st.expander(f"Show all {len(answer.references)} reference sites", icon=":material/list:"):
             st.markdown(link_citations(full_list, answer.citations, anchors, retriever.indexed_paths, answer.answer))
     st.caption(answer_summary(answer, turn["seconds"]))
-    if answer.citations:
+    if head_citations:
         st.caption("Citations (green: verified against the indexed lines; red: not) — click one to open its code:")
-        st.html(citation_chips(answer.citations, anchors))
+        st.html(citation_chips(head_citations, anchors))
+        if len(answer.citations) > len(head_citations):
+            st.caption(f"{len(answer.citations) - len(head_citations)} more citations in “Show all "
+                       f"{len(answer.references)} reference sites”.")
     elif answer.mode == "llm":
         st.caption(":material/warning: The answer cites no code; see the evidence below.")
     for view in shown:
@@ -363,7 +371,7 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
                 st.info(view.note)
     if len(views) > len(shown):
         st.caption(f"…and {len(views) - len(shown)} more cited snippets, not opened here"
-                   + (": every reference site is in the panel below." if answer.route == "usage" else "."))
+                   + (": every reference site is in the list above." if answer.route == "usage" else "."))
     if answer.route == "usage" and answer.references and not full_list:
         files = len({r.path for r in answer.references})
         names = ", ".join(dict.fromkeys(s.qualified_name for s in answer.definitions)) or "the symbol"
