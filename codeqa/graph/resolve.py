@@ -34,9 +34,10 @@ become instantiations. Unresolved references are dropped, and so are reads of lo
 (parse.py keeps those only as type evidence).
 
 Which facts apply to a language is decided by its registry row (`codeqa/languages.py`). The files a
-module string names are worked out in graph_index.py; what a receiver is (steps 2-4 for `x.m()`:
-classes, bases, members, type evidence) in graph_members.py; this module resolves names, imports
-and re-exports, and answers for each reference.
+module string names are worked out in index.py; what a receiver is (steps 2-4 for `x.m()`: classes,
+bases, members, type evidence) by the MemberResolver of members.py, which the resolver here holds
+and which asks it back about names; this module resolves names, imports and re-exports, and answers
+for each reference.
 """
 
 from __future__ import annotations
@@ -45,11 +46,11 @@ import posixpath
 from collections import defaultdict
 from typing import Iterable, Sequence
 
-from .graph_index import GraphIndex, file_stem, join_module, language_of, last_component
-from .graph_members import FUNCTION_KINDS, OUTSIDE, UNKNOWN, MemberResolution, Value, likely, receiver_chain, union
-from .languages import Language
-from .parse import CLASS_LIKE
-from .types import ParsedFile, Reference, Symbol
+from ..languages import Language
+from ..types import CLASS_LIKE, FUNCTION_KINDS, ParsedFile, Reference, Symbol
+from .index import GraphIndex, file_stem, join_module, language_of, last_component
+from .members import MemberResolver, fact_key
+from .values import OUTSIDE, UNKNOWN, Memo, Value, likely, receiver_chain, union
 
 
 def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = None) -> list[Reference]:
@@ -77,19 +78,18 @@ def _resolved(ref: Reference, target_ids: tuple[str, ...], confidence: str, kind
     return Reference(**{**vars(ref), "target_ids": target_ids, "confidence": confidence, "kind": kind})
 
 
-class _Resolver(MemberResolution):
-    """What names and receivers stand for: lazily worked out and remembered, since evidence chains
+class _Resolver:
+    """What names and imports stand for: lazily worked out and remembered, since evidence chains
     across files (an import of a re-export of a class whose attribute is typed in another module).
-    Names, imports and exports here; classes, receivers and type evidence in MemberResolution."""
+    Names, imports and exports here; classes, receivers and type evidence in `self.members`, a
+    MemberResolver that asks this resolver back about names."""
 
     def __init__(self, parsed: Sequence[ParsedFile], index: GraphIndex):
         self.index = index
         self.imports: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, local name) -> imports
         self.stars: dict[str, list[Reference]] = defaultdict(list)  # scope -> star imports
-        self.facts: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, variable) -> evidence
-        self.inherits: dict[str, list[Reference]] = defaultdict(list)  # class id -> base references
-        self.memo: dict[tuple, object] = {}
-        self.languages: dict[str, Language | None] = {}
+        facts: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, variable) -> evidence
+        inherits: dict[str, list[Reference]] = defaultdict(list)  # class id -> base references
         for pf in parsed:
             lang = language_of(pf.file.language or "")
             for ref in pf.references:
@@ -101,17 +101,18 @@ class _Resolver(MemberResolution):
                         self.imports[(scope, _import_local(ref, lang))].append(ref)
                     continue
                 if ref.kind == "inheritance" and ref.enclosing_symbol_id:
-                    self.inherits[ref.enclosing_symbol_id].append(ref)
+                    inherits[ref.enclosing_symbol_id].append(ref)
                 if ref.assigned:
-                    key = self.fact_key(ref, lang)
+                    key = fact_key(ref, lang, index)
                     if key is not None:
-                        self.facts[key].append(ref)
+                        facts[key].append(ref)
         self.imported_names = {name for _, name in self.imports}
+        self.facts = facts
+        self.memo = Memo()
+        self.members = MemberResolver(index, facts, inherits, self.memo, names=self)
 
     def language(self, path: str) -> Language | None:
-        if path not in self.languages:
-            self.languages[path] = language_of(self.index.languages.get(path, ""))
-        return self.languages[path]
+        return self.index.language(path)
 
     # ---- the answer for one reference -------------------------------------------------------
     def resolve(self, ref: Reference) -> tuple[list[str], str]:
@@ -142,9 +143,9 @@ class _Resolver(MemberResolution):
         return list(value.ids), "exact" if one else "likely"
 
     def _resolve_member(self, ref: Reference) -> tuple[list[str], str]:
-        owner = self.receiver_value(ref)
+        owner = self.members.receiver_value(ref)
         if owner.known():
-            return self._targets(self.attribute(owner, ref.name), ref)
+            return self._targets(self.members.attribute(owner, ref.name), ref)
         if not receiver_chain(ref.receiver or ""):
             return [], ""  # subscripts, operators: nothing to go on
         lang = self.language(ref.path)
@@ -194,21 +195,17 @@ class _Resolver(MemberResolution):
     def name_value(self, name: str, ref: Reference) -> Value:
         """A bare name where `ref` stands: enclosing scopes (imports, nested definitions, the class body),
         then the file (imports, definitions, star imports, module-level variables)."""
-        key = ("name", ref.enclosing_symbol_id or ref.path, name)
-        if key not in self.memo:
-            self.memo[key] = UNKNOWN
-            self.memo[key] = self._name_value(name, ref)
-        return self.memo[key]
+        return self.memo.value(("name", ref.enclosing_symbol_id or ref.path, name), UNKNOWN, self._name_value, name, ref)
 
     def _name_value(self, name: str, ref: Reference) -> Value:
         index, path = self.index, ref.path
         lang = self.language(path)
         if lang is not None and lang.implicit_this:
-            found = self.lexical_member(ref.enclosing_symbol_id, name)
+            found = self.members.lexical_member(ref.enclosing_symbol_id, name)
             if found.known():
                 return found
         innermost = True
-        for scope in self.scopes(ref):
+        for scope in self.index.scopes(ref):
             value = self._imported(scope, name)
             if value.known():
                 return value
@@ -216,17 +213,17 @@ class _Resolver(MemberResolution):
             if symbol is not None and (symbol.kind in FUNCTION_KINDS or (innermost and symbol.kind in CLASS_LIKE)):
                 nested = index.members.get(scope, {}).get(name)
                 if nested:
-                    return self.symbols([s.id for s in nested])
+                    return self.members.symbols([s.id for s in nested])
             innermost = False
         local = index.top_level.get(path, {}).get(name)
         if local:
             return self._defined(path, name, local)
-        for scope in self.scopes(ref):  # `use super::*;` inside a Rust `mod tests`, then the file's
+        for scope in self.index.scopes(ref):  # `use super::*;` inside a Rust `mod tests`, then the file's
             found = self._from_stars(scope, name)
             if found.known():
                 return found
         if (path, name) in self.facts:
-            return self.variable(path, name)
+            return self.members.variable(path, name)
         return UNKNOWN
 
     def _imported(self, scope: str, name: str) -> Value:
@@ -252,20 +249,16 @@ class _Resolver(MemberResolution):
 
     def _defined(self, path: str, name: str, symbols: Sequence[Symbol]) -> Value:
         """Top-level definitions, with what evidence says the name holds besides (a decorated function)."""
-        value = self.symbols([s.id for s in symbols])
+        value = self.members.symbols([s.id for s in symbols])
         if (path, name) not in self.facts:
             return value
-        typed = self.variable(path, name)
+        typed = self.members.variable(path, name)
         return Value(value.ids, tuple(dict.fromkeys(value.classes + typed.classes)), typed.files, False, value.confidence,
                       typed.makes)
 
     # ---- imports and what modules export -------------------------------------------------------
     def import_value(self, ref: Reference) -> Value:
-        key = ("import", ref.path, ref.line, ref.column)
-        if key not in self.memo:
-            self.memo[key] = UNKNOWN  # an import cycle resolves to nothing
-            self.memo[key] = self._import_value(ref)
-        return self.memo[key]
+        return self.memo.value(("import", ref.path, ref.line, ref.column), UNKNOWN, self._import_value, ref)
 
     def _module_path(self, ref: Reference) -> str:
         """The module an import names; inside `mod tests { use super::*; }` the first `super` is the
@@ -304,7 +297,7 @@ class _Resolver(MemberResolution):
         static = [m.id for f in files for c in index.top_level.get(f, {}).get(owner, ())
                   if c.kind in CLASS_LIKE for m in index.members.get(c.id, {}).get(name, ())]
         if static:
-            return self.symbols(static)
+            return self.members.symbols(static)
         return UNKNOWN if files else self._outside_if_explicit(lang)
 
     @staticmethod
@@ -316,11 +309,7 @@ class _Resolver(MemberResolution):
     def export(self, path: str, name: str) -> Value:
         """What `from <module of path> import name` gets: a definition, a re-export, a star import's
         name, a module-level variable, or a submodule of a package."""
-        key = ("export", path, name)
-        if key not in self.memo:
-            self.memo[key] = UNKNOWN
-            self.memo[key] = self._export(path, name)
-        return self.memo[key]
+        return self.memo.value(("export", path, name), UNKNOWN, self._export, path, name)
 
     def _export(self, path: str, name: str) -> Value:
         index = self.index
@@ -337,7 +326,7 @@ class _Resolver(MemberResolution):
             if value.known():
                 return value
         if (path, name) in self.facts:
-            return self.variable(path, name)
+            return self.members.variable(path, name)
         if lang is not None and lang.package_init and file_stem(path) == lang.package_init:
             sub = index.files_for_module("." + name, path)
             if sub:
@@ -370,7 +359,7 @@ class _Resolver(MemberResolution):
                     if symbol.kind not in CLASS_LIKE:
                         continue
                     for member, declared in index.members.get(symbol.id, {}).items():
-                        link([d.id for d in declared], [m for c in code_ids for m in self.members(c, member)])
+                        link([d.id for d in declared], [m for c in code_ids for m in self.members.find(c, member)])
         return {k: tuple(sorted(v)) for k, v in twins.items()}
 
 
