@@ -37,7 +37,7 @@ import warnings
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -49,7 +49,9 @@ from .config import Settings
 from .embed import Embedder, EmbeddingCache, make_embedder
 from .errors import IndexLockedError, IndexMismatchError
 from .files import read_source_text, redact_source, walk_repository
-from .graph import resolve_references
+from .graph import GraphIndex
+from .graph.incremental import FileGraph, GraphState, files_to_resolve, summarize
+from .graph.resolve import resolve_by_file
 from .languages import queries_dir
 from .parse import parse_source, prepare_language
 from .parse_cache import ParseCache, encode_parsed
@@ -72,6 +74,8 @@ FILE_BATCH = 64
 # chunks (at least EMBED_CACHE_MIN): enough for a few branches' worth of changes, not years of churn.
 EMBED_CACHE_FACTOR = 4
 EMBED_CACHE_MIN = 20_000
+GRAPH_STATE_FILE = "resolved.sqlite"  # graph/incremental.py's GraphState
+MOST_USED = 5  # names in the meta's most_used (the UI's example questions)
 
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -399,9 +403,15 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
 
     fingerprint = parse_fingerprint(wanted_meta)
     parse_cache = ParseCache(index_dir / "parsed.sqlite")
+    # what each file's resolution read last time, so that only what a change can move is resolved
+    # again (embedded mode: a server's references may be written by other machines too)
+    previous = None
+    if not settings.qdrant_url and meta and not meta.get("graph_dirty"):
+        with closing(GraphState(index_dir / GRAPH_STATE_FILE)) as state:
+            previous = state.load(fingerprint)
     try:
         graph_started = time.perf_counter()
-        fresh, parsed, references = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, progress)
+        fresh, parsed, update = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, progress, previous)
         report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve, not the writes
         parse_cache.prune({parse_cache.key(f, fingerprint) for f in files})
     finally:
@@ -453,19 +463,33 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     report.chunks_per_second = embedded / embed_seconds if embed_seconds > 0 else 0.0
 
     progress("references", 0, 1)
-    store.replace_references(references)
-    store.optimize()  # before the meta that readers reload on: they load the reorganised segments
-    progress("references", 1, 1)
-    report.graph_files_per_second = len(changed) / report.graph_seconds if report.graph_seconds > 0 else 0.0
-    report.symbols = sum(len(pf.symbols) for pf in parsed)
-    report.references = len(references)
-    report.references_by_confidence = dict(Counter(r.confidence for r in references))
-    store.write_meta({**store.read_meta(), **wanted_meta, "graph_dirty": False, "repo": str(repo),
-                      "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                      "files": len(files), "symbols": report.symbols, "references": report.references,
-                      "references_by_confidence": report.references_by_confidence, "chunks": report.chunks,
-                      "most_used": most_used_names(parsed, references)})
-    store.flush()
+    graph_state = None if settings.qdrant_url else GraphState(index_dir / GRAPH_STATE_FILE)
+    try:
+        if graph_state is not None:
+            graph_state.begin()  # until finish(), the stored references are no run's: the next resolves all
+        store.replace_references(update.references, update.paths)
+        store.optimize()  # before the meta that readers reload on: they load the reorganised segments
+        progress("references", 1, 1)
+        report.graph_files_per_second = len(changed) / report.graph_seconds if report.graph_seconds > 0 else 0.0
+        report.symbols = sum(len(pf.symbols) for pf in parsed)
+        report.references = sum(g.references for g in update.graphs.values())
+        by_confidence: Counter[str] = Counter()
+        used: Counter[str] = Counter()
+        for g in update.graphs.values():
+            by_confidence.update(dict(g.by_confidence))
+            used.update(dict(g.used))
+        report.references_by_confidence = dict(by_confidence)
+        store.write_meta({**store.read_meta(), **wanted_meta, "graph_dirty": False, "repo": str(repo),
+                          "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                          "files": len(files), "symbols": report.symbols, "references": report.references,
+                          "references_by_confidence": report.references_by_confidence, "chunks": report.chunks,
+                          "most_used": sorted(used, key=lambda n: (-used[n], n))[:MOST_USED]})
+        store.flush()
+        if graph_state is not None:
+            graph_state.finish(update.graphs, update.resolved, update.twins, fingerprint)
+    finally:
+        if graph_state is not None:
+            graph_state.close()
 
 
 def parse_fingerprint(meta: dict) -> str:
@@ -473,27 +497,27 @@ def parse_fingerprint(meta: dict) -> str:
     return "\0".join(str(meta[k]) for k in ("codeqa_version", "queries_hash", "chunker_version"))
 
 
-def most_used_names(parsed: Sequence[ParsedFile], references: Sequence[Reference], count: int = 5) -> list[str]:
-    """The public classes and functions most called, instantiated or inherited from other files
-    (the UI's example questions)."""
-    by_id = {s.id: s for pf in parsed for s in pf.symbols}
-    used: Counter[str] = Counter()
-    for r in references:
-        if r.kind in ("call", "instantiation", "inheritance") and r.confidence in ("exact", "likely"):
-            for t in r.target_ids:
-                s = by_id.get(t)
-                if s is not None and s.path != r.path and not s.name.startswith("_") and len(s.name) > 3:
-                    used[s.name] += 1
-    return sorted(used, key=lambda n: (-used[n], n))[:count]
+@dataclass(frozen=True)
+class GraphUpdate:
+    """What the graph stage changes in the stored references, and every file's FileGraph."""
+
+    references: list[Reference]  # the resolved references of the files resolved
+    paths: set[str] | None  # the files whose stored references `references` replace; None: all
+    resolved: list[str] | None  # the files resolved; None: all
+    graphs: dict[str, FileGraph]
+    twins: dict[str, tuple[str, ...]]
 
 
 def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings: Settings, cache: ParseCache,
-                fingerprint: str, pool: ProcessPoolExecutor | None = None, progress: ProgressCallback | None = None
-                ) -> tuple[dict[str, tuple[ParsedFile, list[Chunk]]], list[ParsedFile], list[Reference]]:
+                fingerprint: str, pool: ProcessPoolExecutor | None = None, progress: ProgressCallback | None = None,
+                previous: tuple[dict[str, FileGraph], dict[str, tuple[str, ...]]] | None = None) -> tuple[dict[str, tuple[ParsedFile, list[Chunk]]], list[ParsedFile], GraphUpdate]:
     """Parse + chunk the changed files (in worker processes when there are many; `pool` shut down
-    after), take the others' parses from the cache, and resolve references over the whole project:
-    a change in one file can retarget references in others. Returns the changed files' (parse,
-    chunks) by path, every file's parse in `files` order, and the resolved references."""
+    after), take the others' parses from the cache, and resolve references: a change in one file can
+    retarget references in others, so with the last run's FileGraphs and twins (`previous`, from
+    GraphState.load) the files whose resolution read something that changed are resolved again
+    (graph/incremental.py), without them all files.
+    Returns the changed files' (parse, chunks) by path, every file's parse in `files` order, and the
+    references to store."""
     progress = progress or (lambda stage, done, total: None)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
     progress("parse", 0, len(changed))
@@ -522,8 +546,23 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
                 pf, _, blob = _parse_chunk_encode((f, settings.chunk_max_chars, settings.chunk_min_chars))
                 cache.put_many([(f, blob)], fingerprint)
                 parsed.append(pf)
-        references = resolve_references(parsed)
-    return fresh, parsed, references
+        index = GraphIndex.build(parsed)
+        graphs_before: dict[str, FileGraph] = {}
+        only = twins_before = None
+        if previous is not None:
+            graphs_before, twins_before = previous
+            current = {f.path: f for f in files}
+            before = [SourceFile(p, Path(), g.language or None, 0, g.sha256) for p, g in graphs_before.items()
+                      if p not in current or current[p].sha256 != g.sha256]
+            only = files_to_resolve(graphs_before, parsed, cache.get_many(before, fingerprint), index)
+        resolution = resolve_by_file(parsed, index, only, twins_before if only is not None else None)
+    references = [r for refs in resolution.references.values() for r in refs]
+    graphs = summarize(parsed, resolution, index, graphs_before)
+    if resolution.complete:
+        return fresh, parsed, GraphUpdate(references, None, None, graphs, resolution.twins)
+    resolved = list(resolution.references)
+    paths = set(resolved) | (set(graphs_before) - set(graphs))
+    return fresh, parsed, GraphUpdate(references, paths, resolved, graphs, resolution.twins)
 
 
 @contextmanager

@@ -20,13 +20,17 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from ..languages import Language, language_by_name
-from ..types import CLASS_LIKE, ParsedFile, Reference, Symbol
+from ..types import CLASS_LIKE, ParsedFile, Reference, Symbol, split_symbol_id
 
 _MODULE_SEPARATORS = re.compile(r"::|/|\\|\.")  # PHP namespaces use one backslash
 _STRIP_MODULE_PREFIXES = ("crate.", "self.", "super.", "@.", "~.")
 _INDEX_NAMES = ("__init__", "index", "mod", "lib", "main")
 _SOURCE_EXT = re.compile(r"\.(d\.ts|d\.mts|d\.cts|py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|java|go|rs|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php)$")
 _RUST_PATH_HEADS = ("crate", "self", "super")
+# What resolution reads besides files' own symbols and references (Memo.note): which files there
+# are (module strings -> files, folders), and whether a type has members defined outside it.
+FILE_SET = ("files",)
+OUTSIDE_MEMBERS = ("members",)
 
 
 @dataclass
@@ -91,6 +95,13 @@ class GraphIndex:
         if found is False:
             found = self._language_cache[path] = language_of(self.languages.get(path, ""))
         return found
+
+    def file_of(self, scope: str) -> str:
+        """The file a scope (a symbol id, or a path) belongs to."""
+        symbol = self.by_id.get(scope)
+        if symbol is not None:
+            return symbol.path
+        return split_symbol_id(scope)[0] if "#" in scope else scope
 
     def enclosing_class(self, symbol_id: str | None) -> Symbol | None:
         """The innermost class-like symbol at or around `symbol_id`."""

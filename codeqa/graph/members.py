@@ -21,7 +21,7 @@ from typing import Iterable, Protocol, Sequence
 
 from ..languages import Language
 from ..types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, Reference, Symbol
-from .index import GraphIndex, last_component
+from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex, last_component
 from .values import OUTSIDE, UNKNOWN, Memo, Value, likely, receiver_chain, union
 
 _BASE_NAMES = ("super", "base", "parent")  # receivers that mean "the enclosing class's bases"
@@ -84,6 +84,12 @@ class MemberResolver:
     def symbols(self, ids: Sequence[str]) -> Value:
         return symbols_value(self.index, ids)
 
+    def note_member(self, class_id: str, name: str) -> None:
+        """Note a read of `index.members[class_id][name]`: the class's file, and the name (a method
+        written outside its type, in another file, is found by name)."""
+        self.memo.note(self.index.file_of(class_id))
+        self.memo.note(("n", name))
+
     def unimported(self, ref: Reference) -> Value:
         """`ref`'s name by same package or unique name, where a file may name what it never imported
         (likely at best)."""
@@ -95,6 +101,7 @@ class MemberResolver:
 
     def _bases(self, class_id: str) -> tuple[str, ...]:
         found: list[str] = []
+        self.memo.note(self.index.file_of(class_id))
         for ref in self.inherits.get(class_id, ()):
             value = self.receiver_attribute(ref) if ref.receiver else self.names.name_value(ref.name, ref)
             found.extend(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE and i != class_id)
@@ -105,6 +112,7 @@ class MemberResolver:
         A constructor named like its class is never what `Name` means inside that class (`class B : A`
         is the class A, not A's constructor)."""
         owner = self.index.by_id.get(class_id)
+        self.note_member(class_id, name)
         found = [s.id for s in self.index.members.get(class_id, {}).get(name, ()) if owner is None or name != owner.name]
         if found or depth > 8:
             return found
@@ -127,8 +135,11 @@ class MemberResolver:
                 return self.symbols(found)
             cls = self.index.enclosing_class(cls.parent_id)
         for enclosing in scopes:
+            self.memo.note(("n", enclosing.name))
             reopened = [s for s in self.index.by_name.get(enclosing.name, ())
                         if s.id != enclosing.id and s.qualified_name == enclosing.qualified_name and s.kind in CLASS_LIKE]
+            for s in reopened:
+                self.note_member(s.id, name)
             found = [m.id for s in reopened for m in self.index.members.get(s.id, {}).get(name, ())]
             if found:
                 return likely(self.symbols(found))
@@ -137,6 +148,7 @@ class MemberResolver:
     def attribute_types(self, class_id: str, name: str, depth: int = 0) -> Value:
         """What `self.name = ...` in any method, or `name: T` in the class body, says it holds (PHP
         declares `private Repo $repo` and reads `$this->repo`)."""
+        self.memo.note(self.index.file_of(class_id))
         for key in ("." + name, ".$" + name):
             if (class_id, key) in self.facts:
                 return self.variable(class_id, key)
@@ -172,6 +184,7 @@ class MemberResolver:
         return self.attribute(self.receiver_value(ref), ref.name)
 
     def _receiver_value(self, ref: Reference) -> Value:
+        self.memo.note(ref.path)
         text = (ref.receiver or "").strip()
         if _LITERAL.match(text):
             return OUTSIDE
@@ -197,6 +210,7 @@ class MemberResolver:
     def _path_value(self, text: str, ref: Reference) -> Value:
         """A receiver written as a path: the module's files when it names one of ours that defines the
         member, else the class its last segment names (likely)."""
+        self.memo.note(FILE_SET)
         files = self.index.files_for_module(text, ref.path)
         if files and self.attribute(Value(files=tuple(files)), ref.name).ours():
             return Value(files=tuple(files))
@@ -244,6 +258,7 @@ class MemberResolver:
             symbol = self.index.by_id.get(scope)
             if symbol is not None and symbol.kind in CLASS_LIKE:
                 continue  # a class body's names are attributes, not variables of its methods
+            self.memo.note(self.index.file_of(scope))
             if (scope, name) in self.facts:
                 return self.variable(scope, name)
         return UNKNOWN
@@ -278,6 +293,7 @@ class MemberResolver:
         """Our classes a function's signature says it returns: `func New() *Server`, `fn new() -> Self`,
         `f(): Foo`, `public Item add(...)`, `Vec2 vec_add(...)`. The first type name of ours wins."""
         signature = function.signature
+        self.memo.note(function.path)
         at = re.search(rf"\b{re.escape(function.name)}\b", signature)
         if at is None:
             return ()
@@ -293,6 +309,7 @@ class MemberResolver:
         probe = Reference(function.name, function.path, function.start_line, 0, "type", function.id, (), "unresolved", "")
         for word in _WORD.findall(after) + _WORD.findall(before)[-1:]:
             if word == "Self":
+                self.memo.note(("n", function.qualified_name.rsplit(".", 1)[0].rsplit(".", 1)[-1]))
                 owner = self.index.enclosing_class(function.parent_id) or self.index.owner(function)
                 return (owner.id,) if owner is not None else ()
             value = self.names.name_value(word, probe)
@@ -309,6 +326,7 @@ class MemberResolver:
         return self.memo.value(("variable", scope, name), UNKNOWN, self._variable, scope, name)
 
     def _variable(self, scope: str, name: str) -> Value:
+        self.memo.note(self.index.file_of(scope))
         refs = self.facts.get((scope, name), ())
         value = union(self.evidence(r) for r in refs if r.kind == "type")
         lang = self.index.language(refs[0].path) if refs else None
@@ -337,6 +355,10 @@ class MemberResolver:
             return self.call(value)
         if ref.kind == "type":  # an alias without members of its own (`type T = A | B`, a typedef) types nothing
             classes = tuple(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE) or value.classes
+            for i in classes:
+                self.memo.note(self.index.file_of(i))
+            if classes:
+                self.memo.note(OUTSIDE_MEMBERS)
             classes = tuple(i for i in classes if self.index.by_id[i].kind != "type" or i in self.index.members)
             return Value(classes=classes, outside=value.outside)
         if value.ids and self._all_methods(value.ids):

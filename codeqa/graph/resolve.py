@@ -44,22 +44,53 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Collection, Iterable, Mapping, Sequence
 
 from ..languages import Language
 from ..types import CLASS_LIKE, FUNCTION_KINDS, ParsedFile, Reference, Symbol
-from .index import GraphIndex, file_stem, join_module, language_of, last_component
+from .index import FILE_SET, GraphIndex, file_stem, join_module, language_of, last_component
 from .members import MemberResolver, fact_key
 from .values import OUTSIDE, UNKNOWN, Memo, Value, likely, receiver_chain, union
 
 
 def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = None) -> list[Reference]:
     """Every resolvable reference with target_ids and confidence set; the rest dropped."""
+    return [r for refs in resolve_by_file(parsed, index).references.values() for r in refs]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The resolved references of the files resolved, by path (in `parsed` order), with what each
+    file's resolution read (Memo.note: file paths, `("n", name)`, FILE_SET, OUTSIDE_MEMBERS), and the
+    stub/code twins of the whole project."""
+
+    references: dict[str, list[Reference]]
+    reads: dict[str, frozenset]
+    twins: dict[str, tuple[str, ...]]
+    complete: bool  # every file was resolved
+
+
+def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = None, only: Collection[str] | None = None,
+                    twins_before: Mapping[str, tuple[str, ...]] | None = None) -> Resolution:
+    """Resolve the references of the files in `only` (default: all) against the whole project; all of
+    them after all when the project's stub twins differ from `twins_before` (a reference to either
+    twin counts for both, anywhere). A reference's targets do not depend on which other files were
+    resolved in the same call."""
     index = index or GraphIndex.build(parsed)
     resolver = _Resolver(parsed, index)
+    memo = resolver.memo
     twins = resolver.stub_twins()
-    resolved: list[Reference] = []
+    if twins_before is not None and twins != dict(twins_before):
+        only = None
+    by_file: dict[str, list[Reference]] = {}
+    reads: dict[str, frozenset] = {}
     for pf in parsed:
+        path = pf.file.path
+        if only is not None and path not in only:
+            continue
+        memo.deps = {path}
+        resolved: list[Reference] = []
         for ref in pf.references:
             targets, confidence = resolver.resolve(ref)
             if not targets:
@@ -70,7 +101,10 @@ def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = 
             if kind == "call" and all(index.by_id[t].kind in CLASS_LIKE for t in targets):
                 kind = "instantiation"
             resolved.append(_resolved(ref, tuple(targets), confidence, kind))
-    return resolved
+        by_file[path] = resolved
+        reads[path] = frozenset(memo.deps)
+    memo.deps = set()
+    return Resolution(by_file, reads, twins, only is None)
 
 
 def _resolved(ref: Reference, target_ids: tuple[str, ...], confidence: str, kind: str) -> Reference:
@@ -116,6 +150,7 @@ class _Resolver:
 
     # ---- the answer for one reference -------------------------------------------------------
     def resolve(self, ref: Reference) -> tuple[list[str], str]:
+        self.memo.note(("n", ref.name))
         if ref.confidence == "local" or (ref.name not in self.index.by_name and ref.name not in self.imported_names):
             return [], ""  # a local variable's read, or a name that no symbol of ours has nor an import gives
         if ref.kind == "import":
@@ -171,7 +206,12 @@ class _Resolver:
         lang = self.language(ref.path)
         if lang is None or lang.explicit_imports:
             return [], ""
+        note = self.memo.note
+        note(FILE_SET)
+        note(("n", ref.name))
         folder = posixpath.dirname(ref.path)
+        for f in self.index.dir_files.get(folder, ()):
+            note(f)
         same_package = self._same_family(ref, [s for f in self.index.dir_files.get(folder, ())
                                                for s in self.index.top_level.get(f, {}).get(ref.name, ())])
         if same_package:
@@ -199,6 +239,7 @@ class _Resolver:
 
     def _name_value(self, name: str, ref: Reference) -> Value:
         index, path = self.index, ref.path
+        self.memo.note(path)
         lang = self.language(path)
         if lang is not None and lang.implicit_this:
             found = self.members.lexical_member(ref.enclosing_symbol_id, name)
@@ -211,10 +252,12 @@ class _Resolver:
                 return value
             symbol = index.by_id.get(scope)
             if symbol is not None and (symbol.kind in FUNCTION_KINDS or (innermost and symbol.kind in CLASS_LIKE)):
+                self.members.note_member(scope, name)
                 nested = index.members.get(scope, {}).get(name)
                 if nested:
                     return self.members.symbols([s.id for s in nested])
             innermost = False
+        self.memo.note(path)
         local = index.top_level.get(path, {}).get(name)
         if local:
             return self._defined(path, name, local)
@@ -227,8 +270,10 @@ class _Resolver:
         return UNKNOWN
 
     def _imported(self, scope: str, name: str) -> Value:
+        self.memo.note(("n", name))
         if name not in self.imported_names:
             return UNKNOWN
+        self.memo.note(self.index.file_of(scope))
         refs = self.imports.get((scope, name))
         if not refs:
             return UNKNOWN
@@ -240,7 +285,9 @@ class _Resolver:
         """`name` as the star imports of a scope bring it (`from m import *`, `import a.*`,
         `#include "x.h"`): likely, as several may bring one name and the other module may not export
         it; `sure` keeps the confidence (a name imported by name through a re-exporting module)."""
+        self.memo.note(self.index.file_of(scope))
         for star in self.stars.get(scope, ()):
+            self.memo.note(FILE_SET)
             files = self.index.files_for_module(self._module_path(star), star.path)
             found = union(self.export(f, name) for f in files)
             if found.known():
@@ -272,6 +319,8 @@ class _Resolver:
     def _import_value(self, ref: Reference) -> Value:
         index, path = self.index, ref.path
         lang = self.language(path)
+        self.memo.note(path)
+        self.memo.note(FILE_SET)
         module, name = self._module_path(ref), ref.name
         if ref.module is None and not (lang is not None and lang.package_init):
             return UNKNOWN  # an import without a module path names nothing we can find
@@ -294,6 +343,9 @@ class _Resolver:
         if sub_files:
             return Value(files=tuple(sub_files))
         owner = last_component(module)  # Java `import static a.b.C.m;`: a member of the class the module names
+        for f in files:
+            self.memo.note(f)
+        self.memo.note(("n", name))
         static = [m.id for f in files for c in index.top_level.get(f, {}).get(owner, ())
                   if c.kind in CLASS_LIKE for m in index.members.get(c.id, {}).get(name, ())]
         if static:
@@ -313,6 +365,8 @@ class _Resolver:
 
     def _export(self, path: str, name: str) -> Value:
         index = self.index
+        self.memo.note(path)
+        self.memo.note(FILE_SET)
         defined = index.top_level.get(path, {}).get(name)
         if defined:
             return self._defined(path, name, defined)

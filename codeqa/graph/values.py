@@ -61,21 +61,60 @@ def likely(v: Value) -> Value:
     return replace(v, confidence="likely") if v.known() and v.confidence != "likely" else v
 
 
+_NEVER = 1 << 62  # no cycle reached back this far
+_MISSING = object()
+
+
 class Memo:
     """Answers worked out once per resolution run, by key (`("export", path, name)`, ...): evidence
-    chains across files, and many references ask the same question. While a key is being worked out
-    it reads as its placeholder, so that a cycle (an import cycle, `x = x.next()`) ends in nothing."""
+    chains across files, and many references ask the same question.
+
+    Every answer is what working it out from scratch gives, whichever question came first, so that
+    resolving some files gives each reference the same targets as resolving all of them: while a key
+    is being worked out it reads as its placeholder (a cycle, such as an import cycle or
+    `x = x.next()`, ends in nothing there), and an answer that met the placeholder of itself or of a
+    key further out is not kept, since asked first from elsewhere the cycle would be cut elsewhere.
+
+    It also records what each answer read (`note`): files whose symbols or references it looked at,
+    and names it looked up across the project (`("n", name)`). A kept answer carries its set, and
+    using it adds the set to the answer under way; `deps` is the set of the outermost question
+    (resolve.py sets it per file), which says when that file must be resolved again."""
 
     def __init__(self) -> None:
-        self.values: dict[tuple, object] = {}
+        self.values: dict[tuple, tuple[object, frozenset]] = {}
+        self.deps: set = set()
+        self._active: dict[tuple, int] = {}
+        self._lowest = _NEVER
+
+    def note(self, atom: object) -> None:
+        self.deps.add(atom)
 
     def value(self, key: tuple, placeholder: object, compute: Callable[..., object], *args: object):
-        values = self.values
-        if key in values:
-            return values[key]
-        values[key] = placeholder
-        found = values[key] = compute(*args)
-        return found
+        found = self.values.get(key, _MISSING)
+        if found is not _MISSING:
+            value, deps = found
+            if deps:
+                self.deps |= deps
+            return value
+        active = self._active
+        depth = active.get(key)
+        if depth is not None:  # a cycle back to a key under way
+            if depth < self._lowest:
+                self._lowest = depth
+            return placeholder
+        depth = active[key] = len(active)
+        outer_deps, outer_lowest = self.deps, self._lowest
+        self.deps, self._lowest = set(), _NEVER
+        try:
+            value = compute(*args)
+        finally:
+            del active[key]
+            deps, lowest = self.deps, self._lowest
+            self.deps, self._lowest = outer_deps, min(outer_lowest, lowest)
+        if lowest > depth:
+            self.values[key] = (value, frozenset(deps))
+        outer_deps |= deps
+        return value
 
 
 def receiver_chain(text: str) -> list[tuple[str, int]] | None:
