@@ -38,7 +38,27 @@ def tree(tmp_path):
     shutil.copytree(FIXTURES / "pyrefs", root)
     for language in ("go", "typescript", "java"):
         shutil.copytree(FIXTURES / "languages" / language, root / language)
+    for path, text in EXTRA.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
     return root
+
+
+EXTRA = {
+    # a method called on a receiver nothing is known about: found once a method of that name exists
+    "extra/user.py": "def poke(thing):\n    return thing.zap()\n",
+    # two attributes typed by each other, one with evidence of its own: which of the two is asked
+    # first decides where the cycle is cut, unless answers met in a cycle are not kept
+    "cyc/a.py": ("from cyc.b import B\n\n\nclass A:\n    def __init__(self):\n        self.peer = B().peer\n\n"
+                 "    def reset(self):\n        self.peer = A()\n\n    def go(self):\n        return self.peer.go()\n"),
+    "cyc/b.py": ("from cyc.a import A\n\n\nclass B:\n    def __init__(self):\n        self.peer = A().peer\n\n"
+                 "    def run(self):\n        return self.peer.go()\n"),
+    # a C++ method defined outside its class, in another folder: it belongs to the only Shape there is
+    "cpp/geo/shape.hpp": "class Shape {\npublic:\n    double area() const;\n};\n",
+    "cpp/impl/area.cpp": '#include "../geo/shape.hpp"\n\ndouble Shape::area() const { return 1.0; }\n',
+    "cpp/app/main.cpp": '#include "../geo/shape.hpp"\n\nvoid run(Shape s) {\n    s.area();\n}\n',
+    "cpp/other/dup.hpp": "class Other {};\n",
+}
 
 
 def graph_of(repo: Path, settings: Settings):
@@ -85,6 +105,9 @@ EDITS = [
      lambda r: (r / "go/server/extra.go").write_text("package server\n\nfunc (s *Server) Extra() int {\n\treturn 1\n}\n")),
     ("a second Go type of the same name elsewhere",
      lambda r: (r / "go/internal/storage/dup.go").write_text("package storage\n\ntype Server struct{}\n")),
+    ("a method name becomes defined once", lambda r: edit(r / "pkg/util.py", "class Stack:\n", "class Stack:\n    def zap(self):\n        return 1\n\n")),
+    ("a module variable's evidence changes", lambda r: edit(r / "pkg/core.py", "default_engine: Engine = Engine()", "default_engine = []")),
+    ("a C++ type of the same name elsewhere", lambda r: edit(r / "cpp/other/dup.hpp", "class Other {};", "class Other {};\nclass Shape {};")),
     ("a stub loses a name", lambda r: (r / "pkg/fast.pyi").write_text("")),
 ]
 
