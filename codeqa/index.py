@@ -1,7 +1,11 @@
 """index_repo(): the one place where the indexing stages are wired together.
 
     walk (files) -> parse (parse) -> chunk (chunk) -> embed (embed) -> store (store)
-                              \\-> resolve references over the whole project (graph) -> store
+                              \\-> resolve references against the whole project (graph) -> store
+
+References are resolved again for the files whose last resolution read something that changed
+(graph/incremental.py, with what each file read kept in `resolved.sqlite`), and only their stored
+references are replaced; the result equals resolving every file.
 
 Incremental by content hash: unchanged files are not touched, deleted files are removed, and a
 run with nothing to do never loads the embedding model, nor even opens the store (embedded mode): a
@@ -17,7 +21,8 @@ Crash safety (SIGKILL at any moment, then re-run = a clean index, no duplicates)
 - a file's manifest entry is set to "pending" before any of its points is written or deleted, and
   to its hash only after its chunks and symbols are in; a pending entry never matches a file, so
   the next run deletes whatever the file has and re-does it (point ids are deterministic);
-- a `graph_dirty` flag in the meta point makes the next run re-resolve references;
+- a `graph_dirty` flag in the meta point makes the next run re-resolve references, all of them, and
+  so does `resolved.sqlite` marked incomplete from the first reference write to the end of a run;
 - dropping the index starts with the meta and manifest, and a run that finds points without them
   drops them (store.ensure_schema).
 """
