@@ -7,10 +7,13 @@ up across the project, whether it mapped module strings to files (FILE_SET) or a
 has members written outside it (OUTSIDE_MEMBERS). A run compares the files with the last run's and
 resolves again the changed files and every file that read
 
-- a changed or deleted file,
-- a name that a changed file defines or binds by import, before or after the change (and the name of
-  every method written outside its type whose type name is one of those: its owner may have moved),
-- the set of files (paths and languages), when it changed,
+- a changed or deleted file;
+- the symbols of a name (`n:`) whose symbols in a changed file differ before and after the change;
+- whether a name exists (`e:`, a symbol or an import binding), where a changed file defined or bound
+  it before and not after, or the other way round;
+- methods of a name written outside their type (`m:`), where a changed file has one, or where one's
+  type name is among the names whose symbols changed (its owner may have moved);
+- the set of files (paths and languages), when it changed;
 - types' outside members, when a method written outside its type changed or may have moved.
 
 References do not depend on which files are resolved together (values.Memo), so the result equals a
@@ -33,7 +36,8 @@ from typing import Iterable, Mapping, Sequence
 
 from ..types import ParsedFile, Reference, Symbol
 from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex, last_component
-from .resolve import Resolution
+from .index import language_of
+from .resolve import Resolution, binds_no_name, import_local
 
 STATE_VERSION = 1
 _BATCH = 500
@@ -93,7 +97,7 @@ def file_graph(pf: ParsedFile, references: Sequence[Reference], reads: Iterable,
         elif atom == OUTSIDE_MEMBERS:
             members = True
         else:
-            names.append(atom[1])
+            names.append(f"{atom[0]}:{atom[1]}")
     return FileGraph(pf.file.sha256, pf.file.language or "", tuple(sorted(files)), tuple(sorted(names)), file_set,
                      members, len(references), tuple(sorted(Counter(r.confidence for r in references).items())),
                      tuple(sorted(used_names(references, by_id).items())))
@@ -126,17 +130,41 @@ def files_to_resolve(previous: Mapping[str, FileGraph], parsed: Sequence[ParsedF
         return set()
     file_set_changed = ({p: pf.file.language or "" for p, pf in now.items()}
                         != {p: g.language for p, g in previous.items()})
-    names: set[str] = set()
+    before = [old_parsed[p] for p in touched if p in old_parsed]
+    after = [now[p] for p in changed]
+    symbols_before, symbols_after = _symbols_by_name(before), _symbols_by_name(after)
+    changed_symbols = {n for n in symbols_before.keys() | symbols_after.keys()
+                       if symbols_before.get(n) != symbols_after.get(n)}
+    names = {"n:" + n for n in changed_symbols}
+    names.update("e:" + n for n in _bound(before) ^ _bound(after))
     outside: list[Symbol] = [s for s in index.by_id.values() if _outside_its_type(s)]
-    for pf in [now[p] for p in changed] + [old_parsed[p] for p in touched if p in old_parsed]:
-        names.update(_names_of(pf))
+    for pf in before:
         outside.extend(s for s in pf.symbols if _outside_its_type(s))
-    members_changed = any(s.path in touched for s in outside)
-    for s in outside:  # a type of that name added or removed: the method may belong to another type now
-        if _type_name(s) in names:
-            names.add(s.name)
+    members_changed = False
+    for s in outside:  # changed, or a type of that name changed: the method may belong to another type now
+        if s.path in touched or _type_name(s) in changed_symbols:
+            names.add("m:" + s.name)
             members_changed = True
     return {p for p in now if p in changed or _read_any(previous[p], touched, names, file_set_changed, members_changed)}
+
+
+def _symbols_by_name(parsed: Iterable[ParsedFile]) -> dict[str, list[Symbol]]:
+    out: dict[str, list[Symbol]] = {}
+    for pf in parsed:
+        for s in pf.symbols:
+            out.setdefault(s.name, []).append(s)
+    return {n: sorted(v, key=lambda s: s.id) for n, v in out.items()}
+
+
+def _bound(parsed: Iterable[ParsedFile]) -> set[str]:
+    """Names files define or bind by import (resolve.py's `imported_names`)."""
+    names: set[str] = set()
+    for pf in parsed:
+        lang = language_of(pf.file.language or "")
+        names.update(s.name for s in pf.symbols)
+        names.update(import_local(r, lang) for r in pf.references
+                     if r.kind == "import" and r.name != "*" and not binds_no_name(r, lang))
+    return names
 
 
 def _read_any(g: FileGraph, files: set[str], names: set[str], file_set: bool, members: bool) -> bool:
@@ -150,17 +178,6 @@ def _outside_its_type(s: Symbol) -> bool:
 
 def _type_name(s: Symbol) -> str:
     return s.qualified_name.rsplit(".", 1)[0].rsplit(".", 1)[-1]
-
-
-def _names_of(pf: ParsedFile) -> set[str]:
-    """Names a file defines, and every name its imports may bind."""
-    names = {s.name for s in pf.symbols}
-    for r in pf.references:
-        if r.kind == "import":
-            names.update((r.name, r.name.split(".")[0], last_component(r.name)))
-            if r.alias:
-                names.add(r.alias)
-    return names
 
 
 def summarize(parsed: Sequence[ParsedFile], resolution: Resolution, index: GraphIndex,

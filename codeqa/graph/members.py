@@ -85,10 +85,10 @@ class MemberResolver:
         return symbols_value(self.index, ids)
 
     def note_member(self, class_id: str, name: str) -> None:
-        """Note a read of `index.members[class_id][name]`: the class's file, and the name (a method
-        written outside its type, in another file, is found by name)."""
+        """Note a read of `index.members[class_id][name]`: the class's file, and the name as that of a
+        method written outside its type (in another file: GraphIndex.owner)."""
         self.memo.note(self.index.file_of(class_id))
-        self.memo.note(("n", name))
+        self.memo.note(("m", name))
 
     def unimported(self, ref: Reference) -> Value:
         """`ref`'s name by same package or unique name, where a file may name what it never imported

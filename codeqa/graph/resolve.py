@@ -62,7 +62,7 @@ def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = 
 @dataclass(frozen=True)
 class Resolution:
     """The resolved references of the files resolved, by path (in `parsed` order), with what each
-    file's resolution read (Memo.note: file paths, `("n", name)`, FILE_SET, OUTSIDE_MEMBERS), and the
+    file's resolution read (Memo.note: file paths, `(kind, name)`, FILE_SET, OUTSIDE_MEMBERS), and the
     stub/code twins of the whole project."""
 
     references: dict[str, list[Reference]]
@@ -129,10 +129,10 @@ class _Resolver:
             for ref in pf.references:
                 scope = ref.enclosing_symbol_id or ref.path
                 if ref.kind == "import":
-                    if ref.name == "*" or _binds_no_name(ref, lang):
+                    if ref.name == "*" or binds_no_name(ref, lang):
                         self.stars[scope].append(ref)
                     else:
-                        self.imports[(scope, _import_local(ref, lang))].append(ref)
+                        self.imports[(scope, import_local(ref, lang))].append(ref)
                     continue
                 if ref.kind == "inheritance" and ref.enclosing_symbol_id:
                     inherits[ref.enclosing_symbol_id].append(ref)
@@ -150,7 +150,7 @@ class _Resolver:
 
     # ---- the answer for one reference -------------------------------------------------------
     def resolve(self, ref: Reference) -> tuple[list[str], str]:
-        self.memo.note(("n", ref.name))
+        self.memo.note(("e", ref.name))
         if ref.confidence == "local" or (ref.name not in self.index.by_name and ref.name not in self.imported_names):
             return [], ""  # a local variable's read, or a name that no symbol of ours has nor an import gives
         if ref.kind == "import":
@@ -196,6 +196,7 @@ class _Resolver:
             # nothing is known about a receiver of names and calls (an element of a container may be
             # anything): a method name defined once in the whole project, unless every builtin
             # object has one (`x.map()`, `x.toString()`)
+            self.memo.note(("n", ref.name))
             candidates = self._same_family(ref, [s for s in self.index.by_name.get(ref.name, ()) if s.kind == "method"])
             if len(candidates) == 1:
                 return [candidates[0].id], "name-only"
@@ -270,7 +271,7 @@ class _Resolver:
         return UNKNOWN
 
     def _imported(self, scope: str, name: str) -> Value:
-        self.memo.note(("n", name))
+        self.memo.note(("e", name))
         if name not in self.imported_names:
             return UNKNOWN
         self.memo.note(self.index.file_of(scope))
@@ -345,7 +346,7 @@ class _Resolver:
         owner = last_component(module)  # Java `import static a.b.C.m;`: a member of the class the module names
         for f in files:
             self.memo.note(f)
-        self.memo.note(("n", name))
+        self.memo.note(("m", name))
         static = [m.id for f in files for c in index.top_level.get(f, {}).get(owner, ())
                   if c.kind in CLASS_LIKE for m in index.members.get(c.id, {}).get(name, ())]
         if static:
@@ -417,7 +418,7 @@ class _Resolver:
         return {k: tuple(sorted(v)) for k, v in twins.items()}
 
 
-def _binds_no_name(ref: Reference, lang: Language | None) -> bool:
+def binds_no_name(ref: Reference, lang: Language | None) -> bool:
     """An import of a whole module that makes its names visible instead of binding it to a name
     (`#include "x.h"`, `using Ns;`, `require_relative "x"`): it acts as a star import."""
     return (lang is not None and lang.bare_import_is_star and not ref.alias and ref.module is not None
@@ -439,7 +440,7 @@ def _skip_inline_modules(module: str, ref: Reference, index: GraphIndex) -> str:
     return "::".join(["self"] + parts[skipped:]) if skipped else module
 
 
-def _import_local(ref: Reference, lang: Language | None) -> str:
+def import_local(ref: Reference, lang: Language | None) -> str:
     """The name an import binds in its scope."""
     if ref.alias:
         return ref.alias

@@ -76,7 +76,9 @@ class Memo:
     key further out is not kept, since asked first from elsewhere the cycle would be cut elsewhere.
 
     It also records what each answer read (`note`): files whose symbols or references it looked at,
-    and names it looked up across the project (`("n", name)`). A kept answer carries its set, and
+    and names across the project: `("n", name)` the symbols of that name, `("e", name)` only whether
+    any symbol or import has it, `("m", name)` methods of that name written outside their type. A
+    kept answer carries its set, and
     using it adds the set to the answer under way; `deps` is the set of the outermost question
     (resolve.py sets it per file), which says when that file must be resolved again."""
 
