@@ -166,6 +166,18 @@ def test_a_crafted_state_is_ignored(tree, tmp_path, monkeypatch):
     assert seen == [None]
 
 
+def test_a_state_that_is_no_database_is_started_over(tree, tmp_path, monkeypatch):
+    settings = Settings.load(env={}, index_dir=tmp_path / "index")
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    (settings.index_dir_for(tree) / GRAPH_STATE_FILE).write_bytes(b"not a database" * 100)
+    seen = resolved_files(monkeypatch)
+    edit(tree / "pkg/util.py", "import json", "import json\nimport os")
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    edit(tree / "pkg/util.py", "import os", "import sys")
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    assert seen[0] is None and seen[1] is not None  # all, then again only what the edit can move
+
+
 def test_resolving_some_files_gives_them_the_references_of_resolving_all(tree):
     from codeqa.files import walk_repository
     from codeqa.index import _parse_and_chunk

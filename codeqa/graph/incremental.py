@@ -201,10 +201,16 @@ class GraphState:
         self.path = Path(path)
         try:
             self._db = self._open(str(self.path))
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError:  # not a database, a damaged one or another layout: start over
             for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-            self._db = self._open(str(self.path))
+                try:
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                except OSError:
+                    pass
+            try:
+                self._db = self._open(str(self.path))
+            except sqlite3.DatabaseError:  # still unusable (the name is a folder): kept for this run only
+                self._db = self._open(":memory:")
 
     @staticmethod
     def _open(name: str) -> sqlite3.Connection:
