@@ -46,7 +46,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Collection, Iterator, Sequence
 
 from . import __version__
 from .chunk import NestingTooDeep, chunk_embedding_text, chunk_file
@@ -521,13 +521,15 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     retarget references in others, so with the last run's FileGraphs and twins (`previous`, from
     GraphState.load) the files whose resolution read something that changed are resolved again
     (graph/incremental.py), without them all files.
-    Returns the changed files' (parse, chunks) by path, every file's parse in `files` order, and the
-    references to store."""
+    Returns the changed files' (parse, chunks) by path, every file's parse in `files` order (with the
+    last run's state, of the files not resolved again only the references that resolving others
+    reads), and the references to store."""
     progress = progress or (lambda stage, done, total: None)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
     progress("parse", 0, len(changed))
     # the stage makes tens of thousands of small objects (parse results, references): garbage
     # collections mid-way would walk the whole growing heap again and again
+    fresh_parse: set[str] = set()  # parsed here, not taken from the cache
     with _gc_paused():
         written: list[tuple[SourceFile, bytes]] = []
         for done, (pf, chunks, blob) in enumerate(_parse_and_chunk_all(changed, settings, pool), start=1):
@@ -540,7 +542,10 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
         cache.put_many(written, fingerprint)
         if pool is not None:
             pool.shutdown()  # idle workers would hold memory through the embedding
-        cached = cache.get_many([f for f in files if f.path not in fresh], fingerprint)
+        # with the last run's state most files' own references are not resolved again: of those, only
+        # what resolving the others reads is decoded, the rest once it turns out to be needed
+        light = previous is not None
+        cached = cache.get_many([f for f in files if f.path not in fresh], fingerprint, all_references=not light)
         parsed: list[ParsedFile] = []
         for f in files:
             if f.path in fresh:
@@ -551,6 +556,7 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
                 pf, _, blob = _parse_chunk_encode((f, settings.chunk_max_chars, settings.chunk_min_chars))
                 cache.put_many([(f, blob)], fingerprint)
                 parsed.append(pf)
+                fresh_parse.add(f.path)
         index = GraphIndex.build(parsed)
         graphs_before: dict[str, FileGraph] = {}
         only = twins_before = None
@@ -560,7 +566,9 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
             before = [SourceFile(p, Path(), g.language or None, 0, g.sha256) for p, g in graphs_before.items()
                       if p not in current or current[p].sha256 != g.sha256]
             only = files_to_resolve(graphs_before, parsed, cache.get_many(before, fingerprint), index)
-        resolution = resolve_by_file(parsed, index, only, twins_before if only is not None else None)
+        complete = set(fresh) | fresh_parse if light else {f.path for f in files}
+        resolution = resolve_by_file(parsed, index, only, twins_before if only is not None else None,
+                                     lambda paths: _complete_parses(paths, parsed, complete, cache, fingerprint, settings))
     references = [r for refs in resolution.references.values() for r in refs]
     graphs = summarize(parsed, resolution, index, graphs_before)
     if resolution.complete:
@@ -568,6 +576,19 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     resolved = list(resolution.references)
     paths = set(resolved) | (set(graphs_before) - set(graphs))
     return fresh, parsed, GraphUpdate(references, paths, resolved, graphs, resolution.twins)
+
+
+def _complete_parses(paths: Collection[str], parsed: Sequence[ParsedFile], complete: Collection[str],
+                     cache: ParseCache, fingerprint: str, settings: Settings) -> dict[str, ParsedFile]:
+    """The parses of `paths` with all their references, where `parsed` has part of them (ParseCache
+    get_many(all_references=False)); those in `complete` have them all already."""
+    by_path = {pf.file.path: pf for pf in parsed}
+    out = {p: by_path[p] for p in paths if p in complete}
+    need = [by_path[p].file for p in paths if p not in complete]
+    found = cache.get_many(need, fingerprint)
+    for f in need:  # gone from the cache meanwhile: parsed again
+        out[f.path] = found.get(f.path) or _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars))[0]
+    return out
 
 
 @contextmanager

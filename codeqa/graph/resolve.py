@@ -45,7 +45,7 @@ from __future__ import annotations
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Collection, Iterable, Mapping, Sequence
+from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from ..languages import Language
 from ..types import CLASS_LIKE, FUNCTION_KINDS, ParsedFile, Reference, Symbol
@@ -72,23 +72,28 @@ class Resolution:
 
 
 def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = None, only: Collection[str] | None = None,
-                    twins_before: Mapping[str, tuple[str, ...]] | None = None) -> Resolution:
+                    twins_before: Mapping[str, tuple[str, ...]] | None = None,
+                    complete: Callable[[list[str]], Mapping[str, ParsedFile]] | None = None) -> Resolution:
     """Resolve the references of the files in `only` (default: all) against the whole project; all of
     them after all when the project's stub twins differ from `twins_before` (a reference to either
     twin counts for both, anywhere). A reference's targets do not depend on which other files were
-    resolved in the same call."""
+    resolved in the same call.
+
+    The parses in `parsed` need only the references that resolving other files reads (imports, base
+    classes, type evidence: ParseCache's all_references=False) when `complete` gives the whole
+    parses of the files to resolve, by path."""
     index = index or GraphIndex.build(parsed)
     resolver = _Resolver(parsed, index)
     memo = resolver.memo
     twins = resolver.stub_twins()
     if twins_before is not None and twins != dict(twins_before):
         only = None
+    todo = [pf.file.path for pf in parsed if only is None or pf.file.path in only]
+    whole = complete(todo) if complete is not None else {pf.file.path: pf for pf in parsed}
     by_file: dict[str, list[Reference]] = {}
     reads: dict[str, frozenset] = {}
-    for pf in parsed:
-        path = pf.file.path
-        if only is not None and path not in only:
-            continue
+    for path in todo:
+        pf = whole[path]
         memo.deps = {path}
         resolved: list[Reference] = []
         for ref in pf.references:
