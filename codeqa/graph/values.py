@@ -83,7 +83,7 @@ class Memo:
     (resolve.py sets it per file), which says when that file must be resolved again."""
 
     def __init__(self) -> None:
-        self.values: dict[tuple, tuple[object, frozenset]] = {}
+        self.values: dict[tuple, tuple[object, set]] = {}  # key -> (answer, what it read: never changed after)
         self.deps: set = set()
         self._active: dict[tuple, int] = {}
         self._lowest = _NEVER
@@ -114,7 +114,7 @@ class Memo:
             deps, lowest = self.deps, self._lowest
             self.deps, self._lowest = outer_deps, min(outer_lowest, lowest)
         if lowest > depth:
-            self.values[key] = (value, frozenset(deps))
+            self.values[key] = (value, deps)
         outer_deps |= deps
         return value
 
