@@ -35,7 +35,8 @@ files = walk_repository(Path(sys.argv[1])).files
 with tempfile.TemporaryDirectory() as cache:
     parse_cache = ParseCache(Path(cache) / "parsed.sqlite")
     t0 = time.perf_counter()
-    _, parsed, references = index.graph_stage(files, files, Settings(), parse_cache, "bench")
+    _, parsed, update = index.graph_stage(files, files, Settings(), parse_cache, "bench")
+    references = update.references
     seconds = time.perf_counter() - t0
     parse_cache.close()
 print(json.dumps({"files": len(files), "seconds": seconds, "detail": f"{len(references)} references"}))

@@ -1,7 +1,11 @@
 """index_repo(): the one place where the indexing stages are wired together.
 
     walk (files) -> parse (parse) -> chunk (chunk) -> embed (embed) -> store (store)
-                              \\-> resolve references over the whole project (graph) -> store
+                              \\-> resolve references against the whole project (graph) -> store
+
+References are resolved again for the files whose last resolution read something that changed
+(graph/incremental.py, with what each file read kept in `resolved.sqlite`), and only their stored
+references are replaced; the result equals resolving every file.
 
 Incremental by content hash: unchanged files are not touched, deleted files are removed, and a
 run with nothing to do never loads the embedding model, nor even opens the store (embedded mode): a
@@ -17,7 +21,8 @@ Crash safety (SIGKILL at any moment, then re-run = a clean index, no duplicates)
 - a file's manifest entry is set to "pending" before any of its points is written or deleted, and
   to its hash only after its chunks and symbols are in; a pending entry never matches a file, so
   the next run deletes whatever the file has and re-does it (point ids are deterministic);
-- a `graph_dirty` flag in the meta point makes the next run re-resolve references;
+- a `graph_dirty` flag in the meta point makes the next run re-resolve references, all of them, and
+  so does `resolved.sqlite` marked incomplete from the first reference write to the end of a run;
 - dropping the index starts with the meta and manifest, and a run that finds points without them
   drops them (store.ensure_schema).
 """
@@ -37,11 +42,11 @@ import warnings
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Collection, Iterator, Sequence
 
 from .chunk import NestingTooDeep, chunk_embedding_text, chunk_file
 from .config import Settings
@@ -49,7 +54,9 @@ from .embed import Embedder, EmbeddingCache, make_embedder
 from .errors import IndexLockedError
 from .files import read_source_text, redact_source, walk_repository
 from .fingerprint import FINGERPRINT_WORDS, FINGERPRINT_KEYS, VECTOR_META_KEYS, index_meta, stale_fingerprint
-from .graph import resolve_references
+from .graph import GraphIndex
+from .graph.incremental import FileGraph, GraphState, files_to_resolve, summarize
+from .graph.resolve import resolve_by_file
 from .parse import parse_source, prepare_language
 from .parse_cache import ParseCache, encode_parsed
 from .store import INDEX_FORMAT, ManifestEntry, Store, dir_size, open_store
@@ -65,6 +72,8 @@ FILE_BATCH = 64
 # chunks (at least EMBED_CACHE_MIN): enough for a few branches' worth of changes, not years of churn.
 EMBED_CACHE_FACTOR = 4
 EMBED_CACHE_MIN = 20_000
+GRAPH_STATE_FILE = "resolved.sqlite"  # graph/incremental.py's GraphState
+MOST_USED = 5  # names in the meta's most_used (the UI's example questions)
 
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -350,9 +359,15 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
 
     fingerprint = parse_fingerprint(wanted_meta)
     parse_cache = ParseCache(index_dir / "parsed.sqlite")
+    # what each file's resolution read last time, so that only what a change can move is resolved
+    # again (embedded mode: a server's references may be written by other machines too)
+    previous = None
+    if not settings.qdrant_url and meta and not meta.get("graph_dirty"):
+        with closing(GraphState(index_dir / GRAPH_STATE_FILE)) as state:
+            previous = state.load(fingerprint)
     try:
         graph_started = time.perf_counter()
-        fresh, parsed, references = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, progress)
+        fresh, parsed, update = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, progress, previous)
         report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve, not the writes
         parse_cache.prune({parse_cache.key(f, fingerprint) for f in files})
     finally:
@@ -404,19 +419,33 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     report.chunks_per_second = embedded / embed_seconds if embed_seconds > 0 else 0.0
 
     progress("references", 0, 1)
-    store.replace_references(references)
-    store.optimize()  # before the meta that readers reload on: they load the reorganised segments
-    progress("references", 1, 1)
-    report.graph_files_per_second = len(changed) / report.graph_seconds if report.graph_seconds > 0 else 0.0
-    report.symbols = sum(len(pf.symbols) for pf in parsed)
-    report.references = len(references)
-    report.references_by_confidence = dict(Counter(r.confidence for r in references))
-    store.write_meta({**store.read_meta(), **wanted_meta, "graph_dirty": False, "repo": str(repo),
-                      "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                      "files": len(files), "symbols": report.symbols, "references": report.references,
-                      "references_by_confidence": report.references_by_confidence, "chunks": report.chunks,
-                      "most_used": most_used_names(parsed, references)})
-    store.flush()
+    graph_state = None if settings.qdrant_url else GraphState(index_dir / GRAPH_STATE_FILE)
+    try:
+        if graph_state is not None:
+            graph_state.begin()  # until finish(), the stored references are no run's: the next resolves all
+        store.replace_references(update.references, update.paths)
+        store.optimize()  # before the meta that readers reload on: they load the reorganised segments
+        progress("references", 1, 1)
+        report.graph_files_per_second = len(changed) / report.graph_seconds if report.graph_seconds > 0 else 0.0
+        report.symbols = sum(len(pf.symbols) for pf in parsed)
+        report.references = sum(g.references for g in update.graphs.values())
+        by_confidence: Counter[str] = Counter()
+        used: Counter[str] = Counter()
+        for g in update.graphs.values():
+            by_confidence.update(dict(g.by_confidence))
+            used.update(dict(g.used))
+        report.references_by_confidence = dict(by_confidence)
+        store.write_meta({**store.read_meta(), **wanted_meta, "graph_dirty": False, "repo": str(repo),
+                          "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                          "files": len(files), "symbols": report.symbols, "references": report.references,
+                          "references_by_confidence": report.references_by_confidence, "chunks": report.chunks,
+                          "most_used": sorted(used, key=lambda n: (-used[n], n))[:MOST_USED]})
+        store.flush()
+        if graph_state is not None:
+            graph_state.finish(update.graphs, update.resolved, update.twins, fingerprint)
+    finally:
+        if graph_state is not None:
+            graph_state.close()
 
 
 def parse_fingerprint(meta: dict) -> str:
@@ -424,32 +453,34 @@ def parse_fingerprint(meta: dict) -> str:
     return "\0".join(str(meta[k]) for k in ("codeqa_version", "queries_hash", "chunker_version"))
 
 
-def most_used_names(parsed: Sequence[ParsedFile], references: Sequence[Reference], count: int = 5) -> list[str]:
-    """The public classes and functions most called, instantiated or inherited from other files
-    (the UI's example questions)."""
-    by_id = {s.id: s for pf in parsed for s in pf.symbols}
-    used: Counter[str] = Counter()
-    for r in references:
-        if r.kind in ("call", "instantiation", "inheritance") and r.confidence in ("exact", "likely"):
-            for t in r.target_ids:
-                s = by_id.get(t)
-                if s is not None and s.path != r.path and not s.name.startswith("_") and len(s.name) > 3:
-                    used[s.name] += 1
-    return sorted(used, key=lambda n: (-used[n], n))[:count]
+@dataclass(frozen=True)
+class GraphUpdate:
+    """What the graph stage changes in the stored references, and every file's FileGraph."""
+
+    references: list[Reference]  # the resolved references of the files resolved
+    paths: set[str] | None  # the files whose stored references `references` replace; None: all
+    resolved: list[str] | None  # the files resolved; None: all
+    graphs: dict[str, FileGraph]
+    twins: dict[str, tuple[str, ...]]
 
 
 def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings: Settings, cache: ParseCache,
-                fingerprint: str, pool: ProcessPoolExecutor | None = None, progress: ProgressCallback | None = None
-                ) -> tuple[dict[str, tuple[ParsedFile, list[Chunk]]], list[ParsedFile], list[Reference]]:
+                fingerprint: str, pool: ProcessPoolExecutor | None = None, progress: ProgressCallback | None = None,
+                previous: tuple[dict[str, FileGraph], dict[str, tuple[str, ...]]] | None = None) -> tuple[dict[str, tuple[ParsedFile, list[Chunk]]], list[ParsedFile], GraphUpdate]:
     """Parse + chunk the changed files (in worker processes when there are many; `pool` shut down
-    after), take the others' parses from the cache, and resolve references over the whole project:
-    a change in one file can retarget references in others. Returns the changed files' (parse,
-    chunks) by path, every file's parse in `files` order, and the resolved references."""
+    after), take the others' parses from the cache, and resolve references: a change in one file can
+    retarget references in others, so with the last run's FileGraphs and twins (`previous`, from
+    GraphState.load) the files whose resolution read something that changed are resolved again
+    (graph/incremental.py), without them all files.
+    Returns the changed files' (parse, chunks) by path, every file's parse in `files` order (with the
+    last run's state, of the files not resolved again only the references that resolving others
+    reads), and the references to store."""
     progress = progress or (lambda stage, done, total: None)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
     progress("parse", 0, len(changed))
     # the stage makes tens of thousands of small objects (parse results, references): garbage
     # collections mid-way would walk the whole growing heap again and again
+    fresh_parse: set[str] = set()  # parsed here, not taken from the cache
     with _gc_paused():
         written: list[tuple[SourceFile, bytes]] = []
         for done, (pf, chunks, blob) in enumerate(_parse_and_chunk_all(changed, settings, pool), start=1):
@@ -462,7 +493,10 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
         cache.put_many(written, fingerprint)
         if pool is not None:
             pool.shutdown()  # idle workers would hold memory through the embedding
-        cached = cache.get_many([f for f in files if f.path not in fresh], fingerprint)
+        # with the last run's state most files' own references are not resolved again: of those, only
+        # what resolving the others reads is decoded, the rest once it turns out to be needed
+        light = previous is not None
+        cached = cache.get_many([f for f in files if f.path not in fresh], fingerprint, all_references=not light)
         parsed: list[ParsedFile] = []
         for f in files:
             if f.path in fresh:
@@ -473,8 +507,39 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
                 pf, _, blob = _parse_chunk_encode((f, settings.chunk_max_chars, settings.chunk_min_chars))
                 cache.put_many([(f, blob)], fingerprint)
                 parsed.append(pf)
-        references = resolve_references(parsed)
-    return fresh, parsed, references
+                fresh_parse.add(f.path)
+        index = GraphIndex.build(parsed)
+        graphs_before: dict[str, FileGraph] = {}
+        only = twins_before = None
+        if previous is not None:
+            graphs_before, twins_before = previous
+            current = {f.path: f for f in files}
+            before = [SourceFile(p, Path(), g.language or None, 0, g.sha256) for p, g in graphs_before.items()
+                      if p not in current or current[p].sha256 != g.sha256]
+            only = files_to_resolve(graphs_before, parsed, cache.get_many(before, fingerprint), index)
+        complete = set(fresh) | fresh_parse if light else {f.path for f in files}
+        resolution = resolve_by_file(parsed, index, only, twins_before if only is not None else None,
+                                     lambda paths: _complete_parses(paths, parsed, complete, cache, fingerprint, settings))
+    references = [r for refs in resolution.references.values() for r in refs]
+    graphs = summarize(parsed, resolution, index, graphs_before)
+    if resolution.complete:
+        return fresh, parsed, GraphUpdate(references, None, None, graphs, resolution.twins)
+    resolved = list(resolution.references)
+    paths = set(resolved) | (set(graphs_before) - set(graphs))
+    return fresh, parsed, GraphUpdate(references, paths, resolved, graphs, resolution.twins)
+
+
+def _complete_parses(paths: Collection[str], parsed: Sequence[ParsedFile], complete: Collection[str],
+                     cache: ParseCache, fingerprint: str, settings: Settings) -> dict[str, ParsedFile]:
+    """The parses of `paths` with all their references, where `parsed` has part of them (ParseCache
+    get_many(all_references=False)); those in `complete` have them all already."""
+    by_path = {pf.file.path: pf for pf in parsed}
+    out = {p: by_path[p] for p in paths if p in complete}
+    need = [by_path[p].file for p in paths if p not in complete]
+    found = cache.get_many(need, fingerprint)
+    for f in need:  # gone from the cache meanwhile: parsed again
+        out[f.path] = found.get(f.path) or _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars))[0]
+    return out
 
 
 _gc_lock = threading.Lock()

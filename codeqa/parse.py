@@ -2,11 +2,11 @@
 
 One generic function serves every language; what differs lives in the .scm files, compiled into
 one query so a tree is walked once. Output: `Symbol`s with stable ids and qualified names, and
-unresolved `Reference`s (graph.py resolves them). The captures this module understands:
+unresolved `Reference`s (codeqa/graph/ resolves them). The captures this module understands:
 
   definitions  @definition.<kind> (whole node), @name, @doc, @receiver (Go/C++ method owner)
   references   @name.reference.<kind>; @receiver (`obj` of obj.name), @module and @alias (imports);
-               @ignore (a name that is no reference); type evidence for graph.py: @assigned (the
+               @ignore (a name that is no reference); type evidence for codeqa/graph/: @assigned (the
                variable a value goes to), @assigned + @assigned.type and @returns.type (annotation
                regions), @declares (the annotation a name is what it declares of), @returns
   locals       @local.scope, @local.definition (tree-sitter locals convention)
@@ -30,13 +30,11 @@ from functools import lru_cache
 from operator import attrgetter
 
 from .languages import get_parser, get_query_set, language_by_name
-from .types import ParsedFile, Reference, SourceFile, Symbol, symbol_id
+from .types import CLASS_LIKE, RETURNS, ParsedFile, Reference, SourceFile, Symbol, symbol_id
 
-CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "module", "type"})
 # When two patterns capture the same name node, the first kind in this order wins; "ignore" is no
 # kind: it drops the name (keyword names, module paths), unless an import capture is at the same place.
 KIND_PRIORITY = ("import", "ignore", "inheritance", "instantiation", "call", "type", "attribute")
-RETURNS = "return"  # Reference.assigned of a value or type the enclosing function returns
 SIGNATURE_MAX_CHARS = 240
 PARSE_TIMEOUT_SECONDS = 30.0
 LINE_TEXT_MAX_CHARS = 240

@@ -49,6 +49,10 @@ _KEYS = {"v", "symbol_fields", "reference_fields", "path", "sha256", "error", "s
 
 
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
+# References of these kinds are read by the resolution of other files (graph/resolve.py's tables:
+# imports, base classes); so are references carrying type evidence (Reference.assigned).
+TABLE_REFERENCE_KINDS = frozenset({"import", "inheritance"})
+_KIND, _ASSIGNED = _REFERENCE_FIELDS.index("kind"), _REFERENCE_FIELDS.index("assigned")
 
 
 def encode_parsed(parsed: ParsedFile) -> bytes:
@@ -80,9 +84,11 @@ def _inflate(data: object) -> bytes | None:
     return out if inflater.eof and not inflater.unconsumed_tail else None
 
 
-def decode_parsed(blob: bytes, file: SourceFile) -> ParsedFile | None:
+def decode_parsed(blob: bytes, file: SourceFile, all_references: bool = True) -> ParsedFile | None:
     """The ParsedFile encoded in `blob`, for `file`; None when `blob` is anything but an entry of this
-    format for this file. Never raises."""
+    format for this file. Never raises. With `all_references` False, its references are only those
+    that resolving other files reads (TABLE_REFERENCE_KINDS, and those carrying type evidence): a
+    file whose own references are not resolved again costs a third of the objects."""
     if not isinstance(blob, (bytes, bytearray)):  # SQLite hands back whatever type a crafted row holds
         return None
     try:
@@ -95,10 +101,25 @@ def decode_parsed(blob: bytes, file: SourceFile) -> ParsedFile | None:
             or type(data["error"]) not in (str, _NONE)):
         return None
     symbols = _build(Symbol, data["symbols"], _SYMBOL_TYPES, _SYMBOL_TUPLES)
-    references = _build(Reference, data["references"], _REFERENCE_TYPES, _REFERENCE_TUPLES)
+    columns = data["references"]
+    if not all_references:
+        columns = _table_rows(columns)
+    references = _build(Reference, columns, _REFERENCE_TYPES, _REFERENCE_TUPLES)
     if symbols is None or references is None:
         return None
     return ParsedFile(file, symbols, references, error=data["error"])
+
+
+def _table_rows(columns: object) -> object:
+    """The reference columns cut to the rows TABLE_REFERENCE_KINDS or type evidence (`assigned`)
+    make; columns of the wrong shape are passed on as they are, for _build to refuse."""
+    if type(columns) is not list or len(columns) != len(_REFERENCE_FIELDS) or not set(map(type, columns)) <= {list}:
+        return columns
+    kinds, assigned = columns[_KIND], columns[_ASSIGNED]
+    if len(kinds) != len(assigned):
+        return columns
+    keep = [i for i, (kind, value) in enumerate(zip(kinds, assigned)) if value or kind in TABLE_REFERENCE_KINDS]
+    return [[column[i] for i in keep] if len(column) == len(kinds) else column for column in columns]
 
 
 def _build(cls: type, columns: object, allowed: list[set[type]], tuples: list[int]) -> tuple | None:
@@ -168,8 +189,9 @@ class ParseCache:
     def get(self, file: SourceFile, fingerprint: str) -> ParsedFile | None:
         return self.get_many([file], fingerprint).get(file.path)
 
-    def get_many(self, files: Sequence[SourceFile], fingerprint: str) -> dict[str, ParsedFile]:
-        """The cached ParsedFiles of `files` by path; files without a usable entry are left out."""
+    def get_many(self, files: Sequence[SourceFile], fingerprint: str, all_references: bool = True) -> dict[str, ParsedFile]:
+        """The cached ParsedFiles of `files` by path; files without a usable entry are left out.
+        `all_references` False: see decode_parsed."""
         by_key = {self.key(f, fingerprint): f for f in files}
         keys = list(by_key)
         found: dict[str, ParsedFile] = {}
@@ -182,7 +204,7 @@ class ParseCache:
                 continue
             for key, data in rows:
                 file = by_key.get(key)
-                parsed = decode_parsed(_inflate(data), file) if file is not None else None
+                parsed = decode_parsed(_inflate(data), file, all_references) if file is not None else None
                 if parsed is not None:
                     found[file.path] = parsed
         return found

@@ -8,6 +8,11 @@ from pathlib import Path
 
 _NOT_KEY = re.compile(r"[^a-z0-9.]")
 
+# Symbol kinds that hold members (methods, fields, nested types): classes and their kin.
+CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "module", "type"})
+FUNCTION_KINDS = frozenset({"function", "method"})  # symbol kinds that can be called and return
+RETURNS = "return"  # Reference.assigned of a value or type the enclosing function returns
+
 
 @dataclass(frozen=True)
 class SourceFile:
@@ -91,7 +96,7 @@ class Reference:
     alias: str | None = None
     # the variable this call/type was assigned or declared to (`x = Foo()`, `Foo x`, `x: Foo`,
     # `self.x = ...`), or "return" for what the enclosing function returns:
-    # lets graph.py resolve a later `x.method()` to Foo.method
+    # lets codeqa/graph/ resolve a later `x.method()` to Foo.method
     assigned: str | None = None
 
 

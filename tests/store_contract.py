@@ -122,6 +122,15 @@ class StoreContract:
         assert {(r.path, r.line) for r in store.all_references()} == {("enc.py", 6), ("tok.py", 2)}
         assert store.replace_references([keep, new]) == (0, 0)
 
+    def test_replace_references_of_some_files_leaves_the_others(self, store):
+        moved = ref("app/main.py", 2, "encode", (TOKENIZE.id,), MAIN.id, column=14)
+        assert store.replace_references([moved], {"app/main.py", "gone.py"}) == (1, 2)
+        assert sorted((r.path, r.line, r.target_ids) for r in store.all_references()) == [
+            ("app/main.py", 2, (TOKENIZE.id,)), ("enc.py", 6, (TOKENIZE.id,))]
+        assert store.references_to([ENCODER.id]) == [] and len(store.references_to([TOKENIZE.id])) == 2
+        assert store.replace_references([], {"enc.py"}) == (0, 1)
+        assert [r.path for r in store.all_references()] == ["app/main.py"]
+
     def test_chunk_lookups(self, store):
         assert store.count_chunks() == 4
         hits = store.chunks_for_symbols([TOKENIZE.id])

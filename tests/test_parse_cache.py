@@ -14,7 +14,7 @@ import pytest
 
 from codeqa.files import read_source_text, redact_source, walk_repository
 from codeqa.parse import parse_source
-from codeqa.parse_cache import FORMAT_VERSION, ParseCache, decode_parsed, encode_parsed
+from codeqa.parse_cache import FORMAT_VERSION, TABLE_REFERENCE_KINDS, ParseCache, decode_parsed, encode_parsed
 from codeqa.types import ParsedFile, Reference, SourceFile, Symbol
 
 FIXTURE_REPO = Path(__file__).parent / "fixtures" / "repo"
@@ -51,6 +51,15 @@ def test_real_parse_results_round_trip(parsed):
         blob = encode_parsed(pf)
         assert b"abs_path" not in blob and str(pf.file.abs_path).encode() not in blob
         assert decode_parsed(blob, pf.file) == pf
+
+
+def test_decoding_only_the_references_other_files_read(parsed):
+    for pf in parsed:
+        light = decode_parsed(encode_parsed(pf), pf.file, all_references=False)
+        wanted = tuple(r for r in pf.references if r.kind in TABLE_REFERENCE_KINDS or r.assigned)
+        assert light.references == wanted and light.symbols == pf.symbols and light.error == pf.error
+    assert any(0 < sum(r.kind in TABLE_REFERENCE_KINDS or bool(r.assigned) for r in pf.references) < len(pf.references)
+               for pf in parsed)  # the fixture has files where the cut keeps some and drops some
 
 
 def test_round_trip_keeps_optional_and_unusual_values():

@@ -16,7 +16,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Collection, Iterable, Iterator, Protocol, Sequence
 
 from ..config import Settings
 from ..embed.text import code_identifiers, code_tokens, identifier_tokens
@@ -103,7 +103,9 @@ class Store(Protocol):
       vector and a BM25 sparse vector of `embedded_text + text`. `upsert_symbols` stores symbols by id.
     - `delete_files(paths)` removes those files' chunks and symbols (not references, not manifest).
     - `replace_references(refs)` makes the stored references equal `refs` (a set: order and
-      duplicates do not matter) and returns (added, removed).
+      duplicates do not matter) and returns (added, removed); `replace_references(refs, paths)` does
+      so for the references whose path is in `paths` only (every one of `refs` has such a path) and
+      leaves the others.
     - Lookups never load the whole index: `symbols_by_key(keys)` matches `name_key(name)` or
       `name_key(qualified_name)`; `symbols_by_ids`, `symbols_in_files`, `children_of(ids)` (symbols
       whose parent_id is one of ids); `references_to(ids)` (a target id among ids, ordered by path,
@@ -132,7 +134,7 @@ class Store(Protocol):
                       embedded_texts: Sequence[str]) -> None: ...
     def upsert_symbols(self, symbols: Sequence[Symbol]) -> None: ...
     def delete_files(self, paths: Sequence[str]) -> None: ...
-    def replace_references(self, references: Sequence[Reference]) -> tuple[int, int]: ...
+    def replace_references(self, references: Sequence[Reference], paths: Collection[str] | None = None) -> tuple[int, int]: ...
     def count_chunks(self) -> int: ...
     def symbols_by_key(self, keys: Iterable[str]) -> list[Symbol]: ...
     def symbols_by_ids(self, ids: Iterable[str]) -> list[Symbol]: ...

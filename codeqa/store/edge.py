@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Collection, Iterable, Iterator, Sequence
 
 from ..errors import IndexMismatchError, IndexMissingError, StoreError
 from ..types import Chunk, Hit, Reference, Symbol
@@ -198,8 +198,8 @@ class EdgeStore:
             shard.update(UpdateOperation.delete_points_by_filter(_filter(SearchFilter(paths=tuple(batch)))))
         self.graph.delete_symbols_in(paths)
 
-    def replace_references(self, references: Sequence[Reference]) -> tuple[int, int]:
-        return self.graph.replace_references(references)
+    def replace_references(self, references: Sequence[Reference], paths: Collection[str] | None = None) -> tuple[int, int]:
+        return self.graph.replace_references(references, paths)
 
     # ---- reads ----------------------------------------------------------------------------------
     def count_chunks(self) -> int:

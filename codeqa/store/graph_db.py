@@ -17,7 +17,7 @@ import json
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Collection, Iterable, Iterator, Sequence
 
 from ..errors import IndexMismatchError, StoreError
 from ..types import Reference, Symbol, name_key
@@ -222,9 +222,15 @@ class GraphDB:
         yield from sorted((Symbol(*row) for row in self.db.execute(_SYMBOL_READ)), key=lambda s: (s.path, s.start_line, s.id))
 
     # ---- references -----------------------------------------------------------------------------
-    def replace_references(self, references: Sequence[Reference]) -> tuple[int, int]:
+    def replace_references(self, references: Sequence[Reference], paths: Collection[str] | None = None) -> tuple[int, int]:
         wanted = {reference_key(r): r for r in references}
-        existing = {row[0] for row in self.db.execute("SELECT key FROM refs")}
+        if paths is None:
+            existing = {row[0] for row in self.db.execute("SELECT key FROM refs")}
+        else:  # only these files' references are replaced (rows hold a path's number in `names`)
+            existing = set()
+            for part in batches(sorted(self._numbers(paths).values()), 500):
+                existing.update(row[0] for row in self.db.execute(
+                    f"SELECT key FROM refs WHERE path IN ({','.join('?' * len(part))})", part))
         stale = sorted(k for k in existing if k not in wanted)
         new = sorted((k, r) for k, r in wanted.items() if k not in existing)
         stale_targets = []

@@ -18,7 +18,7 @@ import time
 import uuid
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Collection, Iterable, Iterator, Sequence
 from urllib.parse import urlparse
 
 from ..errors import StoreError
@@ -182,12 +182,16 @@ class ServerStore:
             for name in (self.chunks, self.symbols):
                 self.client.delete(name, models.FilterSelector(filter=flt))
 
-    def replace_references(self, references: Sequence[Reference]) -> tuple[int, int]:
+    def replace_references(self, references: Sequence[Reference], paths: Collection[str] | None = None) -> tuple[int, int]:
         """Writes only the difference: a reference's point id is a hash of everything it holds."""
         from qdrant_client import models
 
         wanted = {point_id("ref", reference_key(r)): r for r in references}
-        existing = {str(rec.id) for rec in self._scroll(self.references, with_payload=False)}
+        if paths is None:
+            existing = {str(rec.id) for rec in self._scroll(self.references, with_payload=False)}
+        else:  # only these files' references are replaced
+            existing = {str(rec.id) for batch in batches(sorted(paths), 500)
+                        for rec in self._scroll(self.references, _match_any("path", batch), with_payload=False)}
         stale = [pid for pid in existing if pid not in wanted]
         new = [models.PointStruct(id=pid, vector={}, payload={**asdict(r), "target_ids": list(r.target_ids)})
                for pid, r in wanted.items() if pid not in existing]

@@ -1,6 +1,6 @@
 """The lookup tables the resolve stage reads: symbols by name, by file and by class (methods
-written outside their type included), and the files a module string names. graph.py answers what
-each reference means with them.
+written outside their type included), the enclosing scopes of a reference, and the files a module
+string names. resolve.py answers what each reference means with them.
 
 How an import string becomes files is decided by the importing language's registry row
 (`codeqa/languages.py`): Go package folders (`import_is_folder`), Rust module paths (`crate::`,
@@ -17,17 +17,20 @@ import posixpath
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Iterator
 
-from .languages import Language, language_by_name
-from .parse import CLASS_LIKE
-from .types import ParsedFile, Symbol
+from ..languages import Language, language_by_name
+from ..types import CLASS_LIKE, ParsedFile, Reference, Symbol, split_symbol_id
 
 _MODULE_SEPARATORS = re.compile(r"::|/|\\|\.")  # PHP namespaces use one backslash
 _STRIP_MODULE_PREFIXES = ("crate.", "self.", "super.", "@.", "~.")
 _INDEX_NAMES = ("__init__", "index", "mod", "lib", "main")
 _SOURCE_EXT = re.compile(r"\.(d\.ts|d\.mts|d\.cts|py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|java|go|rs|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php)$")
 _RUST_PATH_HEADS = ("crate", "self", "super")
+# What resolution reads besides files' own symbols and references (Memo.note): which files there
+# are (module strings -> files, folders), and whether a type has members defined outside it.
+FILE_SET = ("files",)
+OUTSIDE_MEMBERS = ("members",)
 
 
 @dataclass
@@ -44,6 +47,7 @@ class GraphIndex:
     stem_files: dict[str, list[str]] = field(default_factory=dict)  # path without extension -> paths
     folder_files: dict[str, set[str]] = field(default_factory=dict)  # dotted folder key (and suffixes) -> paths
     _module_cache: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (module, importer) -> files
+    _language_cache: dict[str, Language | None] = field(default_factory=dict)  # path -> registry row
 
     @classmethod
     def build(cls, parsed: Iterable[ParsedFile]) -> "GraphIndex":
@@ -84,6 +88,40 @@ class GraphIndex:
                 if owner is not None:
                     members[owner.id][sym.name].append(sym)
         return index
+
+    def language(self, path: str) -> Language | None:
+        """The registry row of a file's language (None: no grammar, or a path we do not know)."""
+        found = self._language_cache.get(path, False)
+        if found is False:
+            found = self._language_cache[path] = language_of(self.languages.get(path, ""))
+        return found
+
+    def file_of(self, scope: str) -> str:
+        """The file a scope (a symbol id, or a path) belongs to."""
+        symbol = self.by_id.get(scope)
+        if symbol is not None:
+            return symbol.path
+        return split_symbol_id(scope)[0] if "#" in scope else scope
+
+    def enclosing_class(self, symbol_id: str | None) -> Symbol | None:
+        """The innermost class-like symbol at or around `symbol_id`."""
+        while symbol_id is not None:
+            sym = self.by_id.get(symbol_id)
+            if sym is None:
+                return None
+            if sym.kind in CLASS_LIKE:
+                return sym
+            symbol_id = sym.parent_id
+        return None
+
+    def scopes(self, ref: Reference) -> Iterator[str]:
+        """The enclosing symbols of `ref`, innermost first, then its file."""
+        scope = ref.enclosing_symbol_id
+        while scope is not None:
+            yield scope
+            symbol = self.by_id.get(scope)
+            scope = symbol.parent_id if symbol is not None else None
+        yield ref.path
 
     def owner(self, method: Symbol) -> Symbol | None:
         """The type a method defined outside it belongs to: same file, else same folder, else same

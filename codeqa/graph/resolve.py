@@ -34,31 +34,68 @@ become instantiations. Unresolved references are dropped, and so are reads of lo
 (parse.py keeps those only as type evidence).
 
 Which facts apply to a language is decided by its registry row (`codeqa/languages.py`). The files a
-module string names are worked out in graph_index.py; what a receiver is (steps 2-4 for `x.m()`:
-classes, bases, members, type evidence) in graph_members.py; this module resolves names, imports
-and re-exports, and answers for each reference.
+module string names are worked out in index.py; what a receiver is (steps 2-4 for `x.m()`: classes,
+bases, members, type evidence) by the MemberResolver of members.py, which the resolver here holds
+and which asks it back about names; this module resolves names, imports and re-exports, and answers
+for each reference.
 """
 
 from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Callable, Collection, Iterable, Mapping, Sequence
 
-from .graph_index import GraphIndex, file_stem, join_module, language_of, last_component
-from .graph_members import FUNCTION_KINDS, OUTSIDE, UNKNOWN, MemberResolution, Value, likely, receiver_chain, union
-from .languages import Language
-from .parse import CLASS_LIKE
-from .types import ParsedFile, Reference, Symbol
+from ..languages import Language
+from ..types import CLASS_LIKE, FUNCTION_KINDS, ParsedFile, Reference, Symbol
+from .index import FILE_SET, GraphIndex, file_stem, join_module, language_of, last_component
+from .members import MemberResolver, fact_key
+from .values import OUTSIDE, UNKNOWN, Memo, Value, likely, receiver_chain, union
 
 
 def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = None) -> list[Reference]:
     """Every resolvable reference with target_ids and confidence set; the rest dropped."""
+    return [r for refs in resolve_by_file(parsed, index).references.values() for r in refs]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The resolved references of the files resolved, by path (in `parsed` order), with what each
+    file's resolution read (Memo.note: file paths, `(kind, name)`, FILE_SET, OUTSIDE_MEMBERS), and the
+    stub/code twins of the whole project."""
+
+    references: dict[str, list[Reference]]
+    reads: dict[str, frozenset]
+    twins: dict[str, tuple[str, ...]]
+    complete: bool  # every file was resolved
+
+
+def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = None, only: Collection[str] | None = None,
+                    twins_before: Mapping[str, tuple[str, ...]] | None = None,
+                    complete: Callable[[list[str]], Mapping[str, ParsedFile]] | None = None) -> Resolution:
+    """Resolve the references of the files in `only` (default: all) against the whole project; all of
+    them after all when the project's stub twins differ from `twins_before` (a reference to either
+    twin counts for both, anywhere). A reference's targets do not depend on which other files were
+    resolved in the same call.
+
+    The parses in `parsed` need only the references that resolving other files reads (imports, base
+    classes, type evidence: ParseCache's all_references=False) when `complete` gives the whole
+    parses of the files to resolve, by path."""
     index = index or GraphIndex.build(parsed)
     resolver = _Resolver(parsed, index)
+    memo = resolver.memo
     twins = resolver.stub_twins()
-    resolved: list[Reference] = []
-    for pf in parsed:
+    if twins_before is not None and twins != dict(twins_before):
+        only = None
+    todo = [pf.file.path for pf in parsed if only is None or pf.file.path in only]
+    whole = complete(todo) if complete is not None else {pf.file.path: pf for pf in parsed}
+    by_file: dict[str, list[Reference]] = {}
+    reads: dict[str, frozenset] = {}
+    for path in todo:
+        pf = whole[path]
+        memo.deps = {path}
+        resolved: list[Reference] = []
         for ref in pf.references:
             targets, confidence = resolver.resolve(ref)
             if not targets:
@@ -69,7 +106,10 @@ def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = 
             if kind == "call" and all(index.by_id[t].kind in CLASS_LIKE for t in targets):
                 kind = "instantiation"
             resolved.append(_resolved(ref, tuple(targets), confidence, kind))
-    return resolved
+        by_file[path] = resolved
+        reads[path] = frozenset(memo.deps)
+    memo.deps = set()
+    return Resolution(by_file, reads, twins, only is None)
 
 
 def _resolved(ref: Reference, target_ids: tuple[str, ...], confidence: str, kind: str) -> Reference:
@@ -77,44 +117,45 @@ def _resolved(ref: Reference, target_ids: tuple[str, ...], confidence: str, kind
     return Reference(**{**vars(ref), "target_ids": target_ids, "confidence": confidence, "kind": kind})
 
 
-class _Resolver(MemberResolution):
-    """What names and receivers stand for: lazily worked out and remembered, since evidence chains
+class _Resolver:
+    """What names and imports stand for: lazily worked out and remembered, since evidence chains
     across files (an import of a re-export of a class whose attribute is typed in another module).
-    Names, imports and exports here; classes, receivers and type evidence in MemberResolution."""
+    Names, imports and exports here; classes, receivers and type evidence in `self.members`, a
+    MemberResolver that asks this resolver back about names."""
 
     def __init__(self, parsed: Sequence[ParsedFile], index: GraphIndex):
         self.index = index
         self.imports: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, local name) -> imports
         self.stars: dict[str, list[Reference]] = defaultdict(list)  # scope -> star imports
-        self.facts: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, variable) -> evidence
-        self.inherits: dict[str, list[Reference]] = defaultdict(list)  # class id -> base references
-        self.memo: dict[tuple, object] = {}
-        self.languages: dict[str, Language | None] = {}
+        facts: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, variable) -> evidence
+        inherits: dict[str, list[Reference]] = defaultdict(list)  # class id -> base references
         for pf in parsed:
             lang = language_of(pf.file.language or "")
             for ref in pf.references:
                 scope = ref.enclosing_symbol_id or ref.path
                 if ref.kind == "import":
-                    if ref.name == "*" or _binds_no_name(ref, lang):
+                    if ref.name == "*" or binds_no_name(ref, lang):
                         self.stars[scope].append(ref)
                     else:
-                        self.imports[(scope, _import_local(ref, lang))].append(ref)
+                        self.imports[(scope, import_local(ref, lang))].append(ref)
                     continue
                 if ref.kind == "inheritance" and ref.enclosing_symbol_id:
-                    self.inherits[ref.enclosing_symbol_id].append(ref)
+                    inherits[ref.enclosing_symbol_id].append(ref)
                 if ref.assigned:
-                    key = self.fact_key(ref, lang)
+                    key = fact_key(ref, lang, index)
                     if key is not None:
-                        self.facts[key].append(ref)
+                        facts[key].append(ref)
         self.imported_names = {name for _, name in self.imports}
+        self.facts = facts
+        self.memo = Memo()
+        self.members = MemberResolver(index, facts, inherits, self.memo, names=self)
 
     def language(self, path: str) -> Language | None:
-        if path not in self.languages:
-            self.languages[path] = language_of(self.index.languages.get(path, ""))
-        return self.languages[path]
+        return self.index.language(path)
 
     # ---- the answer for one reference -------------------------------------------------------
     def resolve(self, ref: Reference) -> tuple[list[str], str]:
+        self.memo.note(("e", ref.name))
         if ref.confidence == "local" or (ref.name not in self.index.by_name and ref.name not in self.imported_names):
             return [], ""  # a local variable's read, or a name that no symbol of ours has nor an import gives
         if ref.kind == "import":
@@ -142,9 +183,9 @@ class _Resolver(MemberResolution):
         return list(value.ids), "exact" if one else "likely"
 
     def _resolve_member(self, ref: Reference) -> tuple[list[str], str]:
-        owner = self.receiver_value(ref)
+        owner = self.members.receiver_value(ref)
         if owner.known():
-            return self._targets(self.attribute(owner, ref.name), ref)
+            return self._targets(self.members.attribute(owner, ref.name), ref)
         if not receiver_chain(ref.receiver or ""):
             return [], ""  # subscripts, operators: nothing to go on
         lang = self.language(ref.path)
@@ -160,6 +201,7 @@ class _Resolver(MemberResolution):
             # nothing is known about a receiver of names and calls (an element of a container may be
             # anything): a method name defined once in the whole project, unless every builtin
             # object has one (`x.map()`, `x.toString()`)
+            self.memo.note(("n", ref.name))
             candidates = self._same_family(ref, [s for s in self.index.by_name.get(ref.name, ()) if s.kind == "method"])
             if len(candidates) == 1:
                 return [candidates[0].id], "name-only"
@@ -170,7 +212,12 @@ class _Resolver(MemberResolution):
         lang = self.language(ref.path)
         if lang is None or lang.explicit_imports:
             return [], ""
+        note = self.memo.note
+        note(FILE_SET)
+        note(("n", ref.name))
         folder = posixpath.dirname(ref.path)
+        for f in self.index.dir_files.get(folder, ()):
+            note(f)
         same_package = self._same_family(ref, [s for f in self.index.dir_files.get(folder, ())
                                                for s in self.index.top_level.get(f, {}).get(ref.name, ())])
         if same_package:
@@ -194,44 +241,45 @@ class _Resolver(MemberResolution):
     def name_value(self, name: str, ref: Reference) -> Value:
         """A bare name where `ref` stands: enclosing scopes (imports, nested definitions, the class body),
         then the file (imports, definitions, star imports, module-level variables)."""
-        key = ("name", ref.enclosing_symbol_id or ref.path, name)
-        if key not in self.memo:
-            self.memo[key] = UNKNOWN
-            self.memo[key] = self._name_value(name, ref)
-        return self.memo[key]
+        return self.memo.value(("name", ref.enclosing_symbol_id or ref.path, name), UNKNOWN, self._name_value, name, ref)
 
     def _name_value(self, name: str, ref: Reference) -> Value:
         index, path = self.index, ref.path
+        self.memo.note(path)
         lang = self.language(path)
         if lang is not None and lang.implicit_this:
-            found = self.lexical_member(ref.enclosing_symbol_id, name)
+            found = self.members.lexical_member(ref.enclosing_symbol_id, name)
             if found.known():
                 return found
         innermost = True
-        for scope in self.scopes(ref):
+        for scope in self.index.scopes(ref):
             value = self._imported(scope, name)
             if value.known():
                 return value
             symbol = index.by_id.get(scope)
             if symbol is not None and (symbol.kind in FUNCTION_KINDS or (innermost and symbol.kind in CLASS_LIKE)):
+                self.members.note_member(scope, name)
                 nested = index.members.get(scope, {}).get(name)
                 if nested:
-                    return self.symbols([s.id for s in nested])
+                    return self.members.symbols([s.id for s in nested])
             innermost = False
+        self.memo.note(path)
         local = index.top_level.get(path, {}).get(name)
         if local:
             return self._defined(path, name, local)
-        for scope in self.scopes(ref):  # `use super::*;` inside a Rust `mod tests`, then the file's
+        for scope in self.index.scopes(ref):  # `use super::*;` inside a Rust `mod tests`, then the file's
             found = self._from_stars(scope, name)
             if found.known():
                 return found
         if (path, name) in self.facts:
-            return self.variable(path, name)
+            return self.members.variable(path, name)
         return UNKNOWN
 
     def _imported(self, scope: str, name: str) -> Value:
+        self.memo.note(("e", name))
         if name not in self.imported_names:
             return UNKNOWN
+        self.memo.note(self.index.file_of(scope))
         refs = self.imports.get((scope, name))
         if not refs:
             return UNKNOWN
@@ -243,7 +291,9 @@ class _Resolver(MemberResolution):
         """`name` as the star imports of a scope bring it (`from m import *`, `import a.*`,
         `#include "x.h"`): likely, as several may bring one name and the other module may not export
         it; `sure` keeps the confidence (a name imported by name through a re-exporting module)."""
+        self.memo.note(self.index.file_of(scope))
         for star in self.stars.get(scope, ()):
+            self.memo.note(FILE_SET)
             files = self.index.files_for_module(self._module_path(star), star.path)
             found = union(self.export(f, name) for f in files)
             if found.known():
@@ -252,20 +302,16 @@ class _Resolver(MemberResolution):
 
     def _defined(self, path: str, name: str, symbols: Sequence[Symbol]) -> Value:
         """Top-level definitions, with what evidence says the name holds besides (a decorated function)."""
-        value = self.symbols([s.id for s in symbols])
+        value = self.members.symbols([s.id for s in symbols])
         if (path, name) not in self.facts:
             return value
-        typed = self.variable(path, name)
+        typed = self.members.variable(path, name)
         return Value(value.ids, tuple(dict.fromkeys(value.classes + typed.classes)), typed.files, False, value.confidence,
                       typed.makes)
 
     # ---- imports and what modules export -------------------------------------------------------
     def import_value(self, ref: Reference) -> Value:
-        key = ("import", ref.path, ref.line, ref.column)
-        if key not in self.memo:
-            self.memo[key] = UNKNOWN  # an import cycle resolves to nothing
-            self.memo[key] = self._import_value(ref)
-        return self.memo[key]
+        return self.memo.value(("import", ref.path, ref.line, ref.column), UNKNOWN, self._import_value, ref)
 
     def _module_path(self, ref: Reference) -> str:
         """The module an import names; inside `mod tests { use super::*; }` the first `super` is the
@@ -279,6 +325,8 @@ class _Resolver(MemberResolution):
     def _import_value(self, ref: Reference) -> Value:
         index, path = self.index, ref.path
         lang = self.language(path)
+        self.memo.note(path)
+        self.memo.note(FILE_SET)
         module, name = self._module_path(ref), ref.name
         if ref.module is None and not (lang is not None and lang.package_init):
             return UNKNOWN  # an import without a module path names nothing we can find
@@ -301,10 +349,13 @@ class _Resolver(MemberResolution):
         if sub_files:
             return Value(files=tuple(sub_files))
         owner = last_component(module)  # Java `import static a.b.C.m;`: a member of the class the module names
+        for f in files:
+            self.memo.note(f)
+        self.memo.note(("m", name))
         static = [m.id for f in files for c in index.top_level.get(f, {}).get(owner, ())
                   if c.kind in CLASS_LIKE for m in index.members.get(c.id, {}).get(name, ())]
         if static:
-            return self.symbols(static)
+            return self.members.symbols(static)
         return UNKNOWN if files else self._outside_if_explicit(lang)
 
     @staticmethod
@@ -316,14 +367,12 @@ class _Resolver(MemberResolution):
     def export(self, path: str, name: str) -> Value:
         """What `from <module of path> import name` gets: a definition, a re-export, a star import's
         name, a module-level variable, or a submodule of a package."""
-        key = ("export", path, name)
-        if key not in self.memo:
-            self.memo[key] = UNKNOWN
-            self.memo[key] = self._export(path, name)
-        return self.memo[key]
+        return self.memo.value(("export", path, name), UNKNOWN, self._export, path, name)
 
     def _export(self, path: str, name: str) -> Value:
         index = self.index
+        self.memo.note(path)
+        self.memo.note(FILE_SET)
         defined = index.top_level.get(path, {}).get(name)
         if defined:
             return self._defined(path, name, defined)
@@ -337,7 +386,7 @@ class _Resolver(MemberResolution):
             if value.known():
                 return value
         if (path, name) in self.facts:
-            return self.variable(path, name)
+            return self.members.variable(path, name)
         if lang is not None and lang.package_init and file_stem(path) == lang.package_init:
             sub = index.files_for_module("." + name, path)
             if sub:
@@ -370,11 +419,11 @@ class _Resolver(MemberResolution):
                     if symbol.kind not in CLASS_LIKE:
                         continue
                     for member, declared in index.members.get(symbol.id, {}).items():
-                        link([d.id for d in declared], [m for c in code_ids for m in self.members(c, member)])
+                        link([d.id for d in declared], [m for c in code_ids for m in self.members.find(c, member)])
         return {k: tuple(sorted(v)) for k, v in twins.items()}
 
 
-def _binds_no_name(ref: Reference, lang: Language | None) -> bool:
+def binds_no_name(ref: Reference, lang: Language | None) -> bool:
     """An import of a whole module that makes its names visible instead of binding it to a name
     (`#include "x.h"`, `using Ns;`, `require_relative "x"`): it acts as a star import."""
     return (lang is not None and lang.bare_import_is_star and not ref.alias and ref.module is not None
@@ -396,7 +445,7 @@ def _skip_inline_modules(module: str, ref: Reference, index: GraphIndex) -> str:
     return "::".join(["self"] + parts[skipped:]) if skipped else module
 
 
-def _import_local(ref: Reference, lang: Language | None) -> str:
+def import_local(ref: Reference, lang: Language | None) -> str:
     """The name an import binds in its scope."""
     if ref.alias:
         return ref.alias

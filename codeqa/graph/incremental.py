@@ -1,0 +1,287 @@
+"""Resolve again only what a change can move: the files whose resolution read something that changed.
+
+A change in one file can retarget references anywhere (an import, a re-export, a receiver's type, a
+name defined once), so which files to resolve again is decided from what each file's resolution
+read last time (Memo.note): the files whose symbols or references it looked at, the names it looked
+up across the project, whether it mapped module strings to files (FILE_SET) or asked whether a type
+has members written outside it (OUTSIDE_MEMBERS). A run compares the files with the last run's and
+resolves again the changed files and every file that read
+
+- a changed or deleted file;
+- the symbols of a name (`n:`) whose symbols in a changed file differ before and after the change;
+- whether a name exists (`e:`, a symbol or an import binding), where a changed file defined or bound
+  it before and not after, or the other way round;
+- methods of a name written outside their type (`m:`), where a changed file has one, or where one's
+  type name is among the names whose symbols changed (its owner may have moved);
+- the set of files (paths and languages), when it changed;
+- types' outside members, when a method written outside its type changed or may have moved.
+
+References do not depend on which files are resolved together (values.Memo), so the result equals a
+clean resolution of the whole project; tests/test_incremental_graph.py checks that edit by edit.
+When the stub/code twins of the project change, everything is resolved again.
+
+What a run keeps per file (`FileGraph`) lives in <index-dir>/resolved.sqlite as plain JSON, checked
+when read like the parse cache: a folder shipped in a repository must not run code, and an entry
+that does not fit is a reason to resolve everything, never an error.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from ..types import ParsedFile, Reference, Symbol
+from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex
+from .index import language_of
+from .resolve import Resolution, binds_no_name, import_local
+
+STATE_VERSION = 1
+_BATCH = 500
+_SCHEMA = [("table", "files", "CREATE TABLE files (path TEXT PRIMARY KEY, data TEXT NOT NULL)"),
+           ("index", "sqlite_autoindex_files_1", None),
+           ("table", "meta", "CREATE TABLE meta (key TEXT PRIMARY KEY, data TEXT NOT NULL)"),
+           ("index", "sqlite_autoindex_meta_1", None)]
+
+
+@dataclass(frozen=True)
+class FileGraph:
+    """One file's resolution as kept between runs: what it read, and what it gave (counts only; the
+    references themselves are in the store)."""
+
+    sha256: str
+    language: str
+    read_files: tuple[str, ...]
+    read_names: tuple[str, ...]
+    read_file_set: bool
+    read_outside_members: bool
+    references: int
+    by_confidence: tuple[tuple[str, int], ...]
+    used: tuple[tuple[str, int], ...]  # names of other files' symbols this file calls, instantiates or inherits
+
+    def to_json(self) -> list:
+        return [self.sha256, self.language, list(self.read_files), list(self.read_names), self.read_file_set,
+                self.read_outside_members, self.references, [list(x) for x in self.by_confidence],
+                [list(x) for x in self.used]]
+
+    @classmethod
+    def from_json(cls, data: object) -> "FileGraph | None":
+        if type(data) is not list or len(data) != 9:
+            return None
+        sha, language, files, names, file_set, members, count, confidence, used = data
+        if not (type(sha) is str and type(language) is str and type(files) is list and type(names) is list
+                and type(file_set) is bool and type(members) is bool and type(count) is int
+                and type(confidence) is list and type(used) is list
+                and set(map(type, files)) <= {str} and set(map(type, names)) <= {str}
+                and all(_pair(x) for x in confidence) and all(_pair(x) for x in used)):
+            return None
+        return cls(sha, language, tuple(files), tuple(names), file_set, members, count,
+                   tuple(map(tuple, confidence)), tuple(map(tuple, used)))
+
+
+def _pair(x: object) -> bool:
+    return type(x) is list and len(x) == 2 and type(x[0]) is str and type(x[1]) is int
+
+
+def file_graph(pf: ParsedFile, references: Sequence[Reference], reads: Iterable, by_id: Mapping[str, Symbol]) -> FileGraph:
+    files, names = [], []
+    file_set = members = False
+    for atom in reads:
+        if type(atom) is str:
+            files.append(atom)
+        elif atom == FILE_SET:
+            file_set = True
+        elif atom == OUTSIDE_MEMBERS:
+            members = True
+        else:
+            names.append(f"{atom[0]}:{atom[1]}")
+    return FileGraph(pf.file.sha256, pf.file.language or "", tuple(sorted(files)), tuple(sorted(names)), file_set,
+                     members, len(references), tuple(sorted(Counter(r.confidence for r in references).items())),
+                     tuple(sorted(used_names(references, by_id).items())))
+
+
+def used_names(references: Iterable[Reference], by_id: Mapping[str, Symbol]) -> Counter[str]:
+    """The public classes and functions that `references` call, instantiate or inherit from other
+    files, counted (summed over files: the most used names of the project)."""
+    used: Counter[str] = Counter()
+    for r in references:
+        if r.kind in ("call", "instantiation", "inheritance") and r.confidence in ("exact", "likely"):
+            for t in r.target_ids:
+                s = by_id.get(t)
+                if s is not None and s.path != r.path and not s.name.startswith("_") and len(s.name) > 3:
+                    used[s.name] += 1
+    return used
+
+
+def files_to_resolve(previous: Mapping[str, FileGraph], parsed: Sequence[ParsedFile],
+                     old_parsed: Mapping[str, ParsedFile], index: GraphIndex) -> set[str] | None:
+    """The paths of `parsed` whose references may differ from the last run's (`previous`), or None
+    when that cannot be told (a changed or deleted file's last parse is missing from `old_parsed`)."""
+    now = {pf.file.path: pf for pf in parsed}
+    changed = {p for p, pf in now.items() if p not in previous or previous[p].sha256 != pf.file.sha256}
+    deleted = set(previous) - set(now)
+    if any(p not in old_parsed for p in (changed & set(previous)) | deleted):
+        return None
+    touched = changed | deleted
+    if not touched:
+        return set()
+    file_set_changed = ({p: pf.file.language or "" for p, pf in now.items()}
+                        != {p: g.language for p, g in previous.items()})
+    before = [old_parsed[p] for p in touched if p in old_parsed]
+    after = [now[p] for p in changed]
+    symbols_before, symbols_after = _symbols_by_name(before), _symbols_by_name(after)
+    changed_symbols = {n for n in symbols_before.keys() | symbols_after.keys()
+                       if symbols_before.get(n) != symbols_after.get(n)}
+    names = {"n:" + n for n in changed_symbols}
+    names.update("e:" + n for n in _bound(before) ^ _bound(after))
+    outside: list[Symbol] = [s for s in index.by_id.values() if _outside_its_type(s)]
+    for pf in before:
+        outside.extend(s for s in pf.symbols if _outside_its_type(s))
+    members_changed = False
+    for s in outside:  # changed, or a type of that name changed: the method may belong to another type now
+        if s.path in touched or _type_name(s) in changed_symbols:
+            names.add("m:" + s.name)
+            members_changed = True
+    return {p for p in now if p in changed or _read_any(previous[p], touched, names, file_set_changed, members_changed)}
+
+
+def _symbols_by_name(parsed: Iterable[ParsedFile]) -> dict[str, list[Symbol]]:
+    out: dict[str, list[Symbol]] = {}
+    for pf in parsed:
+        for s in pf.symbols:
+            out.setdefault(s.name, []).append(s)
+    return {n: sorted(v, key=lambda s: s.id) for n, v in out.items()}
+
+
+def _bound(parsed: Iterable[ParsedFile]) -> set[str]:
+    """Names files define or bind by import (resolve.py's `imported_names`)."""
+    names: set[str] = set()
+    for pf in parsed:
+        lang = language_of(pf.file.language or "")
+        names.update(s.name for s in pf.symbols)
+        names.update(import_local(r, lang) for r in pf.references
+                     if r.kind == "import" and r.name != "*" and not binds_no_name(r, lang))
+    return names
+
+
+def _read_any(g: FileGraph, files: set[str], names: set[str], file_set: bool, members: bool) -> bool:
+    return ((file_set and g.read_file_set) or (members and g.read_outside_members)
+            or not files.isdisjoint(g.read_files) or not names.isdisjoint(g.read_names))
+
+
+def _outside_its_type(s: Symbol) -> bool:
+    return s.parent_id is None and s.qualified_name != s.name  # `func (s *T) M()`, `void T::m()`
+
+
+def _type_name(s: Symbol) -> str:
+    return s.qualified_name.rsplit(".", 1)[0].rsplit(".", 1)[-1]
+
+
+def summarize(parsed: Sequence[ParsedFile], resolution: Resolution, index: GraphIndex,
+              previous: Mapping[str, FileGraph]) -> dict[str, FileGraph]:
+    """Every file's FileGraph: from `resolution` for the files it resolved, else the last run's."""
+    out: dict[str, FileGraph] = {}
+    for pf in parsed:
+        path = pf.file.path
+        if path in resolution.references:
+            out[path] = file_graph(pf, resolution.references[path], resolution.reads[path], index.by_id)
+        else:
+            out[path] = previous[path]
+    return out
+
+
+class GraphState:
+    """The FileGraphs of the last complete run, and the project's stub twins, in one SQLite file.
+    `load()` gives None unless the last run that began an update also finished it."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        try:
+            self._db = self._open(str(self.path))
+        except sqlite3.DatabaseError:  # not a database, a damaged one or another layout: start over
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                except OSError:
+                    pass
+            try:
+                self._db = self._open(str(self.path))
+            except sqlite3.DatabaseError:  # still unusable (the name is a folder): kept for this run only
+                self._db = self._open(":memory:")
+
+    @staticmethod
+    def _open(name: str) -> sqlite3.Connection:
+        db = sqlite3.connect(name, timeout=30.0)
+        try:
+            db.execute("PRAGMA trusted_schema=OFF")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            for _, _, sql in _SCHEMA:
+                if sql:
+                    db.execute(sql.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
+            db.commit()
+            if db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY rowid").fetchall() != _SCHEMA:
+                raise sqlite3.DatabaseError("unexpected schema")
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
+
+    def _meta(self, key: str) -> object:
+        row = self._db.execute("SELECT data FROM meta WHERE key = ?", (key,)).fetchone()
+        try:
+            return json.loads(row[0]) if row and type(row[0]) is str else None
+        except ValueError:
+            return None
+
+    def load(self, fingerprint: str) -> tuple[dict[str, FileGraph], dict[str, tuple[str, ...]]] | None:
+        """(FileGraph by path, twins) of the last complete run with parses of this `fingerprint`
+        (index.parse_fingerprint); None when there is none usable."""
+        try:
+            if self._meta("complete") != [STATE_VERSION, fingerprint]:
+                return None
+            twins = self._meta("twins")
+            if type(twins) is not dict or not all(type(v) is list and set(map(type, v)) <= {str} for v in twins.values()):
+                return None
+            graphs: dict[str, FileGraph] = {}
+            for path, data in self._db.execute("SELECT path, data FROM files"):
+                try:
+                    graph = FileGraph.from_json(json.loads(data)) if type(path) is str and type(data) is str else None
+                except ValueError:
+                    graph = None
+                if graph is None:
+                    return None
+                graphs[path] = graph
+        except sqlite3.DatabaseError:
+            return None
+        return graphs, {k: tuple(v) for k, v in twins.items()}
+
+    def begin(self) -> None:
+        """From here until `finish`, the stored references may match neither run: load() gives None."""
+        self._db.execute("DELETE FROM meta WHERE key = 'complete'")
+        self._db.commit()
+
+    def finish(self, graphs: Mapping[str, FileGraph], changed: Iterable[str] | None,
+               twins: Mapping[str, tuple[str, ...]], fingerprint: str) -> None:
+        """Keep `graphs` (every current file's): rewrite the entries of `changed` (None: all) and drop
+        those of files that are gone."""
+        db = self._db
+        if changed is None:
+            db.execute("DELETE FROM files")
+            changed = list(graphs)
+        else:
+            gone = [p for (p,) in db.execute("SELECT path FROM files") if p not in graphs]
+            for start in range(0, len(gone), _BATCH):
+                part = gone[start:start + _BATCH]
+                db.execute(f"DELETE FROM files WHERE path IN ({','.join('?' * len(part))})", part)
+        db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?)",
+                       [(p, json.dumps(graphs[p].to_json(), separators=(",", ":"))) for p in changed])
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('twins', ?)", (json.dumps({k: list(v) for k, v in twins.items()}),))
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('complete', ?)", (json.dumps([STATE_VERSION, fingerprint]),))
+        db.commit()
+
+    def close(self) -> None:
+        self._db.close()

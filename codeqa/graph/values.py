@@ -1,0 +1,170 @@
+"""What the resolve stage knows about a name or an expression (`Value`), and the memo it keeps them in.
+
+A value is what the evidence says a name or an expression is: symbols of ours, instances or
+classes whose members it has, a module's files, or something that is not ours. Receivers are
+written as chains of names and calls (`self.client.session().send`); `receiver_chain` splits them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+@dataclass(frozen=True)
+class Value:
+    """What a name or an expression stands for, as far as the evidence goes."""
+
+    ids: tuple[str, ...] = ()  # the symbols it is bound to
+    classes: tuple[str, ...] = ()  # classes whose members it has: an instance, or the class itself
+    files: tuple[str, ...] = ()  # a module: its files
+    outside: bool = False  # something that is not ours: another project's module, a literal, a missing member
+    confidence: str = "exact"  # "likely" once typed by evidence or ambiguous
+    makes: tuple[str, ...] = ()  # classes that calling it instantiates (`URL = Url` holds a class)
+
+    def ours(self) -> bool:
+        return bool(self.ids or self.classes or self.files or self.makes)
+
+    def known(self) -> bool:
+        return self.outside or self.ours()
+
+
+UNKNOWN = Value()
+OUTSIDE = Value(outside=True)
+
+
+def union(values: Iterable[Value]) -> Value:
+    values = [v for v in values if v.known()]
+    if len(values) < 2:
+        return values[0] if values else UNKNOWN
+    ids: dict[str, None] = {}
+    classes: dict[str, None] = {}
+    files: dict[str, None] = {}
+    makes: dict[str, None] = {}
+    outside, confidence = False, "exact"
+    for v in values:
+        ids.update(dict.fromkeys(v.ids))
+        classes.update(dict.fromkeys(v.classes))
+        files.update(dict.fromkeys(v.files))
+        makes.update(dict.fromkeys(v.makes))
+        outside = outside or v.outside
+        if v.confidence != "exact" and v.ours():  # what is not ours weighs nothing
+            confidence = "likely"
+    ours = bool(ids or classes or files or makes)
+    return Value(tuple(ids), tuple(classes), tuple(files), outside and not ours, confidence, tuple(makes))
+
+
+def likely(v: Value) -> Value:
+    return replace(v, confidence="likely") if v.known() and v.confidence != "likely" else v
+
+
+_NEVER = 1 << 62  # no cycle reached back this far
+_MISSING = object()
+
+
+class Memo:
+    """Answers worked out once per resolution run, by key (`("export", path, name)`, ...): evidence
+    chains across files, and many references ask the same question.
+
+    Every answer is what working it out from scratch gives, whichever question came first, so that
+    resolving some files gives each reference the same targets as resolving all of them: while a key
+    is being worked out it reads as its placeholder (a cycle, such as an import cycle or
+    `x = x.next()`, ends in nothing there), and an answer that met the placeholder of itself or of a
+    key further out is not kept, since asked first from elsewhere the cycle would be cut elsewhere.
+
+    It also records what each answer read (`note`): files whose symbols or references it looked at,
+    and names across the project: `("n", name)` the symbols of that name, `("e", name)` only whether
+    any symbol or import has it, `("m", name)` methods of that name written outside their type. A
+    kept answer carries its set, and
+    using it adds the set to the answer under way; `deps` is the set of the outermost question
+    (resolve.py sets it per file), which says when that file must be resolved again."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple, tuple[object, set]] = {}  # key -> (answer, what it read: never changed after)
+        self.deps: set = set()
+        self._active: dict[tuple, int] = {}
+        self._lowest = _NEVER
+
+    def note(self, atom: object) -> None:
+        self.deps.add(atom)
+
+    def value(self, key: tuple, placeholder: object, compute: Callable[..., object], *args: object):
+        found = self.values.get(key, _MISSING)
+        if found is not _MISSING:
+            value, deps = found
+            if deps:
+                self.deps |= deps
+            return value
+        active = self._active
+        depth = active.get(key)
+        if depth is not None:  # a cycle back to a key under way
+            if depth < self._lowest:
+                self._lowest = depth
+            return placeholder
+        depth = active[key] = len(active)
+        outer_deps, outer_lowest = self.deps, self._lowest
+        self.deps, self._lowest = set(), _NEVER
+        try:
+            value = compute(*args)
+        finally:
+            del active[key]
+            deps, lowest = self.deps, self._lowest
+            self.deps, self._lowest = outer_deps, min(outer_lowest, lowest)
+        if lowest > depth:
+            self.values[key] = (value, deps)
+        outer_deps |= deps
+        return value
+
+
+def receiver_chain(text: str) -> list[tuple[str, int]] | None:
+    """`self.client.session().send` -> [(self, 0), (client, 0), (session, 1), (send, 0)];
+    None when the receiver is no plain chain of names and calls (subscripts, operators, literals)."""
+    parts: list[tuple[str, int]] = []
+    i, n = 0, len(text)
+    while i < n:
+        match = _IDENTIFIER.match(text, i)
+        if match is None:
+            return None
+        name, calls, i = match.group(), 0, match.end()
+        while i < n and text[i] == "(":
+            i = _skip_group(text, i)
+            if i < 0:
+                return None
+            calls += 1
+        parts.append((name, calls))
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        if text[i] == ".":
+            i += 1
+        elif text.startswith(("::", "->"), i):
+            i += 2
+        else:
+            return None
+        while i < n and text[i].isspace():
+            i += 1
+    return parts or None
+
+
+def _skip_group(text: str, i: int) -> int:
+    """Index after the parenthesised group starting at text[i] == "(", or -1 when it never closes."""
+    depth = 0
+    quote = ""
+    for j in range(i, len(text)):
+        c = text[j]
+        if quote:
+            if c == quote and text[j - 1] != "\\":
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return -1

@@ -1,0 +1,191 @@
+"""Incremental resolution (codeqa/graph/incremental.py): after each edit, an incremental index holds
+exactly the symbols and references (every field, target_ids included) of a clean index of the same
+tree, while resolving fewer files than there are.
+
+The tree is the Python fixture project (re-exports, star imports, module aliases, inheritance,
+receiver types, stubs) beside the Go, TypeScript and Java fixtures (methods written outside their
+type, barrels, packages). Embeddings come from a constant stand-in: only the graph is compared."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import astuple
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codeqa.config import Settings
+from codeqa.graph import resolve_references
+from codeqa.graph.incremental import GraphState
+from codeqa.graph.resolve import resolve_by_file
+from codeqa.index import GRAPH_STATE_FILE, index_repo
+from codeqa.store import open_store
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+class ConstantEmbedder:
+    model_id, dimension = "constant", 8
+
+    def encode(self, texts, batch_size=64):
+        return np.full((len(texts), 8), 8 ** -0.5, dtype="float32")
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "pyrefs", root)
+    for language in ("go", "typescript", "java"):
+        shutil.copytree(FIXTURES / "languages" / language, root / language)
+    for path, text in EXTRA.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return root
+
+
+EXTRA = {
+    # a method called on a receiver nothing is known about: found once a method of that name exists
+    "extra/user.py": "def poke(thing):\n    return thing.zap()\n",
+    # two attributes typed by each other, one with evidence of its own: which of the two is asked
+    # first decides where the cycle is cut, unless answers met in a cycle are not kept
+    "cyc/a.py": ("from cyc.b import B\n\n\nclass A:\n    def __init__(self):\n        self.peer = B().peer\n\n"
+                 "    def reset(self):\n        self.peer = A()\n\n    def go(self):\n        return self.peer.go()\n"),
+    "cyc/b.py": ("from cyc.a import A\n\n\nclass B:\n    def __init__(self):\n        self.peer = A().peer\n\n"
+                 "    def run(self):\n        return self.peer.go()\n"),
+    # a C++ method defined outside its class, in another folder: it belongs to the only Shape there is
+    "cpp/geo/shape.hpp": "class Shape {\npublic:\n    double area() const;\n};\n",
+    "cpp/impl/area.cpp": '#include "../geo/shape.hpp"\n\ndouble Shape::area() const { return 1.0; }\n',
+    "cpp/app/main.cpp": '#include "../geo/shape.hpp"\n\nvoid run(Shape s) {\n    s.area();\n}\n',
+    "cpp/other/dup.hpp": "class Other {};\n",
+}
+
+
+def graph_of(repo: Path, settings: Settings):
+    store = open_store(repo, settings)
+    try:
+        symbols = sorted(astuple(s) for s in store.all_symbols())
+        references = sorted(astuple(r) for r in store.all_references())
+        return symbols, references, store.read_meta()
+    finally:
+        store.close()
+
+
+def resolved_files(monkeypatch) -> list:
+    """Records how many files each index run resolved (None: all)."""
+    seen: list = []
+    original = resolve_by_file
+
+    def spy(*args, **kwargs):
+        result = original(*args, **kwargs)
+        seen.append(None if result.complete else len(result.references))
+        return result
+
+    monkeypatch.setattr("codeqa.index.resolve_by_file", spy)
+    return seen
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+EDITS = [
+    ("append a function", lambda r: (r / "pkg/util.py").write_text((r / "pkg/util.py").read_text() + "\n\ndef added():\n    return 1\n")),
+    ("rename a class used across files", lambda r: edit(r / "pkg/core.py", "class Engine:", "class Motor:")),
+    ("rename it back", lambda r: edit(r / "pkg/core.py", "class Motor:", "class Engine:")),
+    ("add a re-export", lambda r: edit(r / "pkg/__init__.py", "from .vehicles import *\n", "from .vehicles import *\nfrom .util import Stack\n")),
+    ("change an import", lambda r: edit(r / "pkg/garage.py", "from . import core\n", "from . import util as core\n")),
+    ("delete a file", lambda r: (r / "pkg/vehicles.py").unlink()),
+    ("add a file back that others import", lambda r: shutil.copy(FIXTURES / "pyrefs/pkg/vehicles.py", r / "pkg/vehicles.py")),
+    ("add a base class method that subclasses inherit",
+     lambda r: edit(r / "pkg/vehicles.py", "class Vehicle:\n", "class Vehicle:\n    def honk(self):\n        return self.start()\n\n")),
+    ("a Go method written in another file of the package",
+     lambda r: (r / "go/server/extra.go").write_text("package server\n\nfunc (s *Server) Extra() int {\n\treturn 1\n}\n")),
+    ("a second Go type of the same name elsewhere",
+     lambda r: (r / "go/internal/storage/dup.go").write_text("package storage\n\ntype Server struct{}\n")),
+    ("a method name becomes defined once", lambda r: edit(r / "pkg/util.py", "class Stack:\n", "class Stack:\n    def zap(self):\n        return 1\n\n")),
+    ("that method moves down a line", lambda r: edit(r / "pkg/util.py", "class Stack:\n", "\nclass Stack:\n")),
+    ("a second method of that name makes it ambiguous",
+     lambda r: edit(r / "pkg/core.py", "class Engine:\n", "class Engine:\n    def zap(self):\n        return 2\n\n")),
+    ("a module variable's evidence changes", lambda r: edit(r / "pkg/core.py", "default_engine: Engine = Engine()", "default_engine = []")),
+    ("a C++ type of the same name elsewhere", lambda r: edit(r / "cpp/other/dup.hpp", "class Other {};", "class Other {};\nclass Shape {};")),
+    ("a stub loses a name", lambda r: (r / "pkg/fast.pyi").write_text("")),
+]
+
+
+def test_incremental_index_equals_a_clean_one_after_each_edit(tree, tmp_path, monkeypatch):
+    settings = Settings.load(env={}, index_dir=tmp_path / "index")
+    seen = resolved_files(monkeypatch)
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    assert seen == [None]  # the first run resolves everything
+    partial_runs = 0
+    for step, (what, apply) in enumerate(EDITS):
+        apply(tree)
+        report = index_repo(tree, settings, embedder=ConstantEmbedder())
+        clean = Settings.load(env={}, index_dir=tmp_path / f"clean-{step}")
+        index_repo(tree, clean, embedder=ConstantEmbedder())
+        incremental, fresh = graph_of(tree, settings), graph_of(tree, clean)
+        assert incremental[0] == fresh[0], what
+        assert incremental[1] == fresh[1], what  # every field of every reference, target_ids included
+        for key in ("references", "references_by_confidence", "most_used", "symbols"):
+            assert incremental[2][key] == fresh[2][key], (what, key)
+        assert report.references == len(fresh[1]), what
+        resolved = seen[-2]  # the incremental run's (the clean one came after it)
+        if resolved is not None and resolved < report.files_total:
+            partial_runs += 1
+    assert partial_runs >= len(EDITS) - 3  # most edits resolve a part of the project only
+
+
+def test_a_run_that_stops_before_finishing_makes_the_next_resolve_everything(tree, tmp_path, monkeypatch):
+    settings = Settings.load(env={}, index_dir=tmp_path / "index")
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    state = GraphState(settings.index_dir_for(tree) / GRAPH_STATE_FILE)
+    state.begin()  # as a run killed between its first reference write and its end leaves it
+    state.close()
+    seen = resolved_files(monkeypatch)
+    edit(tree / "pkg/core.py", "class Engine:", "class Motor:")
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    assert seen == [None]
+
+
+def test_a_crafted_state_is_ignored(tree, tmp_path, monkeypatch):
+    settings = Settings.load(env={}, index_dir=tmp_path / "index")
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    path = settings.index_dir_for(tree) / GRAPH_STATE_FILE
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    db.execute("UPDATE files SET data = '[\"x\", 1]'")
+    db.commit()
+    db.close()
+    seen = resolved_files(monkeypatch)
+    edit(tree / "pkg/util.py", "import json", "import json\nimport os")
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    assert seen == [None]
+
+
+def test_a_state_that_is_no_database_is_started_over(tree, tmp_path, monkeypatch):
+    settings = Settings.load(env={}, index_dir=tmp_path / "index")
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    (settings.index_dir_for(tree) / GRAPH_STATE_FILE).write_bytes(b"not a database" * 100)
+    seen = resolved_files(monkeypatch)
+    edit(tree / "pkg/util.py", "import json", "import json\nimport os")
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    edit(tree / "pkg/util.py", "import os", "import sys")
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    assert seen[0] is None and seen[1] is not None  # all, then again only what the edit can move
+
+
+def test_resolving_some_files_gives_them_the_references_of_resolving_all(tree):
+    from codeqa.files import walk_repository
+    from codeqa.index import _parse_and_chunk
+
+    parsed = [_parse_and_chunk((f, 4000, 40))[0] for f in walk_repository(tree).files]
+    every = resolve_by_file(parsed)
+    assert [r for refs in every.references.values() for r in refs] == resolve_references(parsed)
+    for pf in parsed:  # one file at a time: nothing another file's resolution left in the memo helps
+        alone = resolve_by_file(parsed, only={pf.file.path})
+        assert alone.references[pf.file.path] == every.references[pf.file.path], pf.file.path
+        assert alone.reads[pf.file.path] == every.reads[pf.file.path], pf.file.path
