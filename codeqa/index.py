@@ -30,43 +30,31 @@ Crash safety (SIGKILL at any moment, then re-run = a clean index, no duplicates)
 from __future__ import annotations
 
 import fcntl
-import gc
 import json
 import os
 import shutil
-import signal
-import sys
-import threading
 import time
-import warnings
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Collection, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
-from .chunk import NestingTooDeep, chunk_embedding_text, chunk_file
+from .chunk import chunk_embedding_text
 from .config import Settings
 from .embed import Embedder, EmbeddingCache, make_embedder
 from .errors import IndexLockedError
-from .files import read_source_text, redact_source, walk_repository
+from .files import walk_repository
 from .fingerprint import FINGERPRINT_WORDS, FINGERPRINT_KEYS, VECTOR_META_KEYS, index_meta, stale_fingerprint
-from .graph import GraphIndex
-from .graph.incremental import FileGraph, GraphState, files_to_resolve, summarize
-from .graph.resolve import resolve_by_file
-from .parse import parse_source, prepare_language
-from .parse_cache import ParseCache, encode_parsed
+from .graph.incremental import GraphState
+from .graph_stage import ProgressCallback, graph_stage, parse_fingerprint
+from .parse_cache import ParseCache
+from .parse_pool import parse_workers
 from .store import INDEX_FORMAT, ManifestEntry, Store, dir_size, open_store
-from .types import Chunk, ParsedFile, Reference, SkippedFile, SourceFile
+from .types import SkippedFile, SourceFile
 
-# Below these many changed files, starting worker processes costs more than it saves: a forked
-# worker starts in milliseconds (it inherits the imported modules); a spawned one imports everything
-# and compiles its queries first (~0.4 s), so it only pays on big projects.
-PARALLEL_PARSE_MIN_FILES = {"fork": 48, "spawn": 400}
-PARSE_JOBS_PER_TASK = 2
 FILE_BATCH = 64
 # The embedding cache keeps the vectors most recently written or read, this many times the index's
 # chunks (at least EMBED_CACHE_MIN): enough for a few branches' worth of changes, not years of churn.
@@ -75,7 +63,6 @@ EMBED_CACHE_MIN = 20_000
 GRAPH_STATE_FILE = "resolved.sqlite"  # graph/incremental.py's GraphState
 MOST_USED = 5  # names in the meta's most_used (the UI's example questions)
 
-ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
 
 
 @dataclass
@@ -448,130 +435,6 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             graph_state.close()
 
 
-def parse_fingerprint(meta: dict) -> str:
-    """What a cached parse depends on besides the file: the codeqa version, queries and chunker."""
-    return "\0".join(str(meta[k]) for k in ("codeqa_version", "queries_hash", "chunker_version"))
-
-
-@dataclass(frozen=True)
-class GraphUpdate:
-    """What the graph stage changes in the stored references, and every file's FileGraph."""
-
-    references: list[Reference]  # the resolved references of the files resolved
-    paths: set[str] | None  # the files whose stored references `references` replace; None: all
-    resolved: list[str] | None  # the files resolved; None: all
-    graphs: dict[str, FileGraph]
-    twins: dict[str, tuple[str, ...]]
-
-
-def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings: Settings, cache: ParseCache,
-                fingerprint: str, pool: ProcessPoolExecutor | None = None, progress: ProgressCallback | None = None,
-                previous: tuple[dict[str, FileGraph], dict[str, tuple[str, ...]]] | None = None) -> tuple[dict[str, tuple[ParsedFile, list[Chunk]]], list[ParsedFile], GraphUpdate]:
-    """Parse + chunk the changed files (in worker processes when there are many; `pool` shut down
-    after), take the others' parses from the cache, and resolve references: a change in one file can
-    retarget references in others, so with the last run's FileGraphs and twins (`previous`, from
-    GraphState.load) the files whose resolution read something that changed are resolved again
-    (graph/incremental.py), without them all files.
-    Returns the changed files' (parse, chunks) by path, every file's parse in `files` order (with the
-    last run's state, of the files not resolved again only the references that resolving others
-    reads), and the references to store."""
-    progress = progress or (lambda stage, done, total: None)
-    fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
-    progress("parse", 0, len(changed))
-    # the stage makes tens of thousands of small objects (parse results, references): garbage
-    # collections mid-way would walk the whole growing heap again and again
-    fresh_parse: set[str] = set()  # parsed here, not taken from the cache
-    with _gc_paused():
-        written: list[tuple[SourceFile, bytes]] = []
-        for done, (pf, chunks, blob) in enumerate(_parse_and_chunk_all(changed, settings, pool), start=1):
-            fresh[pf.file.path] = (pf, chunks)
-            written.append((pf.file, blob))
-            if len(written) >= FILE_BATCH:
-                cache.put_many(written, fingerprint)
-                written = []
-            progress("parse", done, len(changed))
-        cache.put_many(written, fingerprint)
-        if pool is not None:
-            pool.shutdown()  # idle workers would hold memory through the embedding
-        # with the last run's state most files' own references are not resolved again: of those, only
-        # what resolving the others reads is decoded, the rest once it turns out to be needed
-        light = previous is not None
-        cached = cache.get_many([f for f in files if f.path not in fresh], fingerprint, all_references=not light)
-        parsed: list[ParsedFile] = []
-        for f in files:
-            if f.path in fresh:
-                parsed.append(fresh[f.path][0])
-            elif f.path in cached:
-                parsed.append(cached[f.path])
-            else:  # not cached (a cache from before, or pruned): parse it again
-                pf, _, blob = _parse_chunk_encode((f, settings.chunk_max_chars, settings.chunk_min_chars))
-                cache.put_many([(f, blob)], fingerprint)
-                parsed.append(pf)
-                fresh_parse.add(f.path)
-        index = GraphIndex.build(parsed)
-        graphs_before: dict[str, FileGraph] = {}
-        only = twins_before = None
-        if previous is not None:
-            graphs_before, twins_before = previous
-            current = {f.path: f for f in files}
-            before = [SourceFile(p, Path(), g.language or None, 0, g.sha256) for p, g in graphs_before.items()
-                      if p not in current or current[p].sha256 != g.sha256]
-            only = files_to_resolve(graphs_before, parsed, cache.get_many(before, fingerprint), index)
-        complete = set(fresh) | fresh_parse if light else {f.path for f in files}
-        resolution = resolve_by_file(parsed, index, only, twins_before if only is not None else None,
-                                     lambda paths: _complete_parses(paths, parsed, complete, cache, fingerprint, settings))
-    references = [r for refs in resolution.references.values() for r in refs]
-    graphs = summarize(parsed, resolution, index, graphs_before)
-    if resolution.complete:
-        return fresh, parsed, GraphUpdate(references, None, None, graphs, resolution.twins)
-    resolved = list(resolution.references)
-    paths = set(resolved) | (set(graphs_before) - set(graphs))
-    return fresh, parsed, GraphUpdate(references, paths, resolved, graphs, resolution.twins)
-
-
-def _complete_parses(paths: Collection[str], parsed: Sequence[ParsedFile], complete: Collection[str],
-                     cache: ParseCache, fingerprint: str, settings: Settings) -> dict[str, ParsedFile]:
-    """The parses of `paths` with all their references, where `parsed` has part of them (ParseCache
-    get_many(all_references=False)); those in `complete` have them all already."""
-    by_path = {pf.file.path: pf for pf in parsed}
-    out = {p: by_path[p] for p in paths if p in complete}
-    need = [by_path[p].file for p in paths if p not in complete]
-    found = cache.get_many(need, fingerprint)
-    for f in need:  # gone from the cache meanwhile: parsed again
-        out[f.path] = found.get(f.path) or _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars))[0]
-    return out
-
-
-_gc_lock = threading.Lock()
-_gc_pauses = 0  # graph stages running now, in any thread
-_gc_was_enabled = True  # the collector's state before the first of them
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The garbage collector off while graph stages run, then as the process had it.
-
-    Collections mid-stage walk the whole growing heap of parse results again and again: on
-    SQLAlchemy's sources (939 files, 178k references) parse + resolve took 41 s of CPU with the
-    collector on, 28 s with it off (34 s when freezing the results instead). The collector is one per
-    process, so other threads' cycles wait for the end of the stage too (nothing is lost, only
-    freed later). Stages in several threads share one pause: the last to finish restores the state
-    the first one found."""
-    global _gc_pauses, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pauses == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pauses += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pauses -= 1
-            if _gc_pauses == 0 and _gc_was_enabled:
-                gc.enable()
-
-
 def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[str], batch_size: int,
                       on_progress: Callable[[int], None], before_encoding: Callable[[], None] = lambda: None):
     import numpy as np
@@ -591,125 +454,3 @@ def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence
         on_progress(min(start + step, len(missing)) + (len(texts) - len(missing)))
     on_progress(len(texts))
     return np.stack([found[cache.key(t)] for t in texts]) if texts else np.zeros((0, embedder.dimension), dtype="float32")
-
-
-def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list[Chunk]]:
-    file, max_chars, min_chars = job
-    try:
-        text = redact_source(read_source_text(file.abs_path))  # credentials never reach symbols, chunks or vectors
-    except (OSError, UnicodeDecodeError) as exc:
-        return ParsedFile(file, (), (), error=f"unreadable: {exc}"), []
-    parsed, tree = parse_source(file, text)
-    try:
-        chunks = chunk_file(file, text, tree, parsed.symbols, max_chars, min_chars)
-    except Exception as exc:  # too deep, or a chunker bug on one file: it must not end the run
-        reason = str(exc) if isinstance(exc, NestingTooDeep) else f"chunking failed ({type(exc).__name__}: {exc})"
-        chunks = chunk_file(file, text, None, (), max_chars, min_chars)
-        parsed = ParsedFile(file, parsed.symbols, parsed.references, error=f"{reason}; used line windows")
-    return parsed, chunks
-
-
-def _parse_chunk_encode(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list[Chunk], bytes]:
-    """One changed file: its parse, chunks, and the parse as the cache stores it (plain JSON).
-    A worker encodes, so the parent only writes the bytes."""
-    parsed, chunks = _parse_and_chunk(job)
-    return parsed, chunks, encode_parsed(parsed)
-
-
-def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, pool: ProcessPoolExecutor | None = None
-                         ) -> Iterator[tuple[ParsedFile, list[Chunk], bytes]]:
-    """Parse and chunk `files`: in `pool` (see parse_workers) when given, in workers started now when
-    there are enough files, else in order here. Workers take the biggest files first, and results
-    come back in that order.
-
-    A worker pool that breaks (a worker killed, out of memory) costs nothing but time: the files it
-    had not returned are parsed here.
-    """
-    if pool is None and _worker_count(files, settings) > 1:
-        with parse_workers(files, settings) as own:
-            yield from _parse_and_chunk_all(files, settings, own)
-        return
-    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars) for f in files]
-    if pool is None:
-        yield from map(_parse_chunk_encode, jobs)
-        return
-    jobs.sort(key=lambda job: -job[0].size)  # no worker is left with a big file at the end while the other idles
-    done = 0
-    try:
-        for result in pool.map(_parse_chunk_encode, jobs, chunksize=PARSE_JOBS_PER_TASK):
-            yield result
-            done += 1
-    except BrokenProcessPool:
-        yield from map(_parse_chunk_encode, jobs[done:])
-
-
-def _worker_count(files: Sequence[SourceFile], settings: Settings) -> int:
-    """How many parse workers `files` are worth: 1 (parse here) below PARALLEL_PARSE_MIN_FILES."""
-    workers = min(settings.parse_workers or min(os.cpu_count() or 1, 8), len(files))
-    return workers if len(files) >= PARALLEL_PARSE_MIN_FILES[_start_method()] else 1
-
-
-def _start_method() -> str:
-    return "fork" if sys.platform.startswith("linux") else "spawn"
-
-
-@contextmanager
-def parse_workers(files: Sequence[SourceFile], settings: Settings) -> Iterator[ProcessPoolExecutor | None]:
-    """Parse worker processes for `files`, started now (None when too few files are expected).
-
-    An index run starts them before it opens the store, so that each worker builds the parsers and
-    compiles the queries (~0.1 s for a big query set) while the parent opens Qdrant, instead of on
-    the way of the parse. Linux forks them (they start in milliseconds, every module imported);
-    other systems spawn them. The pool is shut down on leaving, or earlier by its user.
-    """
-    import multiprocessing
-
-    workers = _worker_count(files, settings)
-    if workers < 2:
-        yield None
-        return
-    counts = Counter(f.language for f in files if f.language)
-    # languages most files share are prepared in every worker; one a single file has is left to
-    # the worker that meets it
-    languages = tuple(sorted(lang for lang, count in counts.items() if count > 1))
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(), languages),
-                               mp_context=multiprocessing.get_context(_start_method()))
-    try:
-        # frozen, the parent's objects are left alone by the workers' garbage collections (and their
-        # pages stay shared); a caller that froze objects itself (a pre-forking server) keeps them frozen
-        freeze = gc.get_freeze_count() == 0
-        if freeze:
-            gc.freeze()
-        try:
-            with warnings.catch_warnings():  # 3.12+ warns about forking a threaded process: see _start_worker
-                warnings.simplefilter("ignore", DeprecationWarning)
-                for _ in range(workers):
-                    pool.submit(int)  # a forking pool starts all its workers at the first task: now
-        finally:
-            if freeze:
-                gc.unfreeze()
-        yield pool
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _start_worker(parent: int, languages: Sequence[str] = ()) -> None:
-    """A parse worker dies with the index run that started it: killed mid-run (Ctrl-C, SIGKILL), the
-    run must not leave workers behind holding its lock and output pipes. A forked worker has a copy of
-    the parent's stdout/stderr objects whose locks another thread (the progress display's) may have held
-    at the fork: it never writes to them, not even the flush at exit. Then it prepares `languages`."""
-    sys.stdout = sys.stderr = open(os.devnull, "w")
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the parent died before the line above
-        os._exit(1)
-    for language in languages:
-        try:
-            prepare_language(language)
-        except Exception:  # a grammar that fails to load: each of its files reports that when parsed
-            pass

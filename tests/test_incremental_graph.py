@@ -81,7 +81,7 @@ def resolved_files(monkeypatch) -> list:
         seen.append(None if result.complete else len(result.references))
         return result
 
-    monkeypatch.setattr("codeqa.index.resolve_by_file", spy)
+    monkeypatch.setattr("codeqa.graph_stage.resolve_by_file", spy)
     return seen
 
 
@@ -180,7 +180,7 @@ def test_a_state_that_is_no_database_is_started_over(tree, tmp_path, monkeypatch
 
 def test_resolving_some_files_gives_them_the_references_of_resolving_all(tree):
     from codeqa.files import walk_repository
-    from codeqa.index import _parse_and_chunk
+    from codeqa.parse_pool import _parse_and_chunk
 
     parsed = [_parse_and_chunk((f, 4000, 40))[0] for f in walk_repository(tree).files]
     every = resolve_by_file(parsed)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codeqa import index
+from codeqa import index, parse_pool
 from codeqa.config import Settings
 from codeqa.files import walk_repository
 from conftest import index_snapshot
@@ -28,24 +28,24 @@ def project(tmp_path_factory) -> Path:
             f"{previous}class Step{i}({base}):\n    \"\"\"Step {i}.\"\"\"\n\n    def run(self, x):\n"
             f"        return helper_{i}(x) + {i}\n\n\ndef helper_{i}(x):\n    return x * {i}\n")
     (root / "README.md").write_text("# Steps\n\nSixty modules.\n")
-    assert MODULES + 1 >= index.PARALLEL_PARSE_MIN_FILES["fork"]
+    assert MODULES + 1 >= parse_pool.PARALLEL_PARSE_MIN_FILES["fork"]
     return root
 
 
 def _run(project: Path, workers: int):
     files = walk_repository(project).files
-    return list(index._parse_and_chunk_all(files, Settings(parse_workers=workers)))
+    return list(parse_pool._parse_and_chunk_all(files, Settings(parse_workers=workers)))
 
 
 def _record_pids(monkeypatch, log: Path):
-    encode = index.encode_parsed
+    encode = parse_pool.encode_parsed
 
     def recording(parsed):
         with open(log, "a") as fh:
             fh.write(f"{os.getpid()}\n")
         return encode(parsed)
 
-    monkeypatch.setattr(index, "encode_parsed", recording)  # forked workers inherit the patch
+    monkeypatch.setattr(parse_pool, "encode_parsed", recording)  # forked workers inherit the patch
 
 
 def test_workers_give_the_serial_result_and_encode_every_file(project, tmp_path, monkeypatch):
@@ -62,7 +62,7 @@ def test_workers_give_the_serial_result_and_encode_every_file(project, tmp_path,
 def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch):
     serial = _run(project, workers=1)
     parent = os.getpid()
-    parse = index._parse_and_chunk
+    parse = parse_pool._parse_and_chunk
     log = tmp_path / "parsed-by"
 
     def dying(job):
@@ -72,12 +72,12 @@ def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch)
             fh.write(f"{os.getpid()} {job[0].path}\n")
         return parse(job)
 
-    monkeypatch.setattr(index, "_parse_and_chunk", dying)  # forked workers inherit the patch
+    monkeypatch.setattr(parse_pool, "_parse_and_chunk", dying)  # forked workers inherit the patch
     files = walk_repository(project).files
     settings = Settings(parse_workers=2)
-    with index.parse_workers(files, settings) as pool:
+    with parse_pool.parse_workers(files, settings) as pool:
         assert pool is not None
-        results = list(index._parse_and_chunk_all(files, settings, pool))
+        results = list(parse_pool._parse_and_chunk_all(files, settings, pool))
         with pytest.raises(BrokenProcessPool):  # the pool really broke ...
             pool.submit(int)
     assert sorted(results, key=lambda r: r[0].file.path) == serial  # ... and no file was lost

@@ -68,7 +68,7 @@ def test_index_repo_changes_no_process_state(tmp_path, embedder):
 
 def test_graph_stages_in_two_threads_share_one_collector_pause():
     """The collector stays off until the last of two overlapping stages ends, then is as it was."""
-    from codeqa.index import _gc_paused
+    from codeqa.graph_stage import _gc_paused
 
     first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
     seen: dict[str, bool] = {}

@@ -1,0 +1,153 @@
+"""Parsing and chunking many files at once: forked (or spawned) worker processes, and the fallback.
+
+Workers start before the store opens (a fork must not inherit open engine handles), each compiles its
+languages' queries once, and dies with its parent. A pool that breaks (a worker killed by a crash or
+out of memory) costs time, never files: what it had not returned is parsed in this process.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import sys
+import warnings
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+from .chunk import NestingTooDeep, chunk_file
+from .config import Settings
+from .files import read_source_text, redact_source
+from .parse import parse_source, prepare_language
+from .parse_cache import encode_parsed
+from .types import Chunk, ParsedFile, SourceFile
+
+# Below these many changed files, starting worker processes costs more than it saves: a forked
+# worker starts in milliseconds (it inherits the imported modules); a spawned one imports everything
+# and compiles its queries first (~0.4 s), so it only pays on big projects.
+PARALLEL_PARSE_MIN_FILES = {"fork": 48, "spawn": 400}
+PARSE_JOBS_PER_TASK = 2
+
+def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list[Chunk]]:
+    file, max_chars, min_chars = job
+    try:
+        text = redact_source(read_source_text(file.abs_path))  # credentials never reach symbols, chunks or vectors
+    except (OSError, UnicodeDecodeError) as exc:
+        return ParsedFile(file, (), (), error=f"unreadable: {exc}"), []
+    parsed, tree = parse_source(file, text)
+    try:
+        chunks = chunk_file(file, text, tree, parsed.symbols, max_chars, min_chars)
+    except Exception as exc:  # too deep, or a chunker bug on one file: it must not end the run
+        reason = str(exc) if isinstance(exc, NestingTooDeep) else f"chunking failed ({type(exc).__name__}: {exc})"
+        chunks = chunk_file(file, text, None, (), max_chars, min_chars)
+        parsed = ParsedFile(file, parsed.symbols, parsed.references, error=f"{reason}; used line windows")
+    return parsed, chunks
+
+
+def _parse_chunk_encode(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list[Chunk], bytes]:
+    """One changed file: its parse, chunks, and the parse as the cache stores it (plain JSON).
+    A worker encodes, so the parent only writes the bytes."""
+    parsed, chunks = _parse_and_chunk(job)
+    return parsed, chunks, encode_parsed(parsed)
+
+
+def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, pool: ProcessPoolExecutor | None = None
+                         ) -> Iterator[tuple[ParsedFile, list[Chunk], bytes]]:
+    """Parse and chunk `files`: in `pool` (see parse_workers) when given, in workers started now when
+    there are enough files, else in order here. Workers take the biggest files first, and results
+    come back in that order.
+
+    A worker pool that breaks (a worker killed, out of memory) costs nothing but time: the files it
+    had not returned are parsed here.
+    """
+    if pool is None and _worker_count(files, settings) > 1:
+        with parse_workers(files, settings) as own:
+            yield from _parse_and_chunk_all(files, settings, own)
+        return
+    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars) for f in files]
+    if pool is None:
+        yield from map(_parse_chunk_encode, jobs)
+        return
+    jobs.sort(key=lambda job: -job[0].size)  # no worker is left with a big file at the end while the other idles
+    done = 0
+    try:
+        for result in pool.map(_parse_chunk_encode, jobs, chunksize=PARSE_JOBS_PER_TASK):
+            yield result
+            done += 1
+    except BrokenProcessPool:
+        yield from map(_parse_chunk_encode, jobs[done:])
+
+
+def _worker_count(files: Sequence[SourceFile], settings: Settings) -> int:
+    """How many parse workers `files` are worth: 1 (parse here) below PARALLEL_PARSE_MIN_FILES."""
+    workers = min(settings.parse_workers or min(os.cpu_count() or 1, 8), len(files))
+    return workers if len(files) >= PARALLEL_PARSE_MIN_FILES[_start_method()] else 1
+
+
+def _start_method() -> str:
+    return "fork" if sys.platform.startswith("linux") else "spawn"
+
+
+@contextmanager
+def parse_workers(files: Sequence[SourceFile], settings: Settings) -> Iterator[ProcessPoolExecutor | None]:
+    """Parse worker processes for `files`, started now (None when too few files are expected).
+
+    An index run starts them before it opens the store, so that each worker builds the parsers and
+    compiles the queries (~0.1 s for a big query set) while the parent opens Qdrant, instead of on
+    the way of the parse. Linux forks them (they start in milliseconds, every module imported);
+    other systems spawn them. The pool is shut down on leaving, or earlier by its user.
+    """
+    import multiprocessing
+
+    workers = _worker_count(files, settings)
+    if workers < 2:
+        yield None
+        return
+    counts = Counter(f.language for f in files if f.language)
+    # languages most files share are prepared in every worker; one a single file has is left to
+    # the worker that meets it
+    languages = tuple(sorted(lang for lang, count in counts.items() if count > 1))
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(), languages),
+                               mp_context=multiprocessing.get_context(_start_method()))
+    try:
+        # frozen, the parent's objects are left alone by the workers' garbage collections (and their
+        # pages stay shared); a caller that froze objects itself (a pre-forking server) keeps them frozen
+        freeze = gc.get_freeze_count() == 0
+        if freeze:
+            gc.freeze()
+        try:
+            with warnings.catch_warnings():  # 3.12+ warns about forking a threaded process: see _start_worker
+                warnings.simplefilter("ignore", DeprecationWarning)
+                for _ in range(workers):
+                    pool.submit(int)  # a forking pool starts all its workers at the first task: now
+        finally:
+            if freeze:
+                gc.unfreeze()
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _start_worker(parent: int, languages: Sequence[str] = ()) -> None:
+    """A parse worker dies with the index run that started it: killed mid-run (Ctrl-C, SIGKILL), the
+    run must not leave workers behind holding its lock and output pipes. A forked worker has a copy of
+    the parent's stdout/stderr objects whose locks another thread (the progress display's) may have held
+    at the fork: it never writes to them, not even the flush at exit. Then it prepares `languages`."""
+    sys.stdout = sys.stderr = open(os.devnull, "w")
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+    for language in languages:
+        try:
+            prepare_language(language)
+        except Exception:  # a grammar that fails to load: each of its files reports that when parsed
+            pass
