@@ -387,4 +387,4 @@ def _looks_minified(text: str) -> bool:
     if len(text) < MINIFIED_LINE_CHARS:
         return False
     lines = text.count("\n") + 1
-    return len(text) / lines > 1000 or any(len(line) > MINIFIED_LINE_CHARS * 4 for line in text.split("\n"))
+    return len(text) / lines > 1000 or max(map(len, text.split("\n"))) > MINIFIED_LINE_CHARS * 4
