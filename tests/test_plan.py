@@ -1,0 +1,126 @@
+"""The dry run (plan_index): what it counts matches what an index run does, it writes nothing, its
+estimates are the sample's measurements scaled up, and big skippable folders get ignore lines.
+
+An embedder that sleeps a known time per text stands in for the model: the arithmetic is checked
+against it, and no test here loads the model (the CLI's dry run is in test_cli.py, over a stub server)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import codeqa.plan
+from codeqa.config import Settings
+from codeqa.files import walk_repository
+from codeqa.index import index_repo
+from codeqa.plan import plan_index
+from conftest import copy_fixture_repo
+
+
+class TimedEmbedder:
+    """Unit vectors after `per_text` seconds per text; `load` takes `load_seconds`."""
+
+    model_id = "timed-stub"
+    dimension = 8
+
+    def __init__(self, per_text: float = 0.0, load_seconds: float = 0.0):
+        self.per_text, self.load_seconds = per_text, load_seconds
+        self.loaded = False
+        self.texts: list[str] = []
+
+    def load(self) -> None:
+        time.sleep(self.load_seconds)
+        self.loaded = True
+
+    def encode(self, texts, batch_size: int = 64) -> np.ndarray:
+        time.sleep(self.per_text * len(texts))
+        self.texts.extend(texts)
+        vectors = np.ones((len(texts), self.dimension), dtype=np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
+
+
+def test_dry_run_writes_nothing_and_counts_what_an_index_run_does(tmp_path, monkeypatch):
+    repo = copy_fixture_repo(tmp_path / "repo")
+    scratch_home = tmp_path / "tmp"
+    scratch_home.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch_home))  # where the scratch store goes
+    settings = Settings.load(env={})
+    before = _tree(repo)
+    embedder = TimedEmbedder()
+    plan = plan_index(repo, settings, embedder=embedder)
+    assert not settings.index_dir_for(repo).exists()  # no index folder
+    assert _tree(repo) == before and list(scratch_home.iterdir()) == []  # nothing in the repo, scratch removed
+    walked = walk_repository(repo)
+    assert plan.files == len(walked.files) == 13 and plan.bytes == sum(f.size for f in walked.files)
+    assert sum(lang.files for lang in plan.by_language) == plan.files
+    assert {lang.language for lang in plan.by_language} >= {"python", "typescript", "java", "text"}
+    assert plan.skipped_by_reason["secret"] == 1 and ("weird.py", "binary") in {(s.path, s.reason) for s in plan.skipped}
+    assert plan.sample_files == plan.files  # a small repository is parsed whole
+    assert len(embedder.texts) == 4 + min(64, plan.chunks)  # the warm-up, then the timed sample
+    # the same files and chunker as the run: the chunk count is exact here
+    report = index_repo(repo, Settings.load(env={}, index_dir=tmp_path / "real"), embedder=TimedEmbedder())
+    assert plan.chunks == plan.sample_chunks == report.chunks > 0
+    assert plan.index_exists is False and plan.model_id == "timed-stub"
+    assert plan.phase1_seconds == pytest.approx(plan.walk_seconds + plan.parse_seconds + plan.resolve_seconds
+                                                + plan.store_seconds)
+    assert plan.store_seconds > 0 and plan.parse_seconds > 0
+    d = plan.to_dict()
+    assert d["estimates"]["chunks"] == report.chunks and d["skipped_by_reason"] == plan.skipped_by_reason
+    assert any("estimate" in note.lower() for note in plan.notes)
+
+
+def test_estimates_scale_the_measured_sample(tmp_path):
+    repo = copy_fixture_repo(tmp_path / "repo")
+    embedder = TimedEmbedder(per_text=0.005, load_seconds=0.2)
+    plan = plan_index(repo, Settings.load(env={}), embedder=embedder, sample_seconds=0.0)
+    assert plan.sample_files == 1  # the time budget ends the sample after its first file
+    assert plan.chunks == round(plan.sample_chunks * plan.bytes / plan.sample_bytes)
+    assert plan.model_load_seconds >= 0.2  # the load is timed apart from the per-chunk speed
+    assert plan.embed_sample_chunks >= 1
+    assert 20 < plan.chunks_per_second <= 200  # 5 ms a text, sleeping
+    assert plan.embed_seconds == pytest.approx(plan.chunks / plan.chunks_per_second)
+    assert plan.phase2_seconds == pytest.approx(plan.model_load_seconds + plan.embed_seconds)
+    assert any("sample of 1 of 13 files" in note for note in plan.notes)
+
+
+def test_big_skippable_folders_get_ignore_lines(tmp_path, monkeypatch):
+    repo = copy_fixture_repo(tmp_path / "repo")
+    (repo / "third_party" / "lib").mkdir(parents=True)
+    (repo / "third_party" / "gen").mkdir()
+    for n in range(3):  # vendored code: most of what would be indexed
+        (repo / "third_party" / "lib" / f"mod{n}.py").write_text("def f(x):\n    return x\n" * 2000)
+    (repo / "third_party" / "gen" / "g.py").write_text("x = 1\n" * 2000)  # generated: a line of its own, but inside
+    (repo / "data").mkdir()
+    for n in range(5):  # not indexed at all, but the walk reads every file
+        (repo / "data" / f"rows{n}.csv").write_text("1,2,3\n" * 5000)
+    (repo / "fixtures").mkdir()
+    (repo / "fixtures" / "tiny.json").write_text("{}\n")
+    (repo / ".venv" / "lib").mkdir(parents=True)
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (repo / ".venv" / "lib" / "big.py").write_text("y = 2\n" * 10000)
+    (repo / "docs_vendor").mkdir()
+    (repo / "docs_vendor" / "x.md").write_text("words\n")
+    (repo / ".codeqaignore").write_text("docs_vendor/\n")
+    monkeypatch.setattr(codeqa.plan, "SUGGEST_BYTES", 100_000)
+    plan = plan_index(repo, Settings.load(env={}), embedder=TimedEmbedder())
+    lines = {(f.ignore_file, f.suggestion, f.kind) for f in plan.suggestions}  # not fixtures/: skippable by name, but small
+    assert lines == {(".codeqaignore", "/third_party/", "vendored"), (".codeqaignore", "/data/", "data")}
+    folders = {f.path: f for f in plan.folders}
+    assert folders["third_party"].status == "indexed" and folders["third_party"].files == 4
+    assert folders["data"].status == "skipped" and folders["data"].left_out_files == 5
+    assert folders["data"].left_out_bytes == 5 * 6 * 5000
+    venv = folders[".venv"]  # already left out: sized, listed, no line needed
+    assert (venv.status, venv.kind, venv.suggestion) == ("ignored-dir", "virtualenv", "")
+    assert venv.left_out_files == 2 and venv.left_out_bytes == os.path.getsize(repo / ".venv" / "lib" / "big.py") + 16
+    assert folders["docs_vendor"].status == "codeqaignore" and folders["generated"].status == "gitignore"
+    assert (folders["third_party/gen"].kind, folders["third_party/gen"].suggestion) == ("generated", "")
+    assert plan.to_dict()["suggestions"][0]["line"] in ("/third_party/", "/data/")
