@@ -43,6 +43,7 @@ SAMPLE_SECONDS = 3.0  # parse + chunk random files until this much time is spent
 SAMPLE_MAX_FILES = 400  # ...or this many files are done
 EMBED_SAMPLE_TEXTS = 64  # chunk texts embedded to time the model
 EMBED_WARM_UP_TEXTS = 4  # encoded first, untimed: the first call of a model is slower
+EMBED_CHARS_READ = 1024  # about the characters of code the bundled model reads (256 tokens); it truncates the rest
 SIZE_SCAN_SECONDS = 1.5  # sizing the folders the walk never entered stops after this (figures are then "at least")
 TOP_FOLDERS = 10
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})  # never indexed, never worth listing
@@ -61,6 +62,9 @@ SKIPPABLE_KINDS: dict[str, tuple[frozenset[str], str]] = {
     "data": (frozenset({"data", "datasets", "dataset", "fixtures", "testdata", "test_data", "test-data", "__snapshots__",
                         "snapshots", "assets"}), ".codeqaignore"),
 }
+# A folder whose indexed bytes are mostly HTML is taken for rendered documentation.
+HTML_SUFFIXES = (".html", ".htm")
+RENDERED_SHARE = 0.8
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,8 @@ class FolderShare:
     bytes: int
     left_out_files: int = 0  # skipped or ignored
     left_out_bytes: int = 0
-    kind: str = ""  # what its name says it holds: virtualenv, build output, vendored, generated, data ("" unknown)
+    kind: str = ""  # what it holds, by its name: virtualenv, build output, vendored, generated, data; or by its
+    # content: rendered HTML ("" unknown)
     suggestion: str = ""  # a line to add to `ignore_file`, "" when none is needed
     ignore_file: str = ""
     at_least: bool = False  # sizing stopped early: the left-out figures are lower bounds
@@ -136,7 +141,8 @@ class IndexPlan:
 
     @property
     def chunks_per_second(self) -> float:
-        return self.embed_sample_chunks / self.embed_sample_seconds if self.embed_sample_seconds > 0 else 0.0
+        """The embedding speed the estimate amounts to (the sample's, weighted by the chunks' lengths)."""
+        return self.chunks / self.embed_seconds if self.embed_seconds > 0 else 0.0
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -184,9 +190,13 @@ def plan_index(repo: Path, settings: Settings | None = None, embedder: Embedder 
                                          settings.openai_api_key)
     by_id = {s.id: s for pf in parsed for s in pf.symbols}
     texts = [chunk_embedding_text(c, by_id) for c in chunks]
-    load_seconds, embed_sample_seconds, embedded = _time_embedding(embedder, texts, settings, random.Random(seed))
+    load_seconds, embed_sample_seconds, embedded_texts = _time_embedding(embedder, texts, settings, random.Random(seed))
+    embedded = len(embedded_texts)
     estimated_chunks = round(len(chunks) * scale)
-    per_chunk = embed_sample_seconds / embedded if embedded else 0.0
+    # seconds per unit of text length, times the length of every sampled chunk, scaled to the repository:
+    # the 64 texts timed may be longer or shorter than the chunks on average
+    per_unit = embed_sample_seconds / max(sum(map(_embed_length, embedded_texts)), 1)
+    embed_seconds = per_unit * sum(map(_embed_length, texts)) * scale
     store_sample_seconds = _time_store(repo, settings, parsed, chunks, texts, references, embedder.dimension)
     if settings.qdrant_url:
         notes.append("Store writes were timed on the embedded engine; a Qdrant server's speed may differ.")
@@ -213,7 +223,7 @@ def plan_index(repo: Path, settings: Settings | None = None, embedder: Embedder 
         chunks=estimated_chunks, parse_workers=workers, parse_seconds=parse_sample_seconds * scale / speedup,
         resolve_seconds=resolve_sample_seconds * scale, store_seconds=store_sample_seconds * scale,
         model_id=embedder.model_id, model_load_seconds=load_seconds, embed_sample_chunks=embedded,
-        embed_sample_seconds=embed_sample_seconds, embed_seconds=per_chunk * estimated_chunks, notes=tuple(notes))
+        embed_sample_seconds=embed_sample_seconds, embed_seconds=embed_seconds, notes=tuple(notes))
 
 
 # ---- the sample ------------------------------------------------------------------------------
@@ -275,13 +285,18 @@ def _parallel_speedup(workers: int) -> float:
     return max(1.0, workers * share(workers) / share(1))
 
 
+def _embed_length(text: str) -> int:
+    """What embedding a text costs, roughly: its length, up to what the model reads of it."""
+    return min(len(text), EMBED_CHARS_READ)
+
+
 def _time_embedding(embedder: Embedder, texts: Sequence[str], settings: Settings, rng: random.Random
-                    ) -> tuple[float, float, int]:
-    """(model load seconds, seconds to embed the sample, texts embedded). The sample is random chunk
-    texts encoded in one call at the run's batch size, as the run encodes its texts."""
+                    ) -> tuple[float, float, list[str]]:
+    """(model load seconds, seconds to embed the sample, the texts embedded). The sample is random
+    chunk texts encoded in one call at the run's batch size, as the run encodes its texts."""
     sample = rng.sample(list(texts), min(EMBED_SAMPLE_TEXTS, len(texts)))
     if not sample:  # nothing to embed: the run never loads the model either
-        return 0.0, 0.0, 0
+        return 0.0, 0.0, []
     started = time.perf_counter()
     if hasattr(embedder, "load") and not getattr(embedder, "loaded", False):
         embedder.load()
@@ -289,7 +304,7 @@ def _time_embedding(embedder: Embedder, texts: Sequence[str], settings: Settings
     load_seconds = time.perf_counter() - started
     started = time.perf_counter()
     embedder.encode(sample, batch_size=settings.embedding_batch_size)
-    return load_seconds, time.perf_counter() - started, len(sample)
+    return load_seconds, time.perf_counter() - started, sample
 
 
 def _time_store(repo: Path, settings: Settings, parsed: Sequence[ParsedFile], chunks: Sequence[Chunk],
@@ -330,7 +345,7 @@ def folder_shares(repo: Path, files: Sequence[SourceFile], skipped: Sequence[Ski
                   pruned: Sequence[SkippedFile]) -> tuple[FolderShare, ...]:
     """The biggest top-level folders, and every folder one or two levels down that gets a suggested
     ignore line: one whose name says it holds build output, an environment, vendored, generated or
-    data files, and that is big. Folders the walk never entered are sized on disk within
+    data files, or that is mostly rendered HTML, and that is big. Folders the walk never entered are sized on disk within
     SIZE_SCAN_SECONDS; VCS folders are left out."""
     total = sum(f.size for f in files) or 1
     shares: list[FolderShare] = []
@@ -342,12 +357,14 @@ def folder_shares(repo: Path, files: Sequence[SourceFile], skipped: Sequence[Ski
         shares.append(_with_suggestion(FolderShare(item.path, item.reason, 0, 0, count, size, _kind(repo, item.path),
                                                    at_least=not complete), total))
     indexed = _by_folder((f.path, f.size) for f in files)
+    html = _by_folder((f.path, f.size) for f in files if f.path.lower().endswith(HTML_SUFFIXES))
     left_out = _by_folder((s.path, _size(repo / s.path)) for s in skipped if s.detail != "folder")
     for path in sorted(set(indexed) | set(left_out)):
         count, size = indexed.get(path, (0, 0))
         out_count, out_size = left_out.get(path, (0, 0))
+        kind = _kind(repo, path) or ("rendered HTML" if html.get(path, (0, 0))[1] >= RENDERED_SHARE * max(size, 1) else "")
         shares.append(_with_suggestion(FolderShare(path, "indexed" if count else "skipped", count, size, out_count,
-                                                   out_size, _kind(repo, path)), total))
+                                                   out_size, kind), total))
     suggested = [s.path + "/" for s in shares if s.suggestion]
     shares = [replace(s, suggestion="", ignore_file="") if any(s.path.startswith(p) for p in suggested) else s
               for s in shares]  # no line for a folder inside one that gets a line
@@ -362,6 +379,8 @@ def _with_suggestion(share: FolderShare, total_indexed: int) -> FolderShare:
     if not share.kind or share.status in ("ignored-dir", "gitignore", "codeqaignore"):
         return share
     if share.bytes >= SUGGEST_SHARE * total_indexed or share.total_bytes >= SUGGEST_BYTES:
+        if share.kind == "rendered HTML":  # built documentation: its sources beside it say the same
+            return replace(share, suggestion=f"/{share.path}/**/*.html", ignore_file=".codeqaignore")
         return replace(share, suggestion=f"/{share.path}/", ignore_file=SKIPPABLE_KINDS[share.kind][1])
     return share
 

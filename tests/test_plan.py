@@ -23,13 +23,13 @@ from conftest import copy_fixture_repo
 
 
 class TimedEmbedder:
-    """Unit vectors after `per_text` seconds per text; `load` takes `load_seconds`."""
+    """Unit vectors after `per_char` seconds per character it reads of a text; `load` takes `load_seconds`."""
 
     model_id = "timed-stub"
     dimension = 8
 
-    def __init__(self, per_text: float = 0.0, load_seconds: float = 0.0):
-        self.per_text, self.load_seconds = per_text, load_seconds
+    def __init__(self, per_char: float = 0.0, load_seconds: float = 0.0):
+        self.per_char, self.load_seconds = per_char, load_seconds
         self.loaded = False
         self.texts: list[str] = []
 
@@ -38,7 +38,7 @@ class TimedEmbedder:
         self.loaded = True
 
     def encode(self, texts, batch_size: int = 64) -> np.ndarray:
-        time.sleep(self.per_text * len(texts))
+        time.sleep(self.per_char * sum(min(len(t), codeqa.plan.EMBED_CHARS_READ) for t in texts))
         self.texts.extend(texts)
         vectors = np.ones((len(texts), self.dimension), dtype=np.float32)
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -80,16 +80,25 @@ def test_dry_run_writes_nothing_and_counts_what_an_index_run_does(tmp_path, monk
 
 def test_estimates_scale_the_measured_sample(tmp_path):
     repo = copy_fixture_repo(tmp_path / "repo")
-    embedder = TimedEmbedder(per_text=0.005, load_seconds=0.2)
-    plan = plan_index(repo, Settings.load(env={}), embedder=embedder, sample_seconds=0.0)
+    plan = plan_index(repo, Settings.load(env={}), embedder=TimedEmbedder(load_seconds=0.2), sample_seconds=0.0)
     assert plan.sample_files == 1  # the time budget ends the sample after its first file
     assert plan.chunks == round(plan.sample_chunks * plan.bytes / plan.sample_bytes)
-    assert plan.model_load_seconds >= 0.2  # the load is timed apart from the per-chunk speed
-    assert plan.embed_sample_chunks >= 1
-    assert 20 < plan.chunks_per_second <= 200  # 5 ms a text, sleeping
-    assert plan.embed_seconds == pytest.approx(plan.chunks / plan.chunks_per_second)
+    assert plan.model_load_seconds >= 0.2  # the load is timed apart from the embedding speed
     assert plan.phase2_seconds == pytest.approx(plan.model_load_seconds + plan.embed_seconds)
     assert any("sample of 1 of 13 files" in note for note in plan.notes)
+
+
+def test_embedding_time_follows_the_length_of_every_chunk(tmp_path):
+    """64 chunk texts are timed; the estimate weighs that speed by the lengths of all the chunks."""
+    repo = copy_fixture_repo(tmp_path / "repo")
+    per_char = 2e-5
+    plan = plan_index(repo, Settings.load(env={}), embedder=TimedEmbedder(per_char))
+    assert plan.sample_files == plan.files and plan.embed_sample_chunks == min(64, plan.chunks)
+    everything = TimedEmbedder()
+    index_repo(repo, Settings.load(env={}, index_dir=tmp_path / "real"), embedder=everything)
+    expected = per_char * sum(min(len(t), codeqa.plan.EMBED_CHARS_READ) for t in everything.texts)
+    assert expected * 0.95 <= plan.embed_seconds <= expected * 3  # sleeps: never shorter, longer on a busy machine
+    assert plan.chunks_per_second == pytest.approx(plan.chunks / plan.embed_seconds)
 
 
 def test_big_skippable_folders_get_ignore_lines(tmp_path, monkeypatch):
@@ -98,7 +107,7 @@ def test_big_skippable_folders_get_ignore_lines(tmp_path, monkeypatch):
     (repo / "third_party" / "gen").mkdir()
     for n in range(3):  # vendored code: most of what would be indexed
         (repo / "third_party" / "lib" / f"mod{n}.py").write_text("def f(x):\n    return x\n" * 2000)
-    (repo / "third_party" / "gen" / "g.py").write_text("x = 1\n" * 2000)  # generated: a line of its own, but inside
+    (repo / "third_party" / "gen" / "g.py").write_text("x = 1\n" * 4000)  # generated: a line of its own, but inside
     (repo / "data").mkdir()
     for n in range(5):  # not indexed at all, but the walk reads every file
         (repo / "data" / f"rows{n}.csv").write_text("1,2,3\n" * 5000)
@@ -110,10 +119,16 @@ def test_big_skippable_folders_get_ignore_lines(tmp_path, monkeypatch):
     (repo / "docs_vendor").mkdir()
     (repo / "docs_vendor" / "x.md").write_text("words\n")
     (repo / ".codeqaignore").write_text("docs_vendor/\n")
+    (repo / "manual" / "_static").mkdir(parents=True)  # a built documentation site: HTML beside a little else
+    for n in range(4):
+        (repo / "manual" / f"page{n}.html").write_text("<p>text</p>\n" * 3000)
+    (repo / "manual" / "_static" / "search.js").write_text("var x = 1;\n" * 100)
     monkeypatch.setattr(codeqa.plan, "SUGGEST_BYTES", 100_000)
+    monkeypatch.setattr(codeqa.plan, "TOP_FOLDERS", 20)  # list the small ones too
     plan = plan_index(repo, Settings.load(env={}), embedder=TimedEmbedder())
     lines = {(f.ignore_file, f.suggestion, f.kind) for f in plan.suggestions}  # not fixtures/: skippable by name, but small
-    assert lines == {(".codeqaignore", "/third_party/", "vendored"), (".codeqaignore", "/data/", "data")}
+    assert lines == {(".codeqaignore", "/third_party/", "vendored"), (".codeqaignore", "/data/", "data"),
+                     (".codeqaignore", "/manual/**/*.html", "rendered HTML")}
     folders = {f.path: f for f in plan.folders}
     assert folders["third_party"].status == "indexed" and folders["third_party"].files == 4
     assert folders["data"].status == "skipped" and folders["data"].left_out_files == 5
@@ -125,4 +140,4 @@ def test_big_skippable_folders_get_ignore_lines(tmp_path, monkeypatch):
     # third_party/gen/ is generated and big enough for a line of its own, but inside a suggested folder
     assert (repo / "third_party" / "gen" / "g.py").stat().st_size >= codeqa.plan.SUGGEST_SHARE * plan.bytes
     assert "third_party/gen" not in {f.path for f in plan.folders}
-    assert plan.to_dict()["suggestions"][0]["line"] in ("/third_party/", "/data/")
+    assert plan.to_dict()["suggestions"][0]["line"] in ("/third_party/", "/data/", "/manual/**/*.html")
