@@ -1,8 +1,11 @@
 """Sources: walk a repository and decide which files to read.
 
 Rules, in order: default ignores (VCS, dependency and build folders, lock files, minified bundles),
-.gitignore files (nested ones apply below their folder), secret files (never opened), then size,
-binary and encoding checks. Every skipped file is returned with its reason. Credentials written
+.gitignore files, .codeqaignore files (same syntax; for what belongs in git but not in the index),
+secret files (never opened), then size, binary and encoding checks. Nested .gitignore and
+.codeqaignore files apply below their folder. Every skipped file is returned with its reason, and
+a folder .codeqaignore leaves out once, as a folder; what the default ignores and .gitignore leave
+out is expected and goes to `WalkResult.pruned` instead, for `plan` to size. Credentials written
 inside files that are read (tokens, keys, password assignments) are blanked by `redact_source`
 before any later stage sees the text.
 """
@@ -43,12 +46,16 @@ SECRET_SPEC = pathspec.GitIgnoreSpec.from_lines([
     "*.tfstate", "*.tfstate.backup", "token.json", ".ssh/", ".aws/", ".gnupg/", "**/.docker/config.json",
 ])
 MINIFIED_LINE_CHARS = 5000  # a source line longer than this (with few lines) is a generated bundle
+_Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]  # (prefix of the paths a spec applies to, spec)
 
 
 @dataclass
 class WalkResult:
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
+    # folders and files the default ignores ("ignored-dir") or a .gitignore ("gitignore") left out
+    # without looking inside: not reported as skipped, sized only by a dry run
+    pruned: list[SkippedFile] = field(default_factory=list)
 
 
 def is_secret_path(rel_path: str) -> bool:
@@ -69,10 +76,11 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
     root = root.resolve()
     result = WalkResult()
     seen_dirs: set[tuple[int, int]] = set()
-    # (folder, its path relative to root, the .gitignore specs that apply in it as (prefix, spec))
-    stack: list[tuple[str, str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]]] = [(str(root), "", ())]
+    # (folder, its path relative to root, the .gitignore and the .codeqaignore specs that apply in it,
+    # each as (prefix, spec))
+    stack: list[tuple[str, str, _Specs, _Specs]] = [(str(root), "", (), ())]
     while stack:
-        directory, rel_dir, specs = stack.pop()
+        directory, rel_dir, specs, own_specs = stack.pop()
         try:
             st = os.stat(directory)
         except OSError as exc:
@@ -83,7 +91,8 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
             result.skipped.append(SkippedFile(rel_dir, "symlink-loop"))
             continue
         seen_dirs.add(key)
-        specs = specs + _gitignore_spec(directory, rel_dir)
+        specs = specs + _ignore_spec(directory, rel_dir, ".gitignore")
+        own_specs = own_specs + _ignore_spec(directory, rel_dir, ".codeqaignore")
         try:
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
@@ -101,24 +110,38 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
             except OSError:
                 is_dir = False
             if is_dir:
-                if entry.name in DEFAULT_IGNORED_DIRS or entry.name.endswith(".egg-info") or _ignored(specs, rel, True):
+                if entry.name in DEFAULT_IGNORED_DIRS or entry.name.endswith(".egg-info"):
+                    result.pruned.append(SkippedFile(rel, "ignored-dir"))
+                    continue
+                if _ignored(specs, rel, True):
+                    result.pruned.append(SkippedFile(rel, "gitignore"))
+                    continue
+                if _ignored(own_specs, rel, True):
+                    result.skipped.append(SkippedFile(rel, "codeqaignore", "folder"))
                     continue
                 if entry.is_symlink() and not _inside(root, entry.path):
                     result.skipped.append(SkippedFile(rel, "outside-repo"))
                     continue
-                subdirs.append((entry.path, rel, specs))
+                subdirs.append((entry.path, rel, specs, own_specs))
                 continue
             if _ignored(specs, rel, False):
+                result.pruned.append(SkippedFile(rel, "gitignore"))
+                continue
+            if _ignored(own_specs, rel, False):
+                result.skipped.append(SkippedFile(rel, "codeqaignore"))
                 continue
             _consider_file(root, rel, entry, max_bytes, result)
         stack.extend(reversed(subdirs))
     result.files.sort(key=lambda f: f.path)
     result.skipped.sort(key=lambda s: s.path)
+    result.pruned.sort(key=lambda s: s.path)
     return result
 
 
-def _gitignore_spec(directory: str, rel_dir: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
-    path = os.path.join(directory, ".gitignore")
+def _ignore_spec(directory: str, rel_dir: str, name: str) -> _Specs:
+    """The rules of the ignore file `name` (.gitignore or .codeqaignore) in `directory`, if any,
+    as ((prefix of the paths they apply to, spec),)."""
+    path = os.path.join(directory, name)
     if not os.path.isfile(path):
         return ()
     try:
@@ -140,7 +163,7 @@ def _ignored(specs, rel: str, is_dir: bool) -> bool:
 
 
 def _parse_gitignore(lines: list[str]) -> pathspec.GitIgnoreSpec:
-    """A .gitignore's rules; a line git itself would not understand (a lone `!`) is skipped, not fatal."""
+    """A .gitignore's (or .codeqaignore's) rules; a line git itself would not understand (a lone `!`) is skipped, not fatal."""
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines)
     except ValueError:  # GitIgnorePatternError is a ValueError

@@ -21,7 +21,7 @@ from conftest import copy_fixture_repo
 ROOT = Path(__file__).resolve().parent.parent
 # The interface in DESIGN.md / the README: each command and the flags scripts and agents rely on.
 FLAGS = {
-    "index": ["--index-dir", "--qdrant-url", "--full", "--json"],
+    "index": ["--index-dir", "--qdrant-url", "--full", "--dry-run", "--json"],
     "search": ["--repo", "--top-k", "--json", "--queries-file", "--index-dir", "--qdrant-url"],
     "refs": ["--repo", "--json", "--index-dir", "--qdrant-url"],
     "ask": ["--repo", "--model", "--no-llm", "--top-k", "--json"],
@@ -161,6 +161,30 @@ def test_index_summary_lists_problem_skips_and_counts_files_of_no_language(capsy
     assert "skipped .env (secret)" in out and "skipped weird.py (binary)" in out
     assert "(not-source)" not in out
     assert "not indexed (no source language): 4 files (.csv 2, .gitignore 1, .dat 1; see --json)" in out
+
+
+def test_index_dry_run_estimates_and_writes_nothing(capsys, tmp_path, llm_stub, monkeypatch):
+    """The configured embedder is timed (here an OpenAI-compatible stub server, not the model)."""
+    repo = copy_fixture_repo(tmp_path / "repo")
+    for var, value in (("CODEQA_EMBEDDINGS", "openai:stub-embed"), ("OPENAI_BASE_URL", llm_stub.base_url),
+                       ("OPENAI_API_KEY", "test-key")):
+        monkeypatch.setenv(var, value)
+    index_dir = tmp_path / "index"
+    code, out, _ = run(capsys, "index", str(repo), "--dry-run", "--json", "--index-dir", str(index_dir))
+    assert code == 0 and not index_dir.exists()
+    plan = json.loads(out)
+    assert plan["files"] == 13 and plan["chunks"] > 0 and plan["model_id"].endswith("stub-embed")
+    assert {"path": ".env", "reason": "secret"} in plan["skipped"]
+    assert set(plan["estimates"]) >= {"phase1_seconds", "phase2_seconds", "total_seconds", "chunks_per_second", "chunks"}
+    assert {lang["language"] for lang in plan["by_language"]} >= {"python", "typescript", "java"}
+    assert len(llm_stub.embedding_requests) >= 2  # the warm-up, then the timed sample
+    code, out, err = run(capsys, "index", str(repo), "--dry-run", "--index-dir", str(index_dir))
+    assert code == 0 and not index_dir.exists()
+    text = " ".join(out.split())
+    assert "nothing was indexed or written" in text and "Would index 13 files" in text
+    assert "Skipped" in text and "secret 1" in text
+    assert "Estimated chunks ~" in text and "phase 1" in text and "phase 2" in text
+    assert "from a measured sample: an estimate" in text
 
 
 def test_search_json_shape_and_exact_text(capsys, indexed_repo):

@@ -12,7 +12,7 @@ import pytest
 
 from codeqa.errors import RepoNotFoundError
 from codeqa.files import walk_repository
-from conftest import FIXTURE_REPO, remove_deep_tree
+from conftest import FIXTURE_REPO, copy_fixture_repo, remove_deep_tree
 
 
 def test_fixture_repo_files_and_skips():
@@ -61,6 +61,44 @@ def test_rules(tmp_path: Path):
     assert skipped["latin1.py"] == "undecodable"
     assert skipped["package-lock.json"] == "generated" and skipped["app.min.js"] == "generated"
     assert skipped["bundle.js"] in ("minified", "too-large")
+
+
+def test_codeqaignore_like_gitignore(tmp_path: Path):
+    """.codeqaignore at the root and nested, with .gitignore's syntax (negation, anchoring, folders);
+    what it leaves out is reported as skipped with its own reason, a folder once."""
+    repo = copy_fixture_repo(tmp_path / "repo")
+    before = {f.path for f in walk_repository(repo).files}
+    (repo / ".codeqaignore").write_text("# vendored, kept in git\nweb/\n*.java\n!Greeter.java\n/broken.py\n")
+    (repo / "app" / ".codeqaignore").write_text("legacy.py\n")
+    (repo / "encoders" / "broken.py").write_text("x = 1\n")  # /broken.py is anchored to the root
+    result = walk_repository(repo)
+    paths = {f.path for f in result.files}
+    left_out = {"web/app.ts", "web/util.ts", "java/com/example/App.java", "broken.py", "app/legacy.py"}
+    assert paths == (before - left_out) | {"encoders/broken.py"}
+    skipped = {s.path: (s.reason, s.detail) for s in result.skipped}
+    assert skipped["web"] == ("codeqaignore", "folder")
+    for path in ("java/com/example/App.java", "broken.py", "app/legacy.py"):
+        assert skipped[path] == ("codeqaignore", "")
+    assert "java/com/example/Greeter.java" in paths  # negated
+    # .gitignore still applies, silently (expected), and is recorded for the dry run to size
+    assert "generated/out.py" not in paths and "generated" not in skipped
+    assert {(p.path, p.reason) for p in result.pruned} >= {("generated", "gitignore")}
+
+
+def test_codeqaignore_nested_applies_below_its_folder(tmp_path: Path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / ".codeqaignore").write_text("data/\nx.py\n")
+    for folder in ("a", "b"):
+        (tmp_path / folder / "x.py").write_text("x = 1\n")
+        (tmp_path / folder / "data").mkdir()
+        (tmp_path / folder / "data" / "y.py").write_text("y = 1\n")
+    (tmp_path / "node_modules").mkdir()
+    result = walk_repository(tmp_path)
+    assert [f.path for f in result.files] == ["b/data/y.py", "b/x.py"]
+    assert [(s.path, s.reason) for s in result.skipped] == [("a/.codeqaignore", "not-source"), ("a/data", "codeqaignore"),
+                                                             ("a/x.py", "codeqaignore")]
+    assert [(p.path, p.reason) for p in result.pruned] == [("node_modules", "ignored-dir")]
 
 
 def test_secret_files_are_never_opened(tmp_path: Path, monkeypatch):

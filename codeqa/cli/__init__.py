@@ -23,6 +23,7 @@ from .evaluate import cmd_eval
 DESCRIPTION = """Answer questions about a codebase.
 
   codeqa index PATH                 build or update the index of a repository (incremental)
+  codeqa index PATH --dry-run       what it would index and skip, and how long it would take here
   codeqa search QUERY --repo PATH   hybrid (semantic + keyword + symbol) search over the code
   codeqa refs SYMBOL --repo PATH    definitions and every reference site of a symbol
   codeqa ask QUESTION --repo PATH   an answer with verified path:Lstart-Lend citations
@@ -52,12 +53,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("index", help="build or update the index of a repository",
-                       description="Walk the repository (honouring .gitignore, never reading secret files), parse it with "
-                                   "tree-sitter, chunk, embed and store it. Re-runs only touch changed files.")
+                       description="Walk the repository (honouring .gitignore and .codeqaignore, never reading secret "
+                                   "files), parse it with tree-sitter, chunk, embed and store it. Re-runs only touch changed "
+                                   "files. --dry-run says what a run would index and about how long it would take.")
     p.add_argument("path", type=Path, help="repository folder")
     _common(p, repo_required=False)
     p.add_argument("--full", action="store_true", help="drop the existing index and rebuild it from scratch")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--dry-run", action="store_true",
+                   help="index nothing and write nothing: list the files by language, what is skipped and why, the "
+                        "biggest folders with suggested .codeqaignore/.gitignore lines, and estimate the chunks and the "
+                        "time of each phase on this machine (parse+graph+store, then embedding), measured on a "
+                        "sample of files and chunks (about 10-20 s, most of it loading the model)")
+    p.add_argument("--json", action="store_true", help="print the summary (or the --dry-run plan) as JSON")
 
     p = sub.add_parser("search", help="search the code", description="Hybrid search: dense + BM25 fused in Qdrant, "
                        "boosted by symbol-name matches and one reference hop. Prints results best first.")

@@ -27,6 +27,8 @@ def cmd_index(args, settings: Settings) -> int:
     from ..index import index_repo
 
     repo = _repo(args.path)
+    if getattr(args, "dry_run", False):
+        return _index_dry_run(repo, settings, args.json)
     if args.json:
         report = index_repo(repo, settings, full=args.full)
         print(json.dumps(report.to_dict(), indent=2))
@@ -95,6 +97,65 @@ def _print_index_summary(report, console) -> None:
         shown = ", ".join(f"{escape(kind)} {n}" for kind, n in kinds.most_common(8))
         more = ", ..." if len(kinds) > 8 else ""
         console.print(f"[dim]not indexed (no source language): {sum(kinds.values())} files ({shown}{more}; see --json)[/]")
+
+
+def _index_dry_run(repo: Path, settings: Settings, as_json: bool) -> int:
+    from ..plan import plan_index
+
+    if as_json:
+        print(json.dumps(plan_index(repo, settings).to_dict(), indent=2))
+        return 0
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    with console.status("Walking the repository and timing a sample (parse, chunk, embed, store)..."):
+        plan = plan_index(repo, settings)
+    _print_plan(plan, Console(highlight=False, soft_wrap=True))
+    return 0
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB" if n >= 100_000 else f"{n / 1e3:,.0f} kB"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 600:
+        return f"{int(seconds // 60)} min {round(seconds % 60):02d} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def _print_plan(plan, console) -> None:
+    from rich.markup import escape
+
+    console.print(f"[bold]codeqa index --dry-run[/] {escape(plan.repo)}: nothing was indexed or written.")
+    console.print(f"\n[bold]Would index[/] {plan.files:,} files ({_mb(plan.bytes)})")
+    for lang in plan.by_language:
+        console.print(f"  {lang.language:<12} {lang.files:>7,} files  {_mb(lang.bytes):>10}")
+    reasons = ", ".join(f"{k} {v:,}" for k, v in sorted(plan.skipped_by_reason.items(), key=lambda kv: -kv[1]))
+    console.print(f"[bold]Skipped[/] {reasons or 'nothing'}" + (" (each file: --dry-run --json)" if reasons else ""))
+    if plan.folders:
+        console.print("\n[bold]Biggest folders[/] (indexed / left out)")
+        for f in plan.folders:
+            left = f"{'at least ' if f.at_least else ''}{f.left_out_files:,} files {_mb(f.left_out_bytes)}"
+            why = f"all left out: {f.status}" if f.status != "indexed" else f"{f.files:,} files {_mb(f.bytes)} / {left}"
+            console.print(f"  {escape(f.path + '/'):<28} {why}" + (f" [dim]({f.kind})[/]" if f.kind else ""))
+    if plan.suggestions:
+        console.print("\n[bold]Suggested ignore lines[/] (big folders that look skippable)")
+        for f in plan.suggestions:
+            console.print(f"  {f.ignore_file:<14} {escape(f.suggestion):<24} [dim]{f.kind}, {_mb(f.total_bytes)}[/]")
+    console.print(f"\n[bold]Estimated chunks[/] ~{plan.chunks:,} ({plan.sample_chunks:,} in {plan.sample_files:,} sampled files)")
+    console.print("[bold]Estimated time on this machine[/] (extrapolated from a measured sample: an estimate)")
+    console.print(f"  phase 1  ~{_duration(plan.phase1_seconds):<9} walk {plan.walk_seconds:.1f} s, parse + chunk "
+                  f"{plan.parse_seconds:.1f} s ({plan.parse_workers} process{'es' if plan.parse_workers > 1 else ''}), "
+                  f"references {plan.resolve_seconds:.1f} s, store {plan.store_seconds:.1f} s: keyword and graph search")
+    console.print(f"  phase 2  ~{_duration(plan.phase2_seconds):<9} load {escape(plan.model_id)} {plan.model_load_seconds:.1f} s, "
+                  f"embed ~{plan.chunks:,} chunks at {plan.chunks_per_second:,.1f}/s: semantic search")
+    console.print(f"  total    ~{_duration(plan.phase1_seconds + plan.phase2_seconds)}")
+    for note in plan.notes:
+        console.print(f"[dim]{escape(note)}[/]")
 
 
 def cmd_search(args, settings: Settings) -> int:
