@@ -34,7 +34,7 @@ from .config import Settings
 from .embed import Embedder, make_embedder
 from .files import read_source_text, redact_source, walk_repository
 from .graph import resolve_references
-from .index import PARALLEL_PARSE_MIN_FILES
+from .parse_pool import PARALLEL_PARSE_MIN_FILES
 from .parse import parse_source
 from .parse_cache import encode_parsed
 from .types import Chunk, ParsedFile, SkippedFile, SourceFile

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from codeqa.errors import RepoNotFoundError
 from codeqa.files import walk_repository
 from conftest import FIXTURE_REPO, copy_fixture_repo, remove_deep_tree
 
