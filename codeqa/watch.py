@@ -60,15 +60,20 @@ class RepoWatcher:
         self._worker.start()
         return self
 
-    def stop(self) -> None:
+    def stop(self, wait: float = 60.0) -> bool:
+        """Stop watching; an index run in progress gets `wait` seconds to finish. False when it is still
+        running (its thread is a daemon: a run cut off at exit is completed by the next index run, like
+        one killed at any point)."""
         with self._changed:
             self._stopping = True
             self._changed.notify_all()
         if self._observer is not None:
             self._observer.stop()
-            self._observer.join(timeout=5)
+            self._observer.join(timeout=min(wait, 5))
         if self._worker is not None:
-            self._worker.join(timeout=60)
+            self._worker.join(timeout=wait)
+            return not self._worker.is_alive()
+        return True
 
     def __enter__(self) -> "RepoWatcher":
         return self.start()

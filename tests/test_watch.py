@@ -87,7 +87,7 @@ def test_codeqa_watch_from_the_command_line(tmp_path, llm_stub):
     repo = copy_fixture_repo(tmp_path / "repo")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "CODEQA_EMBEDDINGS": "openai:stub-embed",
            "OPENAI_BASE_URL": llm_stub.base_url, "OPENAI_API_KEY": "test-key", "NO_PROXY": "127.0.0.1,localhost"}
-    proc = subprocess.Popen([sys.executable, "-m", "codeqa", "watch", str(repo), "--debounce", "0.3"], env=env,
+    proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "codeqa", "watch", str(repo), "--debounce", "0.3"], env=env,
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     read = line_reader(proc.stderr)
     try:
@@ -101,9 +101,17 @@ def test_codeqa_watch_from_the_command_line(tmp_path, llm_stub):
         assert json.loads(search.stdout)[0]["path"] == "app/added.py"
     finally:
         proc.send_signal(signal.SIGINT)
-        try:  # an index run that a late event started finishes first; on a loaded machine that took over 30 s once
-            proc.wait(timeout=90)
+        try:  # Ctrl-C gives a run in progress 5 s, then leaves it to the next run
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack: where it hangs
+            time.sleep(2)
             proc.kill()
-            pytest.fail("codeqa watch did not stop within 90 s of SIGINT")
+            stacks = []
+            while True:
+                try:
+                    stacks.append(read(1))
+                except queue.Empty:
+                    break
+            pytest.fail("codeqa watch did not stop within 60 s of SIGINT:\n" + "".join(stacks))
     assert proc.returncode == 0

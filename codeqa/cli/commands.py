@@ -376,13 +376,17 @@ def cmd_watch(args, settings: Settings) -> int:
     from ..index import index_repo
 
     repo = _repo(args.path)
-    with _watcher(repo, settings, debounce=args.debounce, quiet=False) as watcher:  # watching before the first run
+    watcher = _watcher(repo, settings, debounce=args.debounce, quiet=False).start()  # watching before the first run
+    try:
         report = index_repo(repo, settings, embedder=watcher.embedder)
         print(f"codeqa watch: {repo} indexed ({report.files_total} files, {report.chunks} chunks); watching for changes, "
               "Ctrl-C stops.", file=sys.stderr, flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if not watcher.stop(wait=5):  # Ctrl-C means now: a run cut off here is completed by the next one
+            print("codeqa watch: stopped during an index run; the next `codeqa index` or watch completes it.",
+                  file=sys.stderr, flush=True)
     return 0
