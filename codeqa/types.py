@@ -29,7 +29,8 @@ class SourceFile:
 class SkippedFile:
     """A file or folder the walk left out. reason: secret, generated, minified, binary, undecodable,
     too-large, not-source, unreadable, broken-symlink, special-file (FIFO, socket, device),
-    outside-repo (a symlink leaving the repository), bad-name (not UTF-8), symlink-loop."""
+    outside-repo (a symlink leaving the repository), bad-name (not UTF-8), symlink-loop, codeqaignore (left out by a
+    .codeqaignore file; a folder once, with detail "folder")."""
 
     path: str
     reason: str
