@@ -87,8 +87,10 @@ def test_codeqa_watch_from_the_command_line(tmp_path, llm_stub):
     repo = copy_fixture_repo(tmp_path / "repo")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "CODEQA_EMBEDDINGS": "openai:stub-embed",
            "OPENAI_BASE_URL": llm_stub.base_url, "OPENAI_API_KEY": "test-key", "NO_PROXY": "127.0.0.1,localhost"}
-    proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "codeqa", "watch", str(repo), "--debounce", "0.3"], env=env,
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    # started with SIGINT ignored, as a child of a process that ignores it: Ctrl-C must still stop it
+    proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "codeqa", "watch", str(repo), "--debounce", "0.3"],
+                            env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     read = line_reader(proc.stderr)
     try:
         first = read(120)

@@ -375,7 +375,15 @@ def cmd_watch(args, settings: Settings) -> int:
 
     from ..index import index_repo
 
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
     repo = _repo(args.path)
+    # Ctrl-C and SIGTERM stop watching, even when this process was started with SIGINT ignored (as a child
+    # of a process that ignores it): Python then leaves SIGINT ignored and Ctrl-C would do nothing
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     watcher = _watcher(repo, settings, debounce=args.debounce, quiet=False).start()  # watching before the first run
     try:
         report = index_repo(repo, settings, embedder=watcher.embedder)
@@ -389,4 +397,6 @@ def cmd_watch(args, settings: Settings) -> int:
         if not watcher.stop(wait=5):  # Ctrl-C means now: a run cut off here is completed by the next one
             print("codeqa watch: stopped during an index run; the next `codeqa index` or watch completes it.",
                   file=sys.stderr, flush=True)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0
