@@ -24,6 +24,7 @@ from itertools import chain
 from operator import attrgetter
 from pathlib import Path
 
+from .plain_sqlite import open_plain_sqlite
 from .types import ParsedFile, Reference, SourceFile, Symbol
 
 FORMAT_VERSION = 2  # 2: no "partial" flag (a ParsedFile with an error is partial)
@@ -43,8 +44,7 @@ def _spec(cls: type) -> tuple[list[str], list[set[type]], list[int]]:
 
 _SYMBOL_FIELDS, _SYMBOL_TYPES, _SYMBOL_TUPLES = _spec(Symbol)
 _REFERENCE_FIELDS, _REFERENCE_TYPES, _REFERENCE_TUPLES = _spec(Reference)
-_TABLE = "CREATE TABLE IF NOT EXISTS parsed (key TEXT PRIMARY KEY, data BLOB)"
-_SCHEMA = [("table", "parsed", _TABLE.replace(" IF NOT EXISTS", "")), ("index", "sqlite_autoindex_parsed_1", None)]
+_SCHEMA = [("table", "parsed", "CREATE TABLE parsed (key TEXT PRIMARY KEY, data BLOB)"), ("index", "sqlite_autoindex_parsed_1", None)]
 _KEYS = {"v", "symbol_fields", "reference_fields", "path", "sha256", "error", "symbols", "references"}
 
 
@@ -146,39 +146,7 @@ class ParseCache:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._db = self._open(str(self.path))
-        except sqlite3.DatabaseError:  # not a database, or a damaged one: start over
-            self._remove_files()
-            try:
-                self._db = self._open(str(self.path))
-            except sqlite3.DatabaseError:  # still unusable (e.g. the name is a folder): cache for this run only
-                self._db = self._open(":memory:")
-
-    @staticmethod
-    def _open(name: str) -> sqlite3.Connection:
-        db = sqlite3.connect(name, timeout=30.0)
-        try:
-            db.execute("PRAGMA trusted_schema=OFF")  # the file's own schema may hold no code that runs
-            db.execute("PRAGMA journal_mode=WAL")  # readers in other processes go on while a run writes
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(_TABLE)
-            db.commit()
-            # anything besides the one table (a trigger, a view, another layout) is not ours: start over
-            if db.execute("SELECT type, name, sql FROM sqlite_master").fetchall() != _SCHEMA:
-                raise sqlite3.DatabaseError("unexpected schema")
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
-
-    def _remove_files(self) -> None:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            try:
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-            except OSError:
-                pass
+        self._db = open_plain_sqlite(self.path, _SCHEMA)
 
     @staticmethod
     def key(file: SourceFile, fingerprint: str) -> str:

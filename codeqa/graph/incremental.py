@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from ..plain_sqlite import open_plain_sqlite
 from ..types import ParsedFile, Reference, Symbol
 from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex
 from .index import language_of
@@ -199,36 +200,7 @@ class GraphState:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        try:
-            self._db = self._open(str(self.path))
-        except sqlite3.DatabaseError:  # not a database, a damaged one or another layout: start over
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                try:
-                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-                except OSError:
-                    pass
-            try:
-                self._db = self._open(str(self.path))
-            except sqlite3.DatabaseError:  # still unusable (the name is a folder): kept for this run only
-                self._db = self._open(":memory:")
-
-    @staticmethod
-    def _open(name: str) -> sqlite3.Connection:
-        db = sqlite3.connect(name, timeout=30.0)
-        try:
-            db.execute("PRAGMA trusted_schema=OFF")
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            for _, _, sql in _SCHEMA:
-                if sql:
-                    db.execute(sql.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
-            db.commit()
-            if db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY rowid").fetchall() != _SCHEMA:
-                raise sqlite3.DatabaseError("unexpected schema")
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
+        self._db = open_plain_sqlite(self.path, _SCHEMA)
 
     def _meta(self, key: str) -> object:
         row = self._db.execute("SELECT data FROM meta WHERE key = ?", (key,)).fetchone()
