@@ -96,11 +96,10 @@ def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage,
         return "\n".join(out)
     if summary is not None:
         out.append("\n" + " ".join(describe_counts(summary)))
-        shown = [x for x in summary.sites]
-        if shown:
+        if summary.sites:
             out.append("\nMost informative sites" + (" (package code first):" if any(a == "package" for a, _ in summary.by_area)
                                                       else ":"))
-        for number, site in enumerate(shown, 1):
+        for number, site in enumerate(summary.sites, 1):
             span = cover.clip(site.path, site.start_line, site.end_line)
             snippet = cover.snippet_at(site.path, site.start_line)
             where = f" in `{site.enclosing}`" if site.enclosing else ""
@@ -134,8 +133,7 @@ def _how_to_name(sym: Symbol) -> str:
     """How to ask about one reading of an ambiguous name: "the invoke method of Context", "`pkg.utils.echo`"."""
     parent = sym.qualified_name.rpartition(".")[0]
     if parent and sym.parent_id:
-        kind = "method" if sym.kind == "method" else sym.kind
-        return f"“the {sym.name} {kind} of {parent.rpartition('.')[2]}”"
+        return f"“the {sym.name} {sym.kind} of {parent.rpartition('.')[2]}”"
     return f"“{sym.name} in {sym.path}”"
 
 

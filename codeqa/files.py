@@ -388,6 +388,15 @@ _DOC_PATH = re.compile(r"(^|/)(docs?|docs?_src|docs?_source|documentation)/|\.(m
 _STUB_PATH = re.compile(r"\.(pyi|d\.ts|d\.mts|d\.cts)$")
 
 
+# the order same-named symbols and usage sites are ranked in: package code first
+ROLE_ORDER = {"code": 0, "example": 1, "docs": 2, "test": 3, "stub": 4}
+
+
+def top_folder(rel: str) -> str:
+    """The first folder of a relative path ("" for a file at the root): a definition's package."""
+    return rel.split("/", 1)[0] if "/" in rel else ""
+
+
 def path_role(rel: str) -> str:
     """What a file is for: "test", "example", "docs", "stub" (type declarations) or "code" (everything else)."""
     if _STUB_PATH.search(rel):

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
-from .files import path_role
+from .files import ROLE_ORDER, path_role
 from .types import Symbol, name_key
 
 # ---- intents -------------------------------------------------------------------------------------
@@ -91,7 +91,7 @@ _SUBJECT_SLOT = re.compile(
       r"catches|import|imports|subclass|subclasses)\s+(?:the\s+|a\s+|an\s+)?" + _NAME,
     re.IGNORECASE)
 _IDENT = re.compile(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)")
-_FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8})(?![\w/])")
+FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8})(?![\w/])")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 # names around "between A and B" / "A relates to B" are names even when they are plain words (`run`)
 _RELATION_NAMES = re.compile(r"\bbetween\s+(?:the\s+)?`?([A-Za-z_][\w.:]*)`?.*?\band\s+(?:the\s+)?`?([A-Za-z_][\w.:]*)`?"
@@ -167,7 +167,7 @@ def parse_question(question: str) -> ParsedQuestion:
     """The intent and the names of a question (see the module docstring for the rules)."""
     asked = question
     question = _METHOD_PHRASE.sub(lambda m: " " * len(m.group(0)), question)
-    files = tuple((m.group(1).removeprefix("./"), m.start(1), m.end(1)) for m in _FILE_NAME.finditer(question)
+    files = tuple((m.group(1).removeprefix("./"), m.start(1), m.end(1)) for m in FILE_NAME.finditer(question)
                   if re.search(r"[A-Za-z]", m.group(1).rsplit(".", 1)[-1]) and not _is_qualified_name(m.group(1)))
     mentions = _mentions(question, files)
     usage = bool(USAGE_PATTERN.search(question))
@@ -366,7 +366,7 @@ def rank_key(sym: Symbol, mention: Mention | None = None) -> tuple:
     wants_member = bool(mention and (mention.container or "method" in mention.kinds))
     member = sym.parent_id is not None
     spelled = mention is not None and sym.name != mention.text.replace("::", ".").rpartition(".")[2]
-    return ({"code": 0, "example": 1, "docs": 2, "test": 3, "stub": 4}.get(role, 0), private, spelled, private_parent,
+    return (ROLE_ORDER.get(role, 0), private, spelled, private_parent,
             member != wants_member, sym.kind not in ("class", "struct", "interface", "trait", "enum"),
             sym.path.count("/"), sym.path, sym.start_line)
 
@@ -392,6 +392,6 @@ def _identity(sym: Symbol) -> tuple[str, str]:
     return sym.qualified_name, stem
 
 
-__all__ = ["parse_question", "ParsedQuestion", "Mention", "Choice", "choose_symbols", "matching_symbols", "rank_key",
+__all__ = ["FILE_NAME", "parse_question", "ParsedQuestion", "Mention", "Choice", "choose_symbols", "matching_symbols", "rank_key",
            "looks_like_identifier", "USAGE_PATTERN", "RELATION_PATTERN", "INHERITANCE_QUESTION", "SECONDARY_WORDS",
            "STOP_NAMES"]

@@ -14,7 +14,6 @@ vary per user (top-k, the token budget) are arguments of each call; `settings` i
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -22,10 +21,10 @@ from typing import Iterable, Sequence
 from .config import Settings
 from .embed import Embedder, make_embedder
 from .errors import IndexMissingError
-from .files import path_role
+from .files import ROLE_ORDER, path_role, top_folder
 from .lookup import GraphQueries, group_references
 from .pack import pack_hits
-from .question import Mention, choose_symbols, parse_question, select_mentions
+from .question import FILE_NAME, Mention, choose_symbols, parse_question, select_mentions
 from .searcher import Searcher, code_terms
 from .source import SourceFiles
 from .fingerprint import check_compatible
@@ -33,7 +32,6 @@ from .store import Store, open_store
 from .types import Hit, Reference, Retrieval, Snippet, Symbol, name_key
 
 USAGE_SITES_SHOWN = 8  # reference sites shown with context; the others are listed one line each
-_FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8})(?![\w/])")
 
 
 @dataclass(frozen=True)
@@ -151,7 +149,7 @@ class Retriever:
         """Indexed files the question names (`cli.py`, `app/cli.py`): (path, start, end of the mention)."""
         found = []
         paths = self.indexed_paths
-        for m in _FILE_NAME.finditer(question):
+        for m in FILE_NAME.finditer(question):
             token = m.group(1).removeprefix("./")
             found.extend((p, m.start(1), m.end(1)) for p in sorted(p for p in paths if p == token or p.endswith("/" + token)))
         return found
@@ -222,7 +220,7 @@ class Retriever:
             references = self.store.references_to([s.id for s in targets])
             prefer = ("inheritance",) if parsed.inheritance else ()
             hits = [h for h in map(self._definition_hit, targets) if h]
-            hits += self._usage_sites(references, prefer=prefer, home=_top_folder(targets[0].path) if targets else None)
+            hits += self._usage_sites(references, prefer=prefer, home=top_folder(targets[0].path) if targets else None)
             hits += self._reference_lines(references)
             return Retrieval(question, route, tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(targets),
                              tuple(references), ambiguous=tuple(first.others))
@@ -271,10 +269,9 @@ class Retriever:
         """
         limit = USAGE_SITES_SHOWN if limit is None else limit
         order = {"instantiation": 0, "call": 1, "inheritance": 2, "type": 3, "attribute": 4, "import": 5}
-        roles = {"code": 0, "example": 1, "docs": 2, "test": 3, "stub": 4}
         def rank(r: Reference) -> tuple:
-            away = home is not None and _top_folder(r.path) != home
-            return (roles.get(path_role(r.path), 0), away, r.kind not in prefer, order.get(r.kind, 9),
+            away = home is not None and top_folder(r.path) != home
+            return (ROLE_ORDER.get(path_role(r.path), 0), away, r.kind not in prefer, order.get(r.kind, 9),
                     r.confidence != "exact", r.path, r.line)
 
         ranked = sorted(references, key=rank)
@@ -359,10 +356,6 @@ def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
         }
     finally:
         store.close()
-
-
-def _top_folder(path: str) -> str:
-    return path.split("/", 1)[0] if "/" in path else ""
 
 
 __all__ = ["Retriever", "NameMatch", "search", "lookup_references", "group_references", "code_terms", "Mention"]

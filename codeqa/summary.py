@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from typing import Callable, Iterable, Mapping
 
-from .files import path_role
+from .files import path_role, top_folder
 from .types import Hit, Reference, Retrieval, Symbol, UsageSite, UsageSummary
 
 AREAS = {"code": "package", "test": "tests", "docs": "docs", "example": "examples", "stub": "stubs"}
@@ -36,14 +36,14 @@ def summarize_usage(retrieval: Retrieval, symbols_by_id: Callable[[Iterable[str]
     areas = Counter(AREAS[path_role(r.path)] for r in refs)
     kinds = Counter(r.kind for r in refs)
     keywords = Counter(k for r in refs if r.kind in ("call", "instantiation") for k in call_keywords(r))
-    site_hits = [h for h in retrieval.hits if any(reason.endswith(" site") for reason in h.reasons)]
+    shown = site_hits(retrieval)
     by_line = {(r.path, r.line): r for r in refs}
     enclosing = symbols_by_id(r.enclosing_symbol_id for r in refs if r.enclosing_symbol_id)
     sites = []
-    home = symbol.path.split("/", 1)[0] if "/" in symbol.path else ""
-    at_home = [h for h in site_hits if path_role(h.path) == "code" and h.path.split("/", 1)[0] == home]
+    home = top_folder(symbol.path)
+    at_home = [h for h in shown if path_role(h.path) == "code" and top_folder(h.path) == home]
     if len(at_home) < 3:  # too few in the definition's own package: package code elsewhere, then the rest
-        at_home = sorted(site_hits, key=lambda h: (path_role(h.path) != "code", h.path.split("/", 1)[0] != home))
+        at_home = sorted(shown, key=lambda h: (path_role(h.path) != "code", top_folder(h.path) != home))
     for h in at_home[:SITES_SHOWN]:
         ref = next((by_line[(h.path, line)] for line in range(h.start_line, h.end_line + 1) if (h.path, line) in by_line), None)
         if ref is None:
