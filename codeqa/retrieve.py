@@ -24,7 +24,7 @@ from .errors import IndexMissingError
 from .files import ROLE_ORDER, path_role, top_folder
 from .lookup import GraphQueries, group_references
 from .pack import pack_hits
-from .question import FILE_NAME, Mention, choose_symbols, parse_question, select_mentions
+from .question import FILE_NAME, Mention, ParsedQuestion, choose_symbols, parse_question, select_mentions
 from .searcher import Searcher, code_terms
 from .source import SourceFiles
 from .fingerprint import check_compatible
@@ -154,13 +154,13 @@ class Retriever:
             found.extend((p, m.start(1), m.end(1)) for p in sorted(p for p in paths if p == token or p.endswith("/" + token)))
         return found
 
-    def match_question(self, question: str) -> list[NameMatch]:
+    def match_question(self, question: str, parsed: ParsedQuestion | None = None) -> list[NameMatch]:
         """The names of a question (question.py) matched to the symbols they mean, strongest first.
 
         A file the question names narrows a name defined in several files to that file; among the rest,
         `choose_symbols` picks one qualified name and keeps the equally good others as `others`.
         """
-        parsed = parse_question(question)
+        parsed = parsed or parse_question(question)
         files = self.files_in_question(question)
         keys = [name_key(m.text) for m in parsed.mentions if "." not in m.text and ":" not in m.text]
         by_key = self.symbols_by_key(keys)
@@ -207,7 +207,7 @@ class Retriever:
         self.refresh()
         top_k = top_k or self.settings.top_k
         parsed = parse_question(question)
-        matches = self.match_question(question)
+        matches = self.match_question(question, parsed)
         route = parsed.intent if matches else "search"
         if route == "usage" and matches[0].strength < 3 and not matches[0].subject:
             route = "search"  # "how are strings escaped when a value is created": no symbol is the subject
