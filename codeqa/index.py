@@ -1,7 +1,14 @@
-"""index_repo(): the one place where the indexing stages are wired together.
+"""index_repo(): the one place where the indexing stages are wired together, in two phases.
 
-    walk (files) -> parse (parse) -> chunk (chunk) -> embed (embed) -> store (store)
-                              \\-> resolve references against the whole project (graph) -> store
+    phase 1: walk (files) -> parse (parse) -> chunk (chunk) -> store chunks with BM25 vectors (store)
+                                   \\-> resolve references against the whole project (graph) -> store
+             committed: search (keywords + graph), refs, ask, the UI and MCP work from here on
+    phase 2: dense vectors by priority, in committed batches (dense_stage) -> semantic search complete
+
+Embedding is most of a big project's run (the bundled model embeds 14-25 chunks/s on 2 cores), so
+phase 1 never waits for the model: a chunk gets its dense vector in phase 1 only when the embedding
+cache has it. `index_repo(embed=False)` (`codeqa index --defer-embeddings`) stops after phase 1; any
+later run does what phase 2 left, first of all.
 
 References are resolved again for the files whose last resolution read something that changed
 (graph/incremental.py, with what each file read kept in `resolved.sqlite`), and only their stored
@@ -9,18 +16,20 @@ references are replaced; the result equals resolving every file.
 
 Incremental by content hash: unchanged files are not touched, deleted files are removed, and a
 run with nothing to do never loads the embedding model, nor even opens the store (embedded mode): a
-complete run leaves `state.json` (the hashes it indexed, its summary) and the next run compares
-the walk with it.
+complete run leaves `state.json` (index_state.py) and the next run compares the walk with it.
 
 The index records a fingerprint (codeqa version, a hash of queries/, chunk settings, the model):
 when it differs, the run re-derives every file, taking vectors from the embedding cache, and says so.
 An index built by the previous engine (qdrant-client's local mode) is rebuilt once the same way.
 
 Crash safety (SIGKILL at any moment, then re-run = a clean index, no duplicates):
-- `state.json` is removed before the first write of a run and written after its last one;
+- `state.json` is removed before the first write of a run and written after its last one, only
+  when no chunk waits for its dense vector;
 - a file's manifest entry is set to "pending" before any of its points is written or deleted, and
   to its hash only after its chunks and symbols are in; a pending entry never matches a file, so
   the next run deletes whatever the file has and re-does it (point ids are deterministic);
+- a file's entry says `embedded` only after its dense vectors are flushed; a file that does not is
+  given them by the next run's phase 2 (setting a vector twice is harmless);
 - a `graph_dirty` flag in the meta point makes the next run re-resolve references, all of them, and
   so does `resolved.sqlite` marked incomplete from the first reference write to the end of a run;
 - dropping the index starts with the meta and manifest, and a run that finds points without them
@@ -30,9 +39,7 @@ Crash safety (SIGKILL at any moment, then re-run = a clean index, no duplicates)
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-import shutil
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
@@ -40,19 +47,21 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Iterator
 
 from .chunk import chunk_embedding_text
 from .config import Settings
+from .dense_stage import cached_vectors, fill_dense, pending_files
 from .embed import Embedder, EmbeddingCache, make_embedder
 from .errors import IndexLockedError
 from .files import walk_repository
-from .fingerprint import FINGERPRINT_WORDS, FINGERPRINT_KEYS, VECTOR_META_KEYS, index_meta, stale_fingerprint
+from .fingerprint import FINGERPRINT_WORDS, VECTOR_META_KEYS, index_meta, stale_fingerprint
 from .graph.incremental import GraphState
 from .graph_stage import ProgressCallback, graph_stage, parse_fingerprint
+from .index_state import likely_changed, migrate_legacy_index, read_state, remove_state, state_is_current, write_state
 from .parse_cache import ParseCache
 from .parse_pool import parse_workers
-from .store import INDEX_FORMAT, ManifestEntry, Store, dir_size, open_store
+from .store import ManifestEntry, Store, dir_size, open_store, semantic_coverage
 from .types import SkippedFile, SourceFile
 
 FILE_BATCH = 64
@@ -78,7 +87,9 @@ class IndexReport:
     references: int = 0
     references_by_confidence: dict[str, int] = field(default_factory=dict)
     chunks: int = 0
-    chunks_embedded: int = 0
+    chunks_embedded: int = 0  # chunks given their dense vector by this run (from the embedding cache or the model)
+    chunks_deferred: int = 0  # chunks still without a dense vector when the run ended (found by keywords meanwhile)
+    searchable_seconds: float = 0.0  # from the start of the run's writes until phase 1 was committed
     skipped: list[SkippedFile] = field(default_factory=list)
     partial: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): parsed with errors / failed
     graph_seconds: float = 0.0
@@ -103,7 +114,8 @@ class IndexReport:
             "files_deleted": self.files_deleted, "files_unchanged": self.files_unchanged,
             "symbols": self.symbols, "references": self.references,
             "references_by_confidence": self.references_by_confidence, "chunks": self.chunks,
-            "chunks_embedded": self.chunks_embedded,
+            "chunks_embedded": self.chunks_embedded, "chunks_deferred": self.chunks_deferred,
+            "searchable_seconds": round(self.searchable_seconds, 3),
             "skipped": [{"path": s.path, "reason": s.reason, **({"detail": s.detail} if s.detail else {})} for s in self.skipped],
             "skipped_by_reason": self.skipped_by_reason,
             "partial": [{"path": p, "reason": r} for p, r in self.partial],
@@ -145,6 +157,7 @@ class IndexStatus:
     complete: bool  # False after an interrupted run: the next `codeqa index` completes it
     changed: tuple[str, ...] = ()  # edited or new since the last run
     deleted: tuple[str, ...] = ()  # indexed but gone from the repository
+    semantic: float = 1.0  # share of the chunks with their dense vector (< 1: `codeqa index` has embedding left to do)
 
     @property
     def stale(self) -> int:
@@ -161,11 +174,14 @@ def index_status(repo: Path, settings: Settings, store: Store) -> IndexStatus:
     return IndexStatus(files=len(manifest), symbols=int(meta.get("symbols") or sum(e.symbols for e in manifest.values())),
                        chunks=int(meta.get("chunks") or sum(e.chunks for e in manifest.values())),
                        last_indexed=meta.get("last_indexed"), complete=not meta.get("graph_dirty"),
-                       changed=changed, deleted=deleted)
+                       changed=changed, deleted=deleted, semantic=semantic_coverage(meta))
 
 
 def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
-               progress: ProgressCallback | None = None, embedder: Embedder | None = None) -> IndexReport:
+               progress: ProgressCallback | None = None, embedder: Embedder | None = None,
+               embed: bool = True) -> IndexReport:
+    """Index `repo` (see the module docstring); with `embed` False, stop after phase 1 (keyword and graph
+    search work, the chunks' dense vectors are left to a later run)."""
     settings = settings or Settings.load()
     started = time.perf_counter()
     repo = Path(repo)
@@ -181,86 +197,31 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
     with index_lock(index_dir):
         wanted_meta = index_meta(embedder, settings)
         if not settings.qdrant_url:
-            report.notes.extend(_migrate_legacy_index(repo, index_dir, settings))
-        state = None if full or settings.qdrant_url else _read_state(index_dir)
-        if state is not None and (index_dir / "graph.sqlite").is_file() and _state_is_current(state, wanted_meta, walked.files):
+            report.notes.extend(migrate_legacy_index(repo, index_dir, settings))
+        state = None if full or settings.qdrant_url else read_state(index_dir)
+        if state is not None and (index_dir / "graph.sqlite").is_file() and state_is_current(state, wanted_meta, walked.files):
             _report_from_state(report, state)  # nothing to do, and no need to open the store to know it
         else:
-            _remove_state(index_dir)  # from here on the index may be half-updated until the run ends
+            remove_state(index_dir)  # from here on the index may be half-updated until the run ends
             # parse workers start before the store opens, and get ready meanwhile
-            with parse_workers(_likely_changed(state, wanted_meta, walked.files), settings) as pool:
+            with parse_workers(likely_changed(state, wanted_meta, walked.files), settings) as pool:
                 store = open_store(repo, settings, create=True)
                 try:
-                    _run(repo, index_dir, settings, walked.files, store, embedder, full, progress, report, pool)
+                    _run(repo, index_dir, settings, walked.files, store, embedder, full, progress, report, pool, embed)
                 finally:
                     store.close()
-            if not settings.qdrant_url:
-                _write_state(index_dir, wanted_meta, walked.files, report)
+            if not settings.qdrant_url and not report.chunks_deferred:  # else the next run has phase 2 to do
+                write_state(index_dir, wanted_meta, walked.files, _summary(report))
     report.model_loaded = bool(getattr(embedder, "loaded", True))
     report.index_bytes = dir_size(index_dir)
     report.elapsed_seconds = time.perf_counter() - started
     return report
 
 
-# ---- the previous engine's index ----------------------------------------------------------------
-
-def _migrate_legacy_index(repo: Path, index_dir: Path, settings: Settings) -> list[str]:
-    """An index of the previous engine (qdrant-client's local mode: `qdrant/`, a pickled parse cache in
-    `parsed/`), in the index folder or in `<repo>/.codeqa` where it used to live by default. Its
-    embedding cache is plain SQLite (text hash -> float32 bytes, checked when read), so the new index
-    is built from it without embedding again; its pickles are never opened. Returns the line to show."""
-    if (index_dir / "graph.sqlite").exists():
-        return []
-    for old in dict.fromkeys([index_dir] + ([] if settings.index_dir else [repo / ".codeqa"])):
-        if not (old / "qdrant").is_dir():
-            continue
-        old_cache, new_cache = old / "embeddings.sqlite", index_dir / "embeddings.sqlite"
-        if old != index_dir and old_cache.is_file() and not new_cache.exists():
-            index_dir.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(old_cache, new_cache)
-        if old == index_dir:  # the dead parts go; the embedding cache stays where it is
-            shutil.rmtree(old / "qdrant", ignore_errors=True)
-            shutil.rmtree(old / "parsed", ignore_errors=True)
-            (old / STATE_FILE).unlink(missing_ok=True)
-            return [f"Rebuilt the index in {old}, made by codeqa's previous engine, with Qdrant Edge "
-                    "from its embedding cache (nothing re-embedded)."]
-        return [f"Rebuilt the index of codeqa's previous engine from {old} in {index_dir} from its embedding "
-                f"cache (nothing re-embedded); indexes now live outside the repository, so {old} can be deleted."]
-    return []
-
-
-# ---- state.json: what the last complete run indexed -----------------------------------------
-
-STATE_FILE = "state.json"
-STATE_VERSION = 1
-
-
-def _read_state(index_dir: Path) -> dict | None:
-    try:
-        state = json.loads((index_dir / STATE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return state if isinstance(state, dict) and state.get("version") == STATE_VERSION else None
-
-
-def _same_index_meta(state: dict | None, wanted_meta: dict) -> bool:
-    """Whether state.json's run used this model and fingerprint (else every file is derived again)."""
-    meta = (state or {}).get("meta") or {}
-    return (state is not None and state.get("index_format") == INDEX_FORMAT
-            and all(meta.get(k) == wanted_meta[k] for k in (*VECTOR_META_KEYS, *FINGERPRINT_KEYS)))
-
-
-def _state_is_current(state: dict, wanted_meta: dict, files: Sequence[SourceFile]) -> bool:
-    return _same_index_meta(state, wanted_meta) and state.get("files") == {f.path: f.sha256 for f in files}
-
-
-def _likely_changed(state: dict | None, wanted_meta: dict, files: Sequence[SourceFile]) -> list[SourceFile]:
-    """The files this run will probably parse, told from state.json before the store is open: all of
-    them without a state or after a model or chunker change. (The manifest has the last word.)"""
-    if not _same_index_meta(state, wanted_meta):
-        return list(files)
-    known = state.get("files") or {}
-    return [f for f in files if known.get(f.path) != f.sha256]
+def _summary(report: IndexReport) -> dict:
+    return {"symbols": report.symbols, "references": report.references, "chunks": report.chunks,
+            "references_by_confidence": report.references_by_confidence,
+            "partial": [list(item) for item in report.partial]}
 
 
 def _report_from_state(report: IndexReport, state: dict) -> None:
@@ -274,37 +235,12 @@ def _report_from_state(report: IndexReport, state: dict) -> None:
     report.partial = [tuple(item) for item in summary.get("partial", [])]
 
 
-def _write_state(index_dir: Path, wanted_meta: dict, files: Sequence[SourceFile], report: IndexReport) -> None:
-    state = {"version": STATE_VERSION, "index_format": INDEX_FORMAT, "meta": wanted_meta,
-             "files": {f.path: f.sha256 for f in files},
-             "summary": {"symbols": report.symbols, "references": report.references, "chunks": report.chunks,
-                         "references_by_confidence": report.references_by_confidence,
-                         "partial": [list(item) for item in report.partial]}}
-    tmp = index_dir / (STATE_FILE + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(state, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    tmp.replace(index_dir / STATE_FILE)
-
-
-def _remove_state(index_dir: Path) -> None:
-    try:
-        (index_dir / STATE_FILE).unlink()
-    except FileNotFoundError:
-        return
-    fd = os.open(index_dir, os.O_RDONLY)  # the removal is on disk before the first write of the run
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 # ---- the run ---------------------------------------------------------------------------------
 
 def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: Store,
          embedder: Embedder, full: bool, progress: ProgressCallback, report: IndexReport,
-         pool: ProcessPoolExecutor | None = None) -> None:
+         pool: ProcessPoolExecutor | None = None, embed: bool = True) -> None:
+    run_started = time.perf_counter()
     meta = store.read_meta()
     if embedder.dimension == 0:  # an endpoint whose size we learn from one call
         embedder.encode(["dimension probe"])
@@ -327,12 +263,16 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     report.files_changed, report.files_deleted = len(changed), len(deleted)
     report.files_unchanged = len(files) - len(changed)
     if not changed and not deleted and meta and not meta.get("graph_dirty"):
-        report.nothing_to_do = True
         report.symbols = meta.get("symbols", 0)
         report.references = meta.get("references", 0)
         report.references_by_confidence = meta.get("references_by_confidence", {})
         report.chunks = store.count_chunks()
         report.partial = sorted((p, e.reason or e.status) for p, e in manifest.items() if e.status == "partial")
+        report.chunks_deferred = sum(e.chunks for e in pending_files(manifest))
+        report.nothing_to_do = not (embed and report.chunks_deferred)
+        if not report.nothing_to_do:  # only phase 2 is left: an earlier run deferred it or was stopped in it
+            with closing(EmbeddingCache(index_dir / "embeddings.sqlite")) as cache:
+                _fill_dense(store, embedder, cache, settings, progress, report)
         return
     store.write_meta({**meta, **wanted_meta, "graph_dirty": True, "repo": str(repo)}, publish=False)
     # write-ahead: every file this run touches is pending before any of its points changes
@@ -360,60 +300,62 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     finally:
         parse_cache.close()
     report.partial = sorted((pf.file.path, pf.error) for pf in parsed if pf.error)
-    # embed + store, file batch by file batch; a file's manifest entry gets its hash last
-    total_chunks = sum(len(c) for _, c in fresh.values())
+    # phase 1: chunks with their BM25 vectors (and dense ones where the embedding cache has them),
+    # file batch by file batch; a file's manifest entry gets its hash last
     cache = EmbeddingCache(index_dir / "embeddings.sqlite")
-    embedded = 0
-    embed_seconds = load_seconds = 0.0
-
-    def load_model() -> None:  # before the first text the cache lacks: with every vector cached, never
-        nonlocal load_seconds
-        if hasattr(embedder, "load") and not getattr(embedder, "loaded", False):
-            t = time.perf_counter()
-            progress("model", 0, 1)
-            embedder.load()
-            progress("model", 1, 1)
-            load_seconds += time.perf_counter() - t  # timed apart from encoding so chunks/s means encoding speed
-
     try:
-        batch_files = [fresh[f.path] for f in changed]
-        for start in range(0, len(batch_files), FILE_BATCH):
-            group = batch_files[start:start + FILE_BATCH]
-            chunks = [c for _, cs in group for c in cs]
-            by_id = {s.id: s for pf, _ in group for s in pf.symbols}
-            texts = [chunk_embedding_text(c, by_id) for c in chunks]
-            t0 = time.perf_counter()
-            vectors = _embed_with_cache(embedder, cache, texts, settings.embedding_batch_size,
-                                        lambda n: progress("embed", embedded + n, total_chunks), load_model)
-            embed_seconds += time.perf_counter() - t0
-            embedded += len(chunks)
-            report.chunks_embedded += len(chunks)
-            progress("store", start, len(batch_files))
-            store.upsert_chunks(chunks, vectors, texts)
-            store.upsert_symbols([s for pf, _ in group for s in pf.symbols])
-            store.flush()  # the points are on disk before the entries that vouch for them
-            store.put_manifest([ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols),
-                                              "partial" if pf.error else ("ok" if pf.file.language else "text"), pf.error or "")
-                                for pf, cs in group])
-            progress("store", min(start + FILE_BATCH, len(batch_files)), len(batch_files))
+        _store_chunks(store, embedder, cache, [fresh[f.path] for f in changed], progress, report)
         report.chunks = store.count_chunks()  # final: only the references are written after this
-        if embedded:
+        pending = pending_files(store.manifest())
+        report.chunks_deferred = sum(e.chunks for e in pending)
+        _commit_graph(repo, index_dir, settings, files, store, wanted_meta, report, parsed, update, len(changed),
+                      fingerprint, not (embed and pending), progress)
+        report.searchable_seconds = time.perf_counter() - run_started
+        if embed and pending:
+            progress("searchable", report.chunks, report.chunks_deferred)
+            _fill_dense(store, embedder, cache, settings, progress, report)
+        if report.chunks_embedded:
             cache.prune(keep=max(EMBED_CACHE_MIN, EMBED_CACHE_FACTOR * report.chunks))
     finally:
         cache.close()
-    embed_seconds -= load_seconds
-    report.embedding_seconds = embed_seconds
-    report.chunks_per_second = embedded / embed_seconds if embed_seconds > 0 else 0.0
 
+
+def _store_chunks(store: Store, embedder: Embedder, cache: EmbeddingCache, fresh: list, progress: ProgressCallback,
+                  report: IndexReport) -> None:
+    """Phase 1's writes: each file's chunks (BM25 vectors; dense ones only from the cache) and symbols,
+    flushed, then its manifest entry (embedded when every chunk got a cached dense vector)."""
+    for start in range(0, len(fresh), FILE_BATCH):
+        group = fresh[start:start + FILE_BATCH]
+        chunks = [c for _, cs in group for c in cs]
+        by_id = {s.id: s for pf, _ in group for s in pf.symbols}
+        texts = [chunk_embedding_text(c, by_id) for c in chunks]
+        vectors = cached_vectors(embedder, cache, texts)
+        progress("store", start, len(fresh))
+        store.upsert_chunks(chunks, vectors, texts)
+        store.upsert_symbols([s for pf, _ in group for s in pf.symbols])
+        store.flush()  # the points are on disk before the entries that vouch for them
+        has_dense = dict(zip((c.id for c in chunks), (v is not None for v in vectors)))
+        report.chunks_embedded += sum(has_dense.values())
+        store.put_manifest([ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols),
+                                          "partial" if pf.error else ("ok" if pf.file.language else "text"), pf.error or "",
+                                          embedded=all(has_dense[c.id] for c in cs))
+                            for pf, cs in group])
+        progress("store", min(start + FILE_BATCH, len(fresh)), len(fresh))
+
+
+def _commit_graph(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: Store,
+                  wanted_meta: dict, report: IndexReport, parsed: list, update, changed: int, fingerprint: str,
+                  optimize: bool, progress: ProgressCallback) -> None:
+    """The references, then the meta that makes the run's phase 1 the index readers see."""
     progress("references", 0, 1)
     graph_state = None if settings.qdrant_url else GraphState(index_dir / GRAPH_STATE_FILE)
     try:
         if graph_state is not None:
             graph_state.begin()  # until finish(), the stored references are no run's: the next resolves all
         store.replace_references(update.references, update.paths)
-        store.optimize()  # before the meta that readers reload on: they load the reorganised segments
-        progress("references", 1, 1)
-        report.graph_files_per_second = len(changed) / report.graph_seconds if report.graph_seconds > 0 else 0.0
+        if optimize:
+            store.optimize()  # before the meta that readers reload on: they load the reorganised segments
+        report.graph_files_per_second = changed / report.graph_seconds if report.graph_seconds > 0 else 0.0
         report.symbols = sum(len(pf.symbols) for pf in parsed)
         report.references = sum(g.references for g in update.graphs.values())
         by_confidence: Counter[str] = Counter()
@@ -426,8 +368,10 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
                           "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                           "files": len(files), "symbols": report.symbols, "references": report.references,
                           "references_by_confidence": report.references_by_confidence, "chunks": report.chunks,
+                          "chunks_embedded": report.chunks - report.chunks_deferred,
                           "most_used": sorted(used, key=lambda n: (-used[n], n))[:MOST_USED]})
         store.flush()
+        progress("references", 1, 1)
         if graph_state is not None:
             graph_state.finish(update.graphs, update.resolved, update.twins, fingerprint)
     finally:
@@ -435,22 +379,29 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             graph_state.close()
 
 
-def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[str], batch_size: int,
-                      on_progress: Callable[[int], None], before_encoding: Callable[[], None] = lambda: None):
-    import numpy as np
+def _fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, settings: Settings,
+                progress: ProgressCallback, report: IndexReport) -> None:
+    """Phase 2 (dense_stage.py), then the meta that says semantic search is complete."""
 
-    found = cache.get_many(embedder.model_id, texts)
-    if embedder.dimension:  # a cache is data from disk: a vector of another size is not used
-        found = {k: v for k, v in found.items() if v.shape == (embedder.dimension,) and np.isfinite(v).all()}
-    missing = list(dict.fromkeys(t for t in texts if cache.key(t) not in found))
-    if missing:
-        before_encoding()
-    step = max(batch_size * 4, 1)
-    for start in range(0, len(missing), step):
-        part = missing[start:start + step]
-        vectors = embedder.encode(part, batch_size=batch_size)
-        cache.put_many(embedder.model_id, part, vectors)
-        found.update((cache.key(t), v) for t, v in zip(part, vectors))
-        on_progress(min(start + step, len(missing)) + (len(texts) - len(missing)))
-    on_progress(len(texts))
-    return np.stack([found[cache.key(t)] for t in texts]) if texts else np.zeros((0, embedder.dimension), dtype="float32")
+    def load_model() -> float:  # before the first text the cache lacks: with every vector cached, never
+        if not hasattr(embedder, "load") or getattr(embedder, "loaded", False):
+            return 0.0
+        t = time.perf_counter()
+        progress("model", 0, 1)
+        embedder.load()
+        progress("model", 1, 1)
+        return time.perf_counter() - t  # timed apart from encoding so chunks/s means encoding speed
+
+    def publish(pending: int) -> None:
+        meta = store.read_meta()
+        store.write_meta({**meta, "chunks_embedded": int(meta.get("chunks") or report.chunks) - pending})
+
+    dense = fill_dense(store, embedder, cache, settings.embedding_batch_size, progress, publish, load_model)
+    report.chunks_embedded += dense.chunks_embedded
+    report.chunks_deferred = dense.pending_chunks
+    report.embedding_seconds = dense.encode_seconds
+    report.chunks_per_second = dense.chunks_encoded / dense.encode_seconds if dense.encode_seconds > 0 else 0.0
+    store.optimize()  # before the meta that readers reload on: they load the reorganised segments
+    meta = store.read_meta()
+    store.write_meta({**meta, "chunks_embedded": int(meta.get("chunks") or report.chunks) - dense.pending_chunks})
+    store.flush()

@@ -37,7 +37,7 @@ from .answer import Answerer
 from .config import Settings
 from .errors import CodeQAError, IndexMismatchError, IndexMissingError, UsageError
 from .index import index_repo, index_status
-from .retrieve import Retriever, group_references
+from .retrieve import Retriever, group_references, semantic_note
 from .mcp_results import (AnswerResult, CitationInfo, CodeLines, EvidenceInfo, ReferenceSite, ReferencesResult,
                           ReindexResult, SearchHit, SearchResult, StatusResult, SymbolResult, _answer_text,
                           _references_text, _reindex_text, _result, _span, _status_text, _symbol_info, _symbol_text)
@@ -109,6 +109,7 @@ class RepositoryTools:
         results after the search (post-filtering), so a narrow filter may return fewer than `limit`."""
         filtered = bool(path_glob or language)
         with self._opened() as retriever:
+            coverage = retriever.semantic_coverage()
             hits = retriever.search(query, top_k=max(limit * 5, SEARCH_POOL) if filtered else limit)
             hits = [h for h in hits if _matches(h, path_glob, language)][:limit]
             found = [SearchHit(location=_span(h.path, h.start_line, h.end_line), path=h.path, start_line=h.start_line,
@@ -121,7 +122,9 @@ class RepositoryTools:
                  for i, h in enumerate(found, 1)]
         scope = f" (among the top results with path_glob={path_glob!r} language={language!r})" if filtered else ""
         text = "\n".join(lines) if lines else f"No results{scope}. Try other words, or a looser filter."
-        return _result(text, SearchResult(query=query, hits=found, post_filtered=filtered))
+        note = semantic_note(coverage)
+        return _result(f"{text}\n{note}" if note else text,
+                       SearchResult(query=query, hits=found, post_filtered=filtered, semantic_search=round(coverage, 4)))
 
     def find_symbol(self, name: Annotated[str, Field(min_length=1, description="`Name`, `Class.method` or `path:Name`")]
                     ) -> Annotated[CallToolResult, SymbolResult]:
@@ -199,6 +202,7 @@ class RepositoryTools:
             status = index_status(self.repo, self.settings, retriever.store)
         result = StatusResult(repo=str(self.repo), files=status.files, chunks=status.chunks, symbols=status.symbols,
                               last_indexed=status.last_indexed, complete=status.complete, stale=status.stale,
+                              semantic_search=round(status.semantic, 4),
                               changed=list(status.changed[:LISTED_FILES]), deleted=list(status.deleted[:LISTED_FILES]))
         return _result(_status_text(result), result)
 

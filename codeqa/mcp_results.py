@@ -29,6 +29,8 @@ class SearchResult(BaseModel):
     query: str
     hits: list[SearchHit]
     post_filtered: bool = Field(description="path_glob/language applied to the top results after the search")
+    semantic_search: float = Field(1.0, description="share of the chunks with dense vectors: below 1 while the index "
+                                                    "run is still embedding (the rest are found by keywords)")
 
 
 class SymbolInfo(BaseModel):
@@ -104,6 +106,7 @@ class StatusResult(BaseModel):
     symbols: int
     last_indexed: str | None
     complete: bool = Field(description="false after an interrupted run")
+    semantic_search: float = Field(1.0, description="share of the chunks with dense vectors (1: semantic search complete)")
     stale: int = Field(description="files changed or deleted since the last run")
     changed: list[str]
     deleted: list[str]
@@ -178,6 +181,9 @@ def _status_text(s: StatusResult) -> str:
             f"last indexed {s.last_indexed or 'never completed'}.")
     if not s.complete:
         text += "\nThe last index run was interrupted: call reindex to complete it."
+    if s.semantic_search < 1:
+        text += (f"\nSemantic search is at {int(s.semantic_search * 100)}%: the index run has not embedded every chunk "
+                 "yet; search finds the rest by keywords and the graph.")
     if s.stale:
         listed = ", ".join(s.changed + [f"{p} (deleted)" for p in s.deleted])
         text += f"\n{s.stale} file(s) changed since: {listed}. Call reindex to bring the index up to date."

@@ -28,7 +28,7 @@ from .question import FILE_NAME, Mention, ParsedQuestion, choose_symbols, parse_
 from .searcher import Searcher, code_terms
 from .source import SourceFiles
 from .fingerprint import check_compatible
-from .store import Store, open_store
+from .store import Store, open_store, semantic_coverage
 from .types import Hit, Reference, Retrieval, Snippet, Symbol, name_key
 
 USAGE_SITES_SHOWN = 8  # reference sites shown with context; the others are listed one line each
@@ -104,6 +104,11 @@ class Retriever:
             self.graph.clear()
             self.source.clear()
             self._manifest = None
+
+    def semantic_coverage(self) -> float:
+        """The share of chunks with a dense vector: below 1 while `codeqa index` is still embedding (phase 2),
+        when search finds the other chunks by their keywords and the graph."""
+        return semantic_coverage(self.store.read_meta())
 
     # ---- files ----------------------------------------------------------------------------------
     def _indexed_hashes(self) -> dict[str, str]:
@@ -326,6 +331,14 @@ class Retriever:
         """Hits -> labelled, redacted snippets within `budget_tokens` (default settings.context_tokens); see pack.py."""
         return pack_hits(hits, budget_tokens or self.settings.context_tokens, self._header_spans, self.source.redacted_lines)
 
+
+
+def semantic_note(coverage: float) -> str | None:
+    """One line for users while phase 2 of an index run is not done (None once it is)."""
+    if coverage >= 1:
+        return None
+    return (f"Semantic search is at {int(coverage * 100)}%: `codeqa index` has not embedded every chunk yet (run it to "
+            "finish); the rest are found by keywords and the graph.")
 
 
 def search(repo: Path | str, query: str, settings: Settings | None = None, top_k: int = 10,

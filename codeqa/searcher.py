@@ -18,7 +18,7 @@ from .files import path_role
 from .lookup import GraphQueries
 from .question import SECONDARY_WORDS
 from .source import SourceFiles
-from .store import Store, query_sparse_vector
+from .store import Store, query_sparse_vector, semantic_coverage
 from .types import Hit, Symbol, split_symbol_id
 
 SYMBOL_BOOST = 1.0  # times the code share of the query: above any cosine / RRF score for a bare identifier
@@ -36,6 +36,13 @@ CANDIDATES_PER_RESULT = 5  # candidates fetched per result asked for (the spread
 _QUOTED_PHRASE = re.compile(r"(?<![\w`])([\"'])[^\"'`\n]*?\w\s+\w[^\"'`\n]*?\1(?![\w`])")
 _CODE_TERM = re.compile(r"`[^`]+`|(?<!\w)\"[^\"]{3,}\"(?!\w)|(?<!\w)'[^']{3,}'(?!\w)|[\w./-]+\.[A-Za-z]{1,5}\b|[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+"
                         r"|\b[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*\b|\b[A-Za-z0-9]+_[A-Za-z0-9_]+\b|\b\w+\(\)")
+
+
+# Words of a question that say nothing of the code it asks about (BM25 over a whole question, phase 1)
+STOP_WORDS = frozenset("""a an and are as at be been being but by can could did do does doing done for from get gets
+had has have how i if in into is it its me my of on or our should so than that the their them then there these they
+this those to was we were what when where which while who whom why will with would you your code function functions
+method methods class classes file files implemented implement work works happen happens used use uses""".split())
 
 
 class Searcher:
@@ -68,12 +75,18 @@ class Searcher:
         an answer often spans files. The top k itself stays as it is: spreading it over files cost the
         docstring benchmark 0.06 recall@10 (bench/retrieval.py, pluggy + marshmallow).
         """
-        vector = self.embedder.encode([query])[0]
         limit = max(top_k * (CANDIDATES_PER_RESULT if spread else 3), 30)
         terms = code_terms(query)
         share = _code_share(query, terms)
         keywords = query_sparse_vector(" ".join(terms)) if wants_keywords(query, terms, share) else None
-        hits = self.store.search(vector, keywords, limit)
+        coverage = semantic_coverage(self.store.read_meta())
+        if coverage <= 0:  # phase 1 of an index run: keywords and the graph only, and no model to load
+            hits = self.store.search(None, keywords or query_sparse_vector(prose_keywords(query)), limit)
+        elif coverage < 1 and keywords is None:  # chunks without a dense vector yet are found by their words
+            hits = self.store.search(self.embedder.encode([query])[0], query_sparse_vector(prose_keywords(query)),
+                                     limit, weights=(1.0, 1.0 - coverage))
+        else:
+            hits = self.store.search(self.embedder.encode([query])[0], keywords, limit)
         hits = self._boost_named_symbols(hits, terms, share)
         hits = self._boost_reference_hop(hits)
         hits = _demote_secondary_files(hits, query)
@@ -169,6 +182,11 @@ class Searcher:
                     h = replace(h, start_line=start, text=text)
             out.append(h)
         return out
+
+
+def prose_keywords(query: str) -> str:
+    """A question's words for BM25 when dense vectors are missing: the words that say what it is about."""
+    return " ".join(w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", query) if w.lower() not in STOP_WORDS)
 
 
 def code_terms(query: str) -> list[str]:

@@ -8,7 +8,7 @@ answers from qdrant-client's own in-memory engine, so an index built through it 
         stub.created             # collection name -> the create request's body (shard_number, ...)
 
 Routes: the ones codeqa uses (collections: list, exists, create, delete; points: upsert, delete,
-retrieve, scroll, count, query) plus GET / for the client's version check. Anything else answers
+retrieve, scroll, count, query, update vectors) plus GET / for the client's version check. Anything else answers
 404 so a new call shows up as a failing test. A wrong or missing api-key header answers 401.
 """
 
@@ -93,6 +93,9 @@ class QdrantStub(LocalServer):
         if rest == "/points" and method == "PUT":
             points = models.PointsList.model_validate(body).points
             return 200, _dump(e.upsert(name, points=points))
+        if rest == "/points/vectors" and method == "PUT":  # update_vectors: dense vectors filled in later
+            points = models.UpdateVectors.model_validate(body).points
+            return 200, _dump(e.update_vectors(name, points=points))
         if rest == "/points/delete" and method == "POST":
             selector = (models.FilterSelector(filter=models.Filter.model_validate(body["filter"])) if "filter" in body
                         else models.PointIdsList(points=body["points"]))

@@ -187,3 +187,25 @@ class StoreContract:
         store.optimize()
         after = [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)]
         assert after == before and store.count_chunks() == 4
+
+    def test_chunks_without_dense_vectors_until_set_dense(self, store):
+        later = chunk("later.py", 1, "def tokenize_later(text):\n    return tokenize(text)", ())
+        store.upsert_chunks([later], [None], ["later.py tokenize_later"])
+        store.put_manifest([ManifestEntry("later.py", "hlater", "python", 1, 0, embedded=False)])
+        assert store.manifest()["later.py"].embedded is False and store.manifest()["tok.py"].embedded is True
+        assert store.count_chunks() == 5
+        assert all(h.path != "later.py" for h in store.search(vec(4), None, 5))  # no dense vector: dense never finds it
+        keyword = store.search(None, query_sparse_vector("tokenize_later"), 5)
+        assert keyword[0].path == "later.py" and "keyword" in keyword[0].reasons
+        assert store.search(None, None, 5) == []
+        fused = store.search(vec(4), query_sparse_vector("tokenize_later"), 5)
+        assert "later.py" in {h.path for h in fused}  # hybrid search finds it by its keywords meanwhile
+        assert store.chunks_of_files(["later.py", "missing.py"]) == [later]
+        assert {c.path for c in store.chunks_of_files(["enc.py", "tok.py"])} == {"enc.py", "tok.py"}
+        store.set_dense([later.id], [vec(4)])
+        dense = store.search(vec(4), None, 1)
+        assert dense[0].path == "later.py" and dense[0].score == pytest.approx(1.0, abs=1e-3)
+        assert store.search(None, query_sparse_vector("tokenize_later"), 1)[0].path == "later.py"  # sparse vector kept
+        assert store.chunks_of_files(["later.py"]) == [later]  # payload kept
+        store.optimize()
+        assert store.search(vec(4), None, 1)[0].path == "later.py" and store.count_chunks() == 5

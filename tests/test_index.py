@@ -185,8 +185,11 @@ def test_concurrent_index_from_the_command_line_is_refused(repo, settings):
 CHILD = """
 import sys
 from pathlib import Path
+import codeqa.dense_stage
 from codeqa.config import Settings
 from codeqa.index import index_repo
+
+codeqa.dense_stage.BATCH_CHUNKS = 32  # phase 2 commits several batches here, so a kill can land between them
 
 def progress(stage, done, total):
     print("STAGE", stage, done, total, flush=True)
@@ -237,22 +240,24 @@ def _no_duplicates(repo: Path, settings: Settings) -> None:
         spans = [(h.path, h.start_line, h.end_line) for p in manifest for h in store.chunks_in_file(p)]
         assert len(spans) == store.count_chunks()
         assert len(spans) == len(set(spans)) == sum(e.chunks for e in manifest.values())
-        assert all(e.status != "pending" for e in manifest.values())
+        assert all(e.status != "pending" and e.embedded for e in manifest.values())
+        assert len(store.search([1.0] + [0.0] * 383, None, len(spans) + 10)) == len(spans)  # each has its dense vector
     finally:
         store.close()
 
 
 @pytest.mark.slow
 def test_sigkill_at_any_moment_then_rerun_equals_clean_index(repo, settings, embedder):
-    """Kill `codeqa index` in each stage (deleting, parsing, loading the model, embedding, writing a batch
-    of points, resolving references), changing files between kills; the next run completes an index equal
-    to a clean build of the same tree, without duplicates."""
+    """Kill `codeqa index` in each stage (phase 1: deleting, parsing, writing a batch of points, resolving
+    references; phase 2: loading the model, embedding the first batch, after some batches were committed),
+    changing files between kills; the next run completes an index equal to a clean build of the same
+    tree, without duplicates, every chunk with its dense vector."""
     formatting = repo / "app" / "formatting.py"
     original = formatting.read_text()
     _write_generated(repo, 0)
     index_repo(repo, settings, embedder=embedder)  # a complete index to start from: the first kill is mid-update
-    kills = [("delete", 0, 0.0), ("parse", 40, 0.0), ("model", 0, 0.2), ("embed", 1, 0.1), ("store", 64, 0.05),
-             ("references", 0, 0.0)]
+    kills = [("delete", 0, 0.0), ("parse", 40, 0.0), ("store", 64, 0.05), ("references", 0, 0.0), ("model", 0, 0.2),
+             ("embed", 1, 0.1), ("embed", 96, 0.0)]
     seen = []
     for round_, (stage, min_done, delay) in enumerate(kills, start=1):
         _write_generated(repo, round_)

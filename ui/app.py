@@ -202,7 +202,7 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, Retriever | None, t
     if message:
         (st.success if message[0] == "ok" else st.error)(message[1])
     label = "Re-index" if status else "Index repository"
-    primary = status is None or bool(status.stale) or not status.complete
+    primary = status is None or bool(status.stale) or not status.complete or status.semantic < 1
     if st.button(label, key="index", type="primary" if primary else "secondary", width="stretch",
                  help="Incremental: only files changed since the last run are parsed and embedded again."):
         run_index(repo, base)
@@ -217,6 +217,9 @@ def show_status(status: IndexStatus | None, failed: bool) -> None:
     st.caption(f"Last indexed {time_ago(status.last_indexed)}")
     if not status.complete:
         st.warning("The last indexing run did not finish; re-index to complete it.")
+    elif status.semantic < 1:
+        st.info(f"Semantic search is at {int(status.semantic * 100)}%: the chunks are still being embedded (or the "
+                "last run stopped; re-index to finish). Meanwhile search finds the rest by keywords and the graph.")
     if status.stale:
         with st.expander(f"{status.stale} file{'s' if status.stale != 1 else ''} changed since — re-index",
                          icon=":material/warning:"):

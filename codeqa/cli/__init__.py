@@ -54,8 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("index", help="build or update the index of a repository",
                        description="Walk the repository (honouring .gitignore and .codeqaignore, never reading secret "
-                                   "files), parse it with tree-sitter, chunk, embed and store it. Re-runs only touch changed "
-                                   "files. --dry-run says what a run would index and about how long it would take.")
+                                   "files), parse it with tree-sitter, chunk, embed and store it, in two phases: phase 1 "
+                                   "(parse, graph, keyword vectors) makes search, refs, ask, the UI and MCP work; phase 2 "
+                                   "embeds the chunks (package code first) for semantic search, in committed batches: "
+                                   "stopping it loses nothing and the next run goes on from there. Re-runs only touch "
+                                   "changed files. --dry-run says what a run would index and about how long it would take.")
     p.add_argument("path", type=Path, help="repository folder")
     _common(p, repo_required=False)
     p.add_argument("--full", action="store_true", help="drop the existing index and rebuild it from scratch")
@@ -64,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "biggest folders with suggested .codeqaignore/.gitignore lines, and estimate the chunks and the "
                         "time of each phase on this machine (parse+graph+store, then embedding), measured on a "
                         "sample of files and chunks (about 10-20 s, most of it loading the model)")
+    p.add_argument("--defer-embeddings", action="store_true",
+                   help="stop after phase 1: keyword and graph search work in minutes even on a big project; a later "
+                        "`codeqa index` (without this flag) embeds the chunks")
     p.add_argument("--json", action="store_true", help="print the summary (or the --dry-run plan) as JSON")
 
     p = sub.add_parser("search", help="search the code", description="Hybrid search: dense + BM25 fused in Qdrant, "

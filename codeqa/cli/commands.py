@@ -29,22 +29,30 @@ def cmd_index(args, settings: Settings) -> int:
     repo = _repo(args.path)
     if getattr(args, "dry_run", False):
         return _index_dry_run(repo, settings, args.json)
+    embed = not getattr(args, "defer_embeddings", False)
     if args.json:
-        report = index_repo(repo, settings, full=args.full)
+        report = index_repo(repo, settings, full=args.full, embed=embed)
         print(json.dumps(report.to_dict(), indent=2))
         return 0
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
 
     console = Console(stderr=True)
-    with Progress(TextColumn("[bold]{task.description:<6}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=console, transient=False) as bar:
+    with Progress(TextColumn("[bold]{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                  console=console, transient=False) as bar:
         tasks: dict[str, int] = {}
         started: dict[str, float] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
             import time
 
+            if stage == "searchable":
+                bar.console.print(f"[green]Searchable now[/] (keywords and the graph, {done:,} chunks). Phase 2 embeds "
+                                  f"{total:,} chunks for semantic search, package code first; search works meanwhile, "
+                                  "and Ctrl-C loses nothing (the next `codeqa index` goes on).")
+                return
             if stage not in tasks:
                 tasks[stage] = bar.add_task(stage, total=total, rate="")
                 started[stage] = time.perf_counter()
@@ -53,7 +61,7 @@ def cmd_index(args, settings: Settings) -> int:
             rate = f"{done / elapsed:,.0f} {unit}" if elapsed > 0.5 and stage != "model" else ""
             bar.update(tasks[stage], completed=done, total=total, rate=rate)
 
-        report = index_repo(repo, settings, full=args.full, progress=progress)
+        report = index_repo(repo, settings, full=args.full, progress=progress, embed=embed)
     _print_index_summary(report, console)
     return 0
 
@@ -71,6 +79,11 @@ def _print_index_summary(report, console) -> None:
     table.add_row("symbols", str(d["symbols"]))
     table.add_row("references", f"{d['references']} ({', '.join(f'{k} {v}' for k, v in sorted(d['references_by_confidence'].items()))})")
     table.add_row("chunks", f"{d['chunks']} ({d['chunks_embedded']} embedded this run)")
+    if d["searchable_seconds"] and not report.nothing_to_do:
+        table.add_row("searchable after", f"{d['searchable_seconds']:.2f}s (phase 1: keywords and the graph)")
+    if d["chunks_deferred"]:
+        table.add_row("semantic search", f"{d['chunks'] - d['chunks_deferred']} of {d['chunks']} chunks embedded; "
+                                         "run `codeqa index` again to embed the rest")
     if d["graph_seconds"]:
         table.add_row("graph stage", f"{d['graph_seconds']:.2f}s ({d['graph_files_per_second']:.0f} files/s)")
     if d["embedding_seconds"]:
@@ -159,7 +172,7 @@ def _print_plan(plan, console) -> None:
 
 
 def cmd_search(args, settings: Settings) -> int:
-    from ..retrieve import Retriever
+    from ..retrieve import Retriever, semantic_note
 
     repo = _repo(args.repo)
     if not args.query and not args.queries_file:
@@ -167,6 +180,9 @@ def cmd_search(args, settings: Settings) -> int:
     if args.top_k < 1:
         raise UsageError("--top-k must be at least 1.")
     with Retriever.open(repo, settings) as retriever:
+        note = semantic_note(retriever.semantic_coverage())
+        if note:
+            print(note, file=sys.stderr)
         if args.queries_file:
             for query in _read_queries(args.queries_file):
                 hits = retriever.search(query, top_k=args.top_k)

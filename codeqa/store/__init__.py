@@ -25,7 +25,7 @@ from ..types import Chunk, Hit, Reference, Symbol
 BM25_K1 = 1.2
 # The embedded index's on-disk format (graph.sqlite's user_version; the shard's settings go with it):
 # an index in another format is refused by readers and rebuilt by `codeqa index` from its embedding cache.
-INDEX_FORMAT = 4  # 4: symbol ids and paths interned in the graph, float16 dense vectors
+INDEX_FORMAT = 5  # 4: symbol ids and paths interned in the graph, float16 dense vectors; 5: a file's dense vectors may come later
 RRF_K = 2  # Qdrant's default rank constant: the fusion the search was tuned with
 
 
@@ -72,6 +72,7 @@ class ManifestEntry:
     symbols: int
     status: str = "ok"  # ok | partial (parse errors, too deep: see reason) | text (no grammar) | pending
     reason: str = ""  # why a file is partial, for the report of a later run
+    embedded: bool = True  # every chunk of the file has its dense vector (False: keyword search finds it, meanwhile)
 
     @classmethod
     def pending(cls, path: str) -> "ManifestEntry":
@@ -100,7 +101,10 @@ class Store(Protocol):
     - Manifest: `put_manifest` upserts entries by path; `mark_pending(paths)` sets them pending with an
       empty hash; `delete_manifest(paths)` removes entries.
     - `upsert_chunks(chunks, vectors, embedded_texts)` stores each chunk (by `Chunk.id`) with its dense
-      vector and a BM25 sparse vector of `embedded_text + text`. `upsert_symbols` stores symbols by id.
+      vector and a BM25 sparse vector of `embedded_text + text`; a vector that is None stores the chunk
+      without a dense vector (sparse search finds it, dense search does not) until `set_dense(ids,
+      vectors)` gives it one (the sparse vector and payload stay). `chunks_of_files(paths)` returns the
+      stored chunks of those files as `Chunk`s equal to the ones upserted. `upsert_symbols` stores symbols by id.
     - `delete_files(paths)` removes those files' chunks and symbols (not references, not manifest).
     - `replace_references(refs)` makes the stored references equal `refs` (a set: order and
       duplicates do not matter) and returns (added, removed); `replace_references(refs, paths)` does
@@ -112,7 +116,8 @@ class Store(Protocol):
       line, column), `references_from(ids)` (enclosing symbol among ids); `chunks_for_symbols`,
       `chunks_in_file`. Unknown ids give empty results, never errors.
     - `search(dense, sparse, limit, weights, where)`: with `sparse` None (or weight 0) the chunks
-      nearest to `dense` by cosine, score = cosine (to 1e-3: an engine may store float16); otherwise dense and sparse candidates (limit * 4
+      nearest to `dense` by cosine, score = cosine (to 1e-3: an engine may store float16); with `dense`
+      None the chunks best by BM25 over `sparse`; otherwise dense and sparse candidates (limit * 4
       each) fused by weighted RRF (k = RRF_K) inside the engine. Hits carry the stored chunk text.
     - `flush()` makes every write so far durable; `optimize()` reorganises what was written for fast
       opens and queries (search results stay the same); `close()` releases the index (idempotent).
@@ -130,8 +135,10 @@ class Store(Protocol):
     def put_manifest(self, entries: Sequence[ManifestEntry]) -> None: ...
     def mark_pending(self, paths: Sequence[str]) -> None: ...
     def delete_manifest(self, paths: Sequence[str]) -> None: ...
-    def upsert_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]],
+    def upsert_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float] | None],
                       embedded_texts: Sequence[str]) -> None: ...
+    def set_dense(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None: ...
+    def chunks_of_files(self, paths: Sequence[str]) -> list[Chunk]: ...
     def upsert_symbols(self, symbols: Sequence[Symbol]) -> None: ...
     def delete_files(self, paths: Sequence[str]) -> None: ...
     def replace_references(self, references: Sequence[Reference], paths: Collection[str] | None = None) -> tuple[int, int]: ...
@@ -146,7 +153,7 @@ class Store(Protocol):
     def all_references(self) -> Iterator[Reference]: ...
     def chunks_for_symbols(self, symbol_ids: Sequence[str], limit: int = 50) -> list[Hit]: ...
     def chunks_in_file(self, path: str) -> list[Hit]: ...
-    def search(self, dense: Sequence[float], sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
+    def search(self, dense: Sequence[float] | None, sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
                weights: tuple[float, float] = (1.0, 1.0), where: SearchFilter | None = None) -> list[Hit]: ...
     def flush(self) -> None: ...
     def optimize(self) -> None: ...
@@ -166,6 +173,14 @@ def open_store(repo: Path, settings: Settings, create: bool = False) -> Store:
     return EdgeStore.open(repo, settings.index_dir_for(repo), create=create)
 
 
+def semantic_coverage(meta: dict[str, Any]) -> float:
+    """The share of an index's chunks that have their dense vector, from its meta (index.py writes
+    `chunks_embedded` when phase 1 commits and as phase 2 goes on): 1.0 once semantic search is complete."""
+    chunks = int(meta.get("chunks") or 0)
+    embedded = meta.get("chunks_embedded")
+    return 1.0 if not chunks or embedded is None else max(0.0, min(1.0, int(embedded) / chunks))
+
+
 def reference_key(r: Reference) -> int:
     """A stable signed 64-bit id of everything a stored reference holds (a changed reference is a new key)."""
     digest = hashlib.blake2b("\x1f".join(map(str, (r.path, r.line, r.column, r.name, r.kind, ",".join(r.target_ids),
@@ -179,6 +194,13 @@ def chunk_payload(chunk: Chunk) -> dict[str, Any]:
     return {"path": chunk.path, "start_line": chunk.start_line, "end_line": chunk.end_line, "language": chunk.language,
             "kind": chunk.kind, "symbol_ids": list(chunk.symbol_ids), "symbol_names": list(chunk.symbol_names),
             "text": chunk.text}
+
+
+def chunk_from_payload(point_id: Any, payload: dict[str, Any]) -> Chunk:
+    return Chunk(id=str(point_id), path=payload["path"], start_line=payload["start_line"], end_line=payload["end_line"],
+                 language=payload.get("language"), kind=payload.get("kind", ""),
+                 symbol_ids=tuple(payload.get("symbol_ids") or ()), text=payload.get("text", ""),
+                 symbol_names=tuple(payload.get("symbol_names") or ()))
 
 
 def hit_from_payload(payload: dict[str, Any], score: float, reasons: tuple[str, ...]) -> Hit:
@@ -198,4 +220,4 @@ def dir_size(path: Path) -> int:
 
 
 __all__ = ["Store", "ManifestEntry", "SearchFilter", "open_store", "point_id", "sparse_vector", "query_sparse_vector",
-           "reference_key", "dir_size", "RRF_K", "INDEX_FORMAT"]
+           "reference_key", "dir_size", "semantic_coverage", "RRF_K", "INDEX_FORMAT"]

@@ -23,7 +23,7 @@ from typing import Any, Collection, Iterable, Iterator, Sequence
 
 from ..errors import IndexMismatchError, IndexMissingError, StoreError
 from ..types import Chunk, Hit, Reference, Symbol
-from . import RRF_K, ManifestEntry, SearchFilter, batches, chunk_payload, hit_from_payload, sparse_vector
+from . import RRF_K, ManifestEntry, SearchFilter, batches, chunk_from_payload, chunk_payload, hit_from_payload, sparse_vector
 from .graph_db import GraphDB
 
 UPSERT_BATCH = 512
@@ -172,7 +172,7 @@ class EdgeStore:
         self.graph.delete_manifest(paths)
 
     # ---- writes ---------------------------------------------------------------------------------
-    def upsert_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]],
+    def upsert_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float] | None],
                       embedded_texts: Sequence[str]) -> None:
         from qdrant_edge import Point, SparseVector, UpdateOperation
 
@@ -180,10 +180,20 @@ class EdgeStore:
         points = []
         for chunk, vector, embedded in zip(chunks, vectors, embedded_texts):
             indices, values = sparse_vector(embedded + "\n" + chunk.text, self._token_ids)
-            points.append(Point(id=chunk.id, payload=chunk_payload(chunk),
-                                vector={"dense": [float(x) for x in vector], "sparse": SparseVector(indices, values)}))
+            named: dict[str, Any] = {"sparse": SparseVector(indices, values)}
+            if vector is not None:
+                named["dense"] = [float(x) for x in vector]
+            points.append(Point(id=chunk.id, payload=chunk_payload(chunk), vector=named))
         for batch in batches(points, UPSERT_BATCH):
             shard.update(UpdateOperation.upsert_points(list(batch)))
+
+    def set_dense(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        from qdrant_edge import PointVectors, UpdateOperation
+
+        shard = self._chunks()
+        updates = [PointVectors(i, {"dense": [float(x) for x in v]}) for i, v in zip(ids, vectors)]
+        for batch in batches(updates, UPSERT_BATCH):
+            shard.update(UpdateOperation.update_vectors(list(batch)))
 
     def upsert_symbols(self, symbols: Sequence[Symbol]) -> None:
         self.graph.upsert_symbols(symbols)
@@ -252,11 +262,31 @@ class EdgeStore:
             if offset is None:
                 return sorted(hits, key=lambda h: h.start_line)
 
-    def search(self, dense: Sequence[float], sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
+    def chunks_of_files(self, paths: Sequence[str]) -> list[Chunk]:
+        from qdrant_edge import ScrollRequest
+
+        chunks: list[Chunk] = []
+        for batch in batches(list(paths), 500):
+            offset = None
+            while True:
+                records, offset = self._chunks().scroll(ScrollRequest(offset=offset, limit=1024, with_payload=True,
+                                                                      filter=_filter(SearchFilter(paths=tuple(batch)))))
+                chunks.extend(chunk_from_payload(r.id, dict(r.payload or {})) for r in records)
+                if offset is None:
+                    break
+        return chunks
+
+    def search(self, dense: Sequence[float] | None, sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
                weights: tuple[float, float] = (1.0, 1.0), where: SearchFilter | None = None) -> list[Hit]:
         from qdrant_edge import Fusion, Prefetch, Query, QueryRequest, SparseVector
 
         flt = _filter(where) if where else None
+        if dense is None:
+            if sparse is None or not sparse[0]:
+                return []
+            query = SparseVector(list(map(int, sparse[0])), list(map(float, sparse[1])))
+            request = QueryRequest(limit=limit, query=Query.Nearest(query, using="sparse"), filter=flt, with_payload=True)
+            return [hit_from_payload(dict(p.payload or {}), p.score, ("keyword",)) for p in self._chunks().query(request)]
         vector = [float(x) for x in dense]
         if sparse is None or not sparse[0] or weights[1] == 0:
             request = QueryRequest(limit=limit, query=Query.Nearest(vector, using="dense"), filter=flt, with_payload=True)

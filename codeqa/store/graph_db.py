@@ -30,7 +30,7 @@ _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (id INTEGER PRIMARY KEY CHECK (id = 0), data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS generation (id INTEGER PRIMARY KEY CHECK (id = 0), value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, sha256 TEXT, language TEXT, chunks INTEGER, symbols INTEGER,
-                                  status TEXT, reason TEXT);
+                                  status TEXT, reason TEXT, embedded INTEGER);
 CREATE TABLE IF NOT EXISTS names (n INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS symbols (n INTEGER PRIMARY KEY, {", ".join(_SYMBOL_PLAIN)}, path INTEGER, start_line INTEGER,
                                     end_line INTEGER, signature TEXT, docstring TEXT, parent INTEGER, name_key TEXT,
@@ -149,13 +149,14 @@ class GraphDB:
     def manifest(self) -> dict[str, ManifestEntry]:
         if not self.has_schema():
             return {}
-        return {row[0]: ManifestEntry(*row) for row in self.db.execute(
-            "SELECT path, sha256, language, chunks, symbols, status, reason FROM files")}
+        return {row[0]: ManifestEntry(*row[:-1], embedded=bool(row[-1])) for row in self.db.execute(
+            "SELECT path, sha256, language, chunks, symbols, status, reason, embedded FROM files")}
 
     def put_manifest(self, entries: Sequence[ManifestEntry]) -> None:
         with self._transaction():
-            self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                [(e.path, e.sha256, e.language, e.chunks, e.symbols, e.status, e.reason) for e in entries])
+            self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                [(e.path, e.sha256, e.language, e.chunks, e.symbols, e.status, e.reason, int(e.embedded))
+                                 for e in entries])
 
     def delete_manifest(self, paths: Sequence[str]) -> None:
         with self._transaction():

@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 from ..errors import StoreError
 from ..types import Chunk, Hit, Reference, Symbol, name_key
-from . import (RRF_K, ManifestEntry, SearchFilter, batches, chunk_payload, hit_from_payload, point_id, reference_key,
+from . import (RRF_K, ManifestEntry, SearchFilter, batches, chunk_from_payload, chunk_payload, hit_from_payload, point_id, reference_key,
                sparse_vector)
 
 META_POINT_ID = str(uuid.UUID(int=0))
@@ -159,11 +159,19 @@ class ServerStore:
         points = []
         for chunk, vector, embedded in zip(chunks, vectors, embedded_texts):
             indices, values = sparse_vector(embedded + "\n" + chunk.text, self._token_ids)
-            points.append(models.PointStruct(
-                id=chunk.id, payload=chunk_payload(chunk),
-                vector={"dense": [float(x) for x in vector], "sparse": models.SparseVector(indices=indices, values=values)}))
+            named: dict[str, Any] = {"sparse": models.SparseVector(indices=indices, values=values)}
+            if vector is not None:
+                named["dense"] = [float(x) for x in vector]
+            points.append(models.PointStruct(id=chunk.id, payload=chunk_payload(chunk), vector=named))
         for batch in batches(points, UPSERT_BATCH):
             self.client.upsert(self.chunks, list(batch))
+
+    def set_dense(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        from qdrant_client import models
+
+        updates = [models.PointVectors(id=i, vector={"dense": [float(x) for x in v]}) for i, v in zip(ids, vectors)]
+        for batch in batches(updates, UPSERT_BATCH):
+            self.client.update_vectors(self.chunks, points=list(batch))
 
     def upsert_symbols(self, symbols: Sequence[Symbol]) -> None:
         from qdrant_client import models
@@ -259,11 +267,22 @@ class ServerStore:
         return sorted((hit_from_payload(rec.payload, 0.0, ()) for rec in self._scroll(self.chunks, _match("path", path))),
                       key=lambda h: h.start_line)
 
-    def search(self, dense: Sequence[float], sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
+    def chunks_of_files(self, paths: Sequence[str]) -> list[Chunk]:
+        return [chunk_from_payload(rec.id, rec.payload or {}) for batch in batches(list(paths), 500)
+                for rec in self._scroll(self.chunks, _match_any("path", list(batch)))]
+
+    def search(self, dense: Sequence[float] | None, sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
                weights: tuple[float, float] = (1.0, 1.0), where: SearchFilter | None = None) -> list[Hit]:
         from qdrant_client import models
 
         flt = _filter(where) if where else None
+        if dense is None:
+            if sparse is None or not sparse[0]:
+                return []
+            result = self.client.query_points(self.chunks, query=models.SparseVector(indices=list(sparse[0]),
+                                              values=list(sparse[1])), using="sparse", limit=limit, query_filter=flt,
+                                              with_payload=True)
+            return [hit_from_payload(p.payload, p.score, ("keyword",)) for p in result.points]
         vector = [float(x) for x in dense]
         if sparse is None or not sparse[0] or weights[1] == 0:
             result = self.client.query_points(self.chunks, query=vector, using="dense", limit=limit, query_filter=flt,

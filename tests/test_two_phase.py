@@ -1,0 +1,124 @@
+"""Two phases in one index run: phase 1 (graph + keyword vectors) is searchable before any chunk is
+embedded; phase 2 fills in the dense vectors by priority, and a later run completes what one left."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeqa.dense_stage import pending_files
+from codeqa.embed import SentenceTransformerEmbedder
+from codeqa.index import index_repo, index_status
+from codeqa.retrieve import Retriever, semantic_note
+from codeqa.store import ManifestEntry, open_store
+from conftest import copy_fixture_repo, index_snapshot
+
+
+class CountingEmbedder:
+    """The session's real model, counting the texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.model_id, self.dimension, self.texts = inner, inner.model_id, inner.dimension, 0
+
+    def encode(self, texts, batch_size=64):
+        self.texts += len(texts)
+        return self.inner.encode(texts, batch_size=batch_size)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return copy_fixture_repo(tmp_path / "repo")
+
+
+def _dense_chunks(repo: Path, settings) -> tuple[int, int]:
+    """(chunks with a dense vector, all chunks): a dense-only search returns only chunks that have one."""
+    store = open_store(repo, settings)
+    try:
+        total = store.count_chunks()
+        return len(store.search([1.0] + [0.0] * 383, None, total + 10)), total
+    finally:
+        store.close()
+
+
+def test_phase_one_is_searchable_without_the_model_and_a_later_run_embeds(repo, settings, embedder, tmp_path):
+    fresh = SentenceTransformerEmbedder()  # not loaded: phase 1 must never need it
+    first = index_repo(repo, settings, embedder=fresh, embed=False)
+    assert not fresh.loaded and first.chunks_embedded == 0 and first.chunks_deferred == first.chunks > 10
+    assert first.symbols > 15 and first.references > 10 and 0 < first.searchable_seconds <= first.elapsed_seconds
+    assert _dense_chunks(repo, settings) == (0, first.chunks)
+    assert not (settings.index_dir_for(repo.resolve()) / "state.json").exists()  # the next run has work to do
+    assert index_status(repo, settings, open_store(repo, settings)).semantic == 0.0
+
+    with Retriever.open(repo, settings, embedder=fresh) as retriever:
+        assert retriever.semantic_coverage() == 0.0 and "at 0%" in semantic_note(0.0)
+        hits = retriever.search("encode text with the encoder class")
+        assert hits and all("keyword" in h.reasons or "symbol" in h.reasons for h in hits)
+        assert any(h.path == "encoders/encoder.py" for h in hits[:3])
+        by_name = retriever.search("EncoderClass")
+        assert by_name[0].path == "encoders/encoder.py"
+    assert not fresh.loaded  # keyword search embeds no query
+
+    counting = CountingEmbedder(embedder)
+    second = index_repo(repo, settings, embedder=counting)  # nothing changed: phase 2 only
+    assert second.files_changed == 0 and not second.nothing_to_do
+    assert second.chunks_embedded == first.chunks and second.chunks_deferred == 0 and counting.texts == first.chunks
+    assert _dense_chunks(repo, settings) == (first.chunks, first.chunks)
+    assert (settings.index_dir_for(repo.resolve()) / "state.json").exists()
+    assert index_repo(repo, settings, embedder=counting).nothing_to_do
+    with Retriever.open(repo, settings, embedder=embedder) as retriever:
+        assert retriever.semantic_coverage() == 1.0 and semantic_note(1.0) is None
+        assert "dense" in retriever.search("encode text with the encoder class")[0].reasons
+
+    # the same index a one-phase run builds, and phase 2 embedded exactly the texts phase 1 would have
+    clean = settings.with_(index_dir=tmp_path / "clean")
+    index_repo(repo, clean, embedder=embedder)
+    assert index_snapshot(repo, settings) == index_snapshot(repo, clean)
+    rebuilt = CountingEmbedder(embedder)
+    index_repo(repo, settings, full=True, embedder=rebuilt)
+    assert rebuilt.texts == 0  # every vector came from the cache phase 2 filled
+
+
+def test_a_changed_file_is_embedded_in_the_same_run(repo, settings, embedder):
+    index_repo(repo, settings, embedder=embedder)
+    (repo / "app" / "formatting.py").write_text((repo / "app" / "formatting.py").read_text()
+                                                + "\n\ndef shout_twice(text):\n    return text.upper() * 2\n")
+    report = index_repo(repo, settings, embedder=embedder)
+    assert report.files_changed == 1 and report.chunks_deferred == 0
+    assert _dense_chunks(repo, settings)[0] == report.chunks
+    with Retriever.open(repo, settings, embedder=embedder) as retriever:
+        assert retriever.semantic_coverage() == 1.0
+
+
+def test_search_fuses_keywords_while_semantic_search_is_partial(repo, settings, embedder):
+    """Half the chunks embedded: a prose question also searches by its words, weighted by what is missing."""
+    index_repo(repo, settings, embedder=embedder)
+    store = open_store(repo, settings)
+    try:
+        meta = store.read_meta()
+        store.write_meta({**meta, "chunks_embedded": meta["chunks"] // 2})
+    finally:
+        store.close()
+    with Retriever.open(repo, settings, embedder=embedder) as retriever:
+        calls = []
+        real = retriever.store.search
+
+        def spy(dense, sparse, limit, weights=(1.0, 1.0), where=None):
+            calls.append((dense is not None, bool(sparse and sparse[0]), weights))
+            return real(dense, sparse, limit, weights, where)
+
+        retriever.store.search = spy
+        coverage = retriever.semantic_coverage()
+        assert 0.4 < coverage < 0.6 and "Semantic search is at" in semantic_note(coverage)
+        assert retriever.search("how is text shouted in upper case")
+        assert calls[-1][:2] == (True, True) and calls[-1][2] == pytest.approx((1.0, 1.0 - coverage))
+
+
+def test_phase_two_goes_package_code_first_and_small_files_first():
+    entries = {p: ManifestEntry(p, "h", "python", n, 0, embedded=e) for p, n, e in [
+        ("tests/test_big.py", 1, False), ("pkg/big.py", 40, False), ("pkg/small.py", 2, False),
+        ("docs/guide.md", 1, False), ("examples/demo.py", 1, False), ("pkg/done.py", 1, True),
+        ("pkg/empty.py", 0, False)]}
+    entries["pkg/pending.py"] = ManifestEntry.pending("pkg/pending.py")
+    assert [e.path for e in pending_files(entries)] == ["pkg/small.py", "pkg/big.py", "examples/demo.py",
+                                                        "docs/guide.md", "tests/test_big.py"]
