@@ -11,6 +11,7 @@ Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input (missing repo, no inde
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -168,8 +169,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        resume = " (what was committed stays: run `codeqa index` again to go on from there)" if args.command == "index" else ""
+        print(f"interrupted{resume}", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `codeqa refs X --json | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes stdout
+        return 141
 
 
 COMMANDS = {"index": cmd_index, "search": cmd_search, "refs": cmd_refs, "ask": cmd_ask, "export": cmd_export,
