@@ -136,11 +136,13 @@ class _Planted:
 def _plant(path: Path, key: str, data: object) -> None:
     """Write a row straight into the cache file, as a crafted index folder would hold it (bytes
     compressed as the cache stores them, so that they reach the checks)."""
+    rest = data
     if isinstance(data, bytes):
-        data = zlib.compress(data)
+        head, _, tail = data.partition(b"\n")
+        data, rest = zlib.compress(head), zlib.compress(tail)
     db = sqlite3.connect(path)
     try:
-        db.execute("INSERT OR REPLACE INTO parsed (key, data) VALUES (?, ?)", (key, data))
+        db.execute("INSERT OR REPLACE INTO parsed (key, data, rest) VALUES (?, ?, ?)", (key, data, rest))
         db.commit()
     finally:
         db.close()
@@ -170,7 +172,14 @@ def test_planted_pickle_is_a_miss_and_never_runs(tmp_path, parsed):
 
 
 def _entry(pf: ParsedFile) -> dict:
-    return json.loads(encode_parsed(pf))
+    """An encoded entry's two parts, decoded: the `data` part's keys, and the `rest` references' columns."""
+    head, _, rest = encode_parsed(pf).partition(b"\n")
+    return {**json.loads(head), "rest": json.loads(rest)}
+
+
+def _dump(entry: dict) -> bytes:
+    head = {k: v for k, v in entry.items() if k != "rest"}
+    return json.dumps(head).encode() + b"\n" + json.dumps(entry["rest"]).encode()
 
 
 def _malformed(pf: ParsedFile) -> dict[str, object]:
@@ -180,7 +189,7 @@ def _malformed(pf: ParsedFile) -> dict[str, object]:
     def variant(name: str, change) -> None:
         entry = _entry(pf)
         change(entry)
-        variants[name] = json.dumps(entry).encode()
+        variants[name] = _dump(entry)
 
     variant("old version", lambda e: e.update(v=FORMAT_VERSION - 1))
     variant("next version", lambda e: e.update(v=FORMAT_VERSION + 1))
@@ -188,20 +197,27 @@ def _malformed(pf: ParsedFile) -> dict[str, object]:
     variant("version as float", lambda e: e.update(v=float(FORMAT_VERSION)))
     variant("field renamed", lambda e: e["reference_fields"].__setitem__(0, "label"))
     variant("field added", lambda e: e["symbol_fields"].append("visibility"))
-    variant("int where str expected", lambda e: e["references"][0].__setitem__(0, 7))  # name
+    variant("int where str expected", lambda e: e["rest"][0].__setitem__(0, 7))  # name
+    variant("int where str expected (table)", lambda e: e["table_references"][0].__setitem__(0, 7))
     variant("int where str expected (symbol)", lambda e: e["symbols"][3].__setitem__(0, 1))  # kind
-    variant("None where str required", lambda e: e["references"][1].__setitem__(0, None))  # path
-    variant("bool where int expected", lambda e: e["references"][2].__setitem__(0, True))  # line
+    variant("None where str required", lambda e: e["rest"][1].__setitem__(0, None))  # path
+    variant("bool where int expected", lambda e: e["rest"][2].__setitem__(0, True))  # line
     variant("float where int expected", lambda e: e["symbols"][6].__setitem__(0, 1.0))  # start_line
-    variant("str where int expected", lambda e: e["references"][3].__setitem__(0, "3"))  # column
-    variant("target_ids not a list", lambda e: e["references"][6].__setitem__(0, "a#b@1"))
-    variant("target id not a str", lambda e: e["references"][6].__setitem__(0, [1]))
-    variant("object where str expected", lambda e: e["references"][8].__setitem__(0, {"__class__": "x"}))
-    variant("missing value", lambda e: e["references"][4].pop())
+    variant("str where int expected", lambda e: e["rest"][3].__setitem__(0, "3"))  # column
+    variant("target_ids not a list", lambda e: e["rest"][6].__setitem__(0, "a#b@1"))
+    variant("target id not a str", lambda e: e["rest"][6].__setitem__(0, [1]))
+    variant("object where str expected", lambda e: e["rest"][8].__setitem__(0, {"__class__": "x"}))
+    variant("missing value", lambda e: e["rest"][4].pop())
     variant("extra value", lambda e: e["symbols"][0].append("extra"))
-    variant("missing field column", lambda e: e["references"].pop())
-    variant("extra field column", lambda e: e["references"].append(list(e["references"][0])))
-    variant("rows instead of columns", lambda e: e.update(references=[list(row) for row in zip(*e["references"])]))
+    variant("missing field column", lambda e: e["rest"].pop())
+    variant("extra field column", lambda e: e["rest"].append(list(e["rest"][0])))
+    variant("rows instead of columns", lambda e: e.update(rest=[list(row) for row in zip(*e["rest"])]))
+    variant("a position out of range", lambda e: e["table_positions"].__setitem__(-1, e["references"]))
+    variant("positions out of order", lambda e: e["table_positions"].reverse())
+    variant("a position as str", lambda e: e["table_positions"].__setitem__(0, "0"))
+    variant("a position missing", lambda e: e["table_positions"].pop())
+    variant("count not what the parts hold", lambda e: e.update(references=e["references"] + 1))
+    variant("count as str", lambda e: e.update(references=str(e["references"])))
     variant("missing key", lambda e: e.pop("error"))
     variant("extra key", lambda e: e.update(abs_path="/etc"))
     variant("error as int", lambda e: e.update(error=0))
@@ -209,6 +225,7 @@ def _malformed(pf: ParsedFile) -> dict[str, object]:
     variant("error as int", lambda e: e.update(error=1))
     variant("symbols as dict", lambda e: e.update(symbols={}))
     variant("other path", lambda e: e.update(path="elsewhere.py"))
+    variants["no rest part"] = encode_parsed(pf).partition(b"\n")[0]
     variants["top level list"] = b"[1, 2, 3]"
     variants["not json"] = b"{\"v\": 1, "
     variants["not utf-8"] = b"\xff\xfe\x00garbage"
@@ -223,7 +240,8 @@ def _malformed(pf: ParsedFile) -> dict[str, object]:
 def test_malformed_entries_are_misses(parsed):
     pf = _rich(parsed)
     assert pf.symbols and len(pf.references) > 1
-    assert decode_parsed(json.dumps(_entry(pf)).encode(), pf.file) == pf  # the variants start from a valid entry
+    assert decode_parsed(_dump(_entry(pf)), pf.file) == pf  # the variants start from a valid entry
+    assert len(_entry(pf)["table_positions"]) > 1 and len(_entry(pf)["rest"][0]) > 1  # both parts have rows to spoil
     for name, blob in _malformed(pf).items():
         assert decode_parsed(blob, pf.file) is None, name
 
