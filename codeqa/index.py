@@ -44,7 +44,7 @@ from typing import Callable, Iterator, Sequence
 
 from .chunk import chunk_embedding_text
 from .config import Settings
-from .embed import Embedder, EmbeddingCache, make_embedder
+from .embed import Embedder, EmbeddingCache, embedder_from_settings
 from .errors import IndexLockedError
 from .files import walk_repository
 from .fingerprint import FINGERPRINT_WORDS, FINGERPRINT_KEYS, VECTOR_META_KEYS, index_meta, stale_fingerprint
@@ -175,7 +175,7 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
     report = IndexReport(repo=str(repo), index_dir=str(index_dir), skipped=walked.skipped)
     report.files_total = len(walked.files)
     report.files_by_language = dict(Counter(f.language or "text" for f in walked.files))
-    embedder = embedder or make_embedder(settings.embeddings, settings.embedding_adapter, settings.openai_base_url, settings.openai_api_key)
+    embedder = embedder or embedder_from_settings(settings)
     report.model_id = embedder.model_id
     progress = progress or (lambda stage, done, total: None)
     with index_lock(index_dir):
@@ -445,7 +445,8 @@ def _embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence
     missing = list(dict.fromkeys(t for t in texts if cache.key(t) not in found))
     if missing:
         before_encoding()
-    step = max(batch_size * 4, 1)
+    # batches per call: enough for an endpoint's parallel requests (two rounds), and few enough for steady progress
+    step = max(batch_size * max(4, 2 * getattr(embedder, "concurrency", 1)), 1)
     for start in range(0, len(missing), step):
         part = missing[start:start + step]
         vectors = embedder.encode(part, batch_size=batch_size)
