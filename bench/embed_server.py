@@ -5,8 +5,8 @@ made to stand in for a remote GPU server with `--latency-ms` per request and, op
 failures (`--fail-rate`, answered 503 and retried by the client). The texts are real code: windows of
 `--lines` lines from the .py files under SOURCE (SQLAlchemy's lib/ by default), about the size of
 codeqa's chunks. For each concurrency the real OpenAIEmbedder (a fresh client, warmed by one request)
-encodes all texts at `--batch-size`, `--rounds` times; the table gives the best and worst round as
-requests/s and chunks/s.
+encodes all texts at `--batch-size`, `--rounds` times, and every round's vectors are checked against
+the stub's (all of them, in order); the table gives the best and worst round as requests/s and chunks/s.
 
 Two side measurements: the wire format (one batch, sequential requests on one connection, base64
 float32 vs JSON numbers: bytes per answer, mean request time, and the client's CPU to decode an
@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from codeqa.embed.openai_api import OpenAIEmbedder  # noqa: E402
+from embed_stub import embed  # noqa: E402  (bench/ is on sys.path: this script's folder)
 
 DEFAULT_SOURCE = Path("/tmp/data/sqlalchemy-2.0.36/lib")
 
@@ -64,8 +65,10 @@ def start_stub(latency_ms: float, fail_rate: float) -> tuple[subprocess.Popen, s
     return process, found.group(0)
 
 
-def throughput(base_url: str, texts: list[str], batch_size: int, concurrency: int, rounds: int) -> list[float]:
-    """Seconds to encode all texts, one figure a round."""
+def throughput(base_url: str, texts: list[str], expected: np.ndarray, batch_size: int, concurrency: int,
+               rounds: int) -> list[float]:
+    """Seconds to encode all texts, one figure a round; each round's vectors are checked against `expected`
+    (the stub's vectors computed here): all of them, in input order, retries or not."""
     embedder = OpenAIEmbedder("stub-hash", base_url, concurrency=concurrency)  # default retry settings
     embedder.encode(texts[:1])  # the connection and the first-call costs are not the throughput
     seconds = []
@@ -73,7 +76,8 @@ def throughput(base_url: str, texts: list[str], batch_size: int, concurrency: in
         started = time.perf_counter()
         vectors = embedder.encode(texts, batch_size=batch_size)
         seconds.append(time.perf_counter() - started)
-        assert vectors.shape == (len(texts), 384)
+        if vectors.shape != expected.shape or not np.allclose(vectors, expected, atol=1e-5):
+            raise SystemExit(f"concurrency {concurrency}: the vectors are not the texts' own, in order")
     return seconds
 
 
@@ -137,20 +141,23 @@ def main() -> None:
     print(f"{len(texts)} texts from {args.source} (mean {statistics.mean(map(len, texts)):.0f} chars), "
           f"batches of {args.batch_size} = {requests} requests a round; stub latency {args.latency_ms:g} ms a request, "
           f"fail rate {args.fail_rate:g}; {args.rounds} round(s) each", flush=True)
+    expected = np.asarray([embed(text, None) for text in texts], dtype=np.float32)
     stub, base_url = start_stub(args.latency_ms, args.fail_rate)
     try:
+        # requests/s counts the batches answered: a failed and retried request is not one
         print("\n| concurrency | requests/s | chunks/s | vs 1 |\n|---|---|---|---|", flush=True)
         single = None
         for concurrency in [int(c) for c in args.concurrency.split(",")]:
-            seconds = throughput(base_url, texts, args.batch_size, concurrency, args.rounds)
+            seconds = throughput(base_url, texts, expected, args.batch_size, concurrency, args.rounds)
             fast, slow = min(seconds), max(seconds)
             single = single or fast
             print(f"| {concurrency} | {requests / slow:.1f}–{requests / fast:.1f} | {len(texts) / slow:.0f}–{len(texts) / fast:.0f} "
                   f"| {single / fast:.1f}x |", flush=True)
-        print("\n| wire format (one batch, sequential) | answer bytes | request ms | client decode ms |\n|---|---|---|---|")
-        for encoding, size, wall, decode in wire_formats(base_url, texts[:args.batch_size], 20):
-            request = "–" if math.isnan(wall) else f"{wall * 1000:.1f}"
-            print(f"| {encoding} | {size:,} | {request} | {decode * 1000:.2f} |")
+        if not args.fail_rate:  # the wire-format requests are plain httpx, without retries
+            print("\n| wire format (one batch, sequential) | answer bytes | request ms | client decode ms |\n|---|---|---|---|")
+            for encoding, size, wall, decode in wire_formats(base_url, texts[:args.batch_size], 20):
+                request = "–" if math.isnan(wall) else f"{wall * 1000:.1f}"
+                print(f"| {encoding} | {size:,} | {request} | {decode * 1000:.2f} |")
     finally:
         stub.terminate()
         stub.wait()
