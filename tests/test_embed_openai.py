@@ -97,7 +97,7 @@ def test_a_refusal_fails_at_once_naming_the_setting_to_fix(server, status, messa
 def test_gives_up_after_the_retry_budget_and_stops_the_other_batches(server):
     server.always(Answer(503, "overloaded"))
     embedder = embedder_for(server, concurrency=4, max_attempts=3)
-    with pytest.raises(EmbeddingError, match=r"failed 3 time\(s\) in a row; last: 503 overloaded"):
+    with pytest.raises(EmbeddingError, match=r"failed 3 times in a row; last: 503 overloaded"):
         embedder.encode(TEXTS, batch_size=10)  # 30 batches
     assert 3 <= len(server.requests) <= 4 * 3  # the queued batches never went out
 
@@ -121,8 +121,13 @@ def test_an_unreachable_server_names_the_base_url_setting():
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     embedder = OpenAIEmbedder("m", f"http://127.0.0.1:{port}/v1", backoff_base=0.01, max_attempts=2)
-    with pytest.raises(EmbeddingError, match=r"failed 2 time\(s\).*cannot connect.*fix OPENAI_BASE_URL"):
+    with pytest.raises(EmbeddingError, match=r"failed 2 times in a row; last: cannot connect.*fix OPENAI_BASE_URL"):
         embedder.encode(["text"])
+
+
+def test_a_base_url_without_http_fails_at_once_naming_the_setting():
+    with pytest.raises(EmbeddingError, match=r"OPENAI_BASE_URL='localhost:8080/v1' is not a usable http\(s\) URL"):
+        OpenAIEmbedder("m", "localhost:8080/v1", backoff_base=5.0).encode(["text"])  # a retry would wait seconds
 
 
 @pytest.mark.parametrize("body, says", [

@@ -13,6 +13,7 @@ Failures:
     401 / 403                                        at once: the API key setting
     404, an unknown model                            at once: the model in CODEQA_EMBEDDINGS, OPENAI_BASE_URL
     413                                              at once: a smaller CODEQA_EMBEDDING_BATCH_SIZE
+    a base URL that is not http(s)                   at once: OPENAI_BASE_URL
     any other answer that is not embeddings          at once, with the server's own message
 Every failure is an EmbeddingError; the API key never appears in one.
 
@@ -138,6 +139,9 @@ class OpenAIEmbedder:
             wait: float | None = None
             try:
                 response = client.post(self._url, json=payload)
+            except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+                raise EmbeddingError(f"OPENAI_BASE_URL={self._base_url!r} is not a usable http(s) URL ({exc}); set it to "
+                                     "the server's API root, such as http://gpu-box:8080/v1.") from exc
             except httpx.TimeoutException:
                 failure = (f"no answer to a batch of {len(batch)} texts within {self.timeout:g} s. Raise "
                            f"CODEQA_EMBEDDING_TIMEOUT or lower CODEQA_EMBEDDING_BATCH_SIZE (now {len(batch)})")
@@ -159,7 +163,8 @@ class OpenAIEmbedder:
                 wait = min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
             if stop.wait(wait):
                 raise _Stopped()
-        raise EmbeddingError(f"The embeddings endpoint {self._url} failed {attempt} time(s) in a row; last: {failure}.")
+        times = "once" if attempt == 1 else f"{attempt} times in a row"
+        raise EmbeddingError(f"The embeddings endpoint {self._url} failed {times}; last: {failure}.")
 
     def _vectors(self, response: Any, count: int) -> np.ndarray:
         """The answer's vectors as float32 rows, in input order (servers may list them in any order)."""
