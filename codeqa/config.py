@@ -35,6 +35,9 @@ class Settings:
     embeddings: str = "local"
     embedding_adapter: str = "default"  # "default" (bundled LoRA), "none", or a path
     embedding_batch_size: int = 64
+    # openai:<model> only: requests in flight at once, and seconds a request waits for its answer before a retry
+    embedding_concurrency: int = 4
+    embedding_timeout: float = 60.0
     # retrieval / answering
     top_k: int = 10
     context_tokens: int = 6000

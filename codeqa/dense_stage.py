@@ -64,7 +64,8 @@ def embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[
     missing = list(dict.fromkeys(t for t, v in zip(texts, known) if v is None))
     if missing:
         before_encoding()
-    step = max(batch_size * 4, 1)
+    # batches per call: enough for an endpoint's parallel requests (two rounds), and few enough for steady progress
+    step = max(batch_size * max(4, 2 * getattr(embedder, "concurrency", 1)), 1)
     for start in range(0, len(missing), step):
         part = missing[start:start + step]
         vectors = embedder.encode(part, batch_size=batch_size)
@@ -103,7 +104,9 @@ def fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, batch_si
         load_seconds += load_model()
 
     progress("embed", 0, total)
-    for group in _batches(files, BATCH_CHUNKS):
+    # a commit's chunks: at least what an embedding server's requests in flight take at once
+    per_commit = max(BATCH_CHUNKS, 2 * batch_size * getattr(embedder, "concurrency", 1))
+    for group in _batches(files, per_commit):
         chunks = store.chunks_of_files([e.path for e in group])
         texts = embedding_texts(store, chunks)
         known = cached_vectors(embedder, cache, texts)

@@ -52,7 +52,7 @@ from typing import Iterator
 from .chunk import chunk_embedding_text
 from .config import Settings
 from .dense_stage import cached_vectors, fill_dense, pending_files
-from .embed import Embedder, EmbeddingCache, make_embedder
+from .embed import Embedder, EmbeddingCache, embedder_from_settings
 from .errors import IndexLockedError
 from .files import walk_repository
 from .fingerprint import FINGERPRINT_WORDS, VECTOR_META_KEYS, index_meta, stale_fingerprint
@@ -191,7 +191,7 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
     report = IndexReport(repo=str(repo), index_dir=str(index_dir), skipped=walked.skipped)
     report.files_total = len(walked.files)
     report.files_by_language = dict(Counter(f.language or "text" for f in walked.files))
-    embedder = embedder or make_embedder(settings.embeddings, settings.embedding_adapter, settings.openai_base_url, settings.openai_api_key)
+    embedder = embedder or embedder_from_settings(settings)
     report.model_id = embedder.model_id
     progress = progress or (lambda stage, done, total: None)
     with index_lock(index_dir):

@@ -31,7 +31,7 @@ import numpy as np
 
 from .chunk import chunk_embedding_text, chunk_file
 from .config import Settings
-from .embed import Embedder, make_embedder
+from .embed import Embedder, embedder_from_settings
 from .files import read_source_text, redact_source, walk_repository
 from .graph import resolve_references
 from .parse_pool import PARALLEL_PARSE_MIN_FILES
@@ -163,7 +163,7 @@ class IndexPlan:
 def plan_index(repo: Path, settings: Settings | None = None, embedder: Embedder | None = None, seed: int = 0,
                sample_seconds: float = SAMPLE_SECONDS) -> IndexPlan:
     """What `index_repo(repo, settings)` would index, skip and cost, from the walk and a timed sample.
-    `embedder` defaults to the one the settings configure (make_embedder, as index_repo does)."""
+    `embedder` defaults to the one the settings configure (embedder_from_settings, as index_repo does)."""
     settings = settings or Settings.load()
     started = time.perf_counter()
     walked = walk_repository(Path(repo), settings.files_max_bytes)
@@ -186,8 +186,7 @@ def plan_index(repo: Path, settings: Settings | None = None, embedder: Embedder 
         notes.append(f"Parsing runs in {workers} worker processes: modelled as {speedup:.1f}x faster than one "
                      f"(cores {_cores()}, load average {os.getloadavg()[0]:.1f}).")
 
-    embedder = embedder or make_embedder(settings.embeddings, settings.embedding_adapter, settings.openai_base_url,
-                                         settings.openai_api_key)
+    embedder = embedder or embedder_from_settings(settings)
     by_id = {s.id: s for pf in parsed for s in pf.symbols}
     texts = [chunk_embedding_text(c, by_id) for c in chunks]
     load_seconds, embed_sample_seconds, embedded_texts = _time_embedding(embedder, texts, settings, random.Random(seed))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .config import Settings
-from .embed import Embedder, make_embedder
+from .embed import Embedder, embedder_from_settings
 from .errors import IndexMissingError
 from .files import ROLE_ORDER, path_role, top_folder
 from .lookup import GraphQueries, group_references
@@ -78,8 +78,7 @@ class Retriever:
             if not store.exists() or not meta:
                 raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
             if need_model and embedder is None:
-                embedder = make_embedder(settings.embeddings, settings.embedding_adapter, settings.openai_base_url,
-                                         settings.openai_api_key)
+                embedder = embedder_from_settings(settings)
             check_compatible(meta, embedder, repo, settings)
         except Exception:
             store.close()

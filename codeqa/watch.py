@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from .config import Settings
-from .embed import Embedder, make_embedder
+from .embed import Embedder, embedder_from_settings
 from .errors import CodeQAError, IndexLockedError
 from .files import DEFAULT_IGNORED_DIRS
 from .index import IndexReport, index_repo
@@ -37,8 +37,7 @@ class RepoWatcher:
         self.repo = Path(repo).resolve()
         self.settings = settings
         # one embedder for every run: the model loads at the first change that needs it, once
-        self.embedder = embedder or make_embedder(settings.embeddings, settings.embedding_adapter,
-                                                  settings.openai_base_url, settings.openai_api_key)
+        self.embedder = embedder or embedder_from_settings(settings)
         self.on_report = on_report or (lambda report: None)
         self.on_error = on_error or (lambda exc: None)
         self.debounce = debounce

@@ -34,7 +34,8 @@ class LocalServer:
         handler = type("Handler", (self.handler,), {"owner": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name=self.thread_name, daemon=True).start()
+        # a short poll: stop() waits for the loop to notice, 0.5 s a stub at the default
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), name=self.thread_name, daemon=True).start()
         return self
 
     def stop(self) -> None:

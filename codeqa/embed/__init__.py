@@ -2,7 +2,7 @@
 
     local        local.py        the bundled all-MiniLM-L6-v2 (sentence-transformers, CPU) + our LoRA (adapter.py)
     local-onnx   local_onnx.py   the same model exported to ONNX Runtime (opt-in, faster load and queries)
-    openai:<m>   openai_api.py   any OpenAI-compatible /embeddings endpoint
+    openai:<m>   openai_api.py   any OpenAI-compatible /embeddings endpoint (TEI, vLLM, Ollama): batches in parallel, retried
     text.py      what is embedded for a chunk, and the code-aware sparse (BM25) tokens
     cache.py     EmbeddingCache: vectors by (model id, text hash), so unchanged chunks are never re-embedded
 
@@ -16,6 +16,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from ..config import Settings
 from ..errors import UsageError
 from .cache import EmbeddingCache
 from .local import BASE_MODEL_ID, SentenceTransformerEmbedder
@@ -27,7 +28,9 @@ class Embedder(Protocol):
 
     Contract: `encode(texts)` returns one float32 row per text, in order, L2-normalised, all of
     length `dimension`; `model_id` names the model *and* any adapter, so an index can refuse
-    vectors from another model. Loading is lazy: constructing an Embedder is free.
+    vectors from another model. Loading is lazy: constructing an Embedder is free. An embedder that
+    sends several batches at once says how many in an optional `concurrency` (the indexer then hands
+    it enough texts per call to keep them all busy).
     """
 
     model_id: str
@@ -37,10 +40,11 @@ class Embedder(Protocol):
 
 
 def make_embedder(spec: str = "local", adapter: str = "default", base_url: str | None = None,
-                  api_key: str | None = None) -> Embedder:
-    """The embedder CODEQA_EMBEDDINGS names: "local", "local-onnx" or "openai:<model>"."""
+                  api_key: str | None = None, *, concurrency: int = 4, timeout: float = 60.0) -> Embedder:
+    """The embedder CODEQA_EMBEDDINGS names: "local", "local-onnx" or "openai:<model>". `concurrency` and
+    `timeout` (CODEQA_EMBEDDING_CONCURRENCY, CODEQA_EMBEDDING_TIMEOUT) apply to an endpoint only."""
     if spec.startswith("openai:"):
-        return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key)
+        return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key, concurrency=concurrency, timeout=timeout)
     if spec == "local-onnx":
         from .local_onnx import OnnxEmbedder
 
@@ -50,4 +54,11 @@ def make_embedder(spec: str = "local", adapter: str = "default", base_url: str |
     return SentenceTransformerEmbedder(adapter)
 
 
-__all__ = ["Embedder", "make_embedder", "EmbeddingCache", "SentenceTransformerEmbedder", "OpenAIEmbedder", "BASE_MODEL_ID"]
+def embedder_from_settings(settings: Settings) -> Embedder:
+    """The embedder `settings` configure (what index, plan, watch and search use when given none)."""
+    return make_embedder(settings.embeddings, settings.embedding_adapter, settings.openai_base_url,
+                         settings.openai_api_key, concurrency=settings.embedding_concurrency,
+                         timeout=settings.embedding_timeout)
+
+
+__all__ = ["Embedder", "make_embedder", "embedder_from_settings", "EmbeddingCache", "SentenceTransformerEmbedder", "OpenAIEmbedder", "BASE_MODEL_ID"]
