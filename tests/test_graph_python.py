@@ -179,3 +179,22 @@ def test_name_only_when_nothing_is_known_about_the_receiver(graph):
 def test_local_variable_reads_are_not_reported(graph):
     assert all(r.confidence in ("exact", "likely", "name-only") for r in graph.references)
     assert not any(r.name in ("car", "names", "thing", "e") for r in graph.references)
+
+
+def test_a_star_import_chain_deeper_than_the_stack_leaves_references_unresolved(tmp_path):
+    """site-packages has webs of `from x import *` hundreds of modules deep: resolving a name through them
+    ran out of Python's stack and ended the index run. The reference stays unresolved; the others resolve."""
+    depth = 400
+    pkg = tmp_path / "deep"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for i in range(depth):
+        nxt = f"from deep.m{i + 1} import *\n" if i + 1 < depth else "def bottom():\n    return 1\n"
+        (pkg / f"m{i}.py").write_text(nxt)
+    (tmp_path / "other.py").write_text("def missing_name():\n    return 2\n")  # a name that exists, not down the chain
+    (tmp_path / "use.py").write_text("from deep.m0 import *\nfrom deep.m399 import bottom as b\n\n\n"
+                                     "def main():\n    missing_name()\n    b()\n")
+    graph = Graph(tmp_path)
+    calls = {r.name: r for r in graph.references if r.path == "use.py" and r.kind == "call"}
+    assert "missing_name" not in calls  # not found (and not a crash)
+    assert calls["b"].target_ids == (graph.symbol_ids["deep/m399.py#bottom"],)

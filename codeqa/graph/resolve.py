@@ -97,7 +97,10 @@ def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = Non
         memo.deps = {path}
         resolved: list[Reference] = []
         for ref in pf.references:
-            targets, confidence = resolver.resolve(ref)
+            try:
+                targets, confidence = resolver.resolve(ref)
+            except RecursionError:  # evidence chained deeper than Python's stack (a web of star imports
+                continue  # across hundreds of modules, as in site-packages): the reference stays unresolved
             if not targets:
                 continue
             if twins:  # a stub declares the same thing as its code: a reference counts for both
