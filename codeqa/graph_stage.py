@@ -18,7 +18,7 @@ from .config import Settings
 from .graph import GraphIndex
 from .graph.incremental import FileGraph, files_to_resolve, summarize
 from .graph.resolve import resolve_by_file
-from .parse_cache import ParseCache
+from .parse_cache import TABLE_REFERENCE_KINDS, ParseCache
 from .parse_pool import _parse_and_chunk, _parse_and_chunk_all, _parse_chunk_encode
 from .types import Chunk, ParsedFile, Reference, SourceFile
 
@@ -43,7 +43,9 @@ class GraphUpdate:
 
 def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings: Settings, cache: ParseCache,
                 fingerprint: str, pool: ProcessPoolExecutor | None = None, progress: ProgressCallback | None = None,
-                previous: tuple[dict[str, FileGraph], dict[str, tuple[str, ...]]] | None = None) -> tuple[dict[str, tuple[ParsedFile, list[Chunk]]], list[ParsedFile], GraphUpdate]:
+                previous: tuple[dict[str, FileGraph], dict[str, tuple[str, ...]]] | None = None,
+                on_parsed: Callable[[list[tuple[ParsedFile, list[Chunk]]]], None] | None = None,
+                ) -> tuple[dict[str, tuple[ParsedFile, list[Chunk]]], list[ParsedFile], GraphUpdate]:
     """Parse + chunk the changed files (in worker processes when there are many; `pool` shut down
     after), take the others' parses from the cache, and resolve references: a change in one file can
     retarget references in others, so with the last run's FileGraphs and twins (`previous`, from
@@ -51,33 +53,52 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     (graph/incremental.py), without them all files.
     Returns the changed files' (parse, chunks) by path, every file's parse in `files` order (with the
     last run's state, of the files not resolved again only the references that resolving others
-    reads), and the references to store."""
+    reads), and the references to store.
+
+    With `on_parsed`, the changed files' (parse, chunks) go to it batch by batch as they are parsed
+    (index.py stores them) and are not returned; only what resolving other files reads stays in
+    memory, and the rest of a parse is read back from the cache when its file is resolved: a big
+    tree's parses never sit in memory all at once (site-packages, 19k files)."""
     progress = progress or (lambda stage, done, total: None)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
+    kept: dict[str, ParsedFile] = {}  # with on_parsed: the changed files' parses, cut to what others read
     progress("parse", 0, len(changed))
     # the stage makes tens of thousands of small objects (parse results, references): garbage
     # collections mid-way would walk the whole growing heap again and again
     fresh_parse: set[str] = set()  # parsed here, not taken from the cache
     with _gc_paused():
         written: list[tuple[SourceFile, bytes]] = []
+        batch: list[tuple[ParsedFile, list[Chunk]]] = []
         for done, (pf, chunks, blob) in enumerate(_parse_and_chunk_all(changed, settings, pool), start=1):
-            fresh[pf.file.path] = (pf, chunks)
+            if on_parsed is None:
+                fresh[pf.file.path] = (pf, chunks)
+            else:
+                kept[pf.file.path] = table_only(pf)
+                batch.append((pf, chunks))
             written.append((pf.file, blob))
             if len(written) >= FILE_BATCH:
-                cache.put_many(written, fingerprint)
-                written = []
+                cache.put_many(written, fingerprint)  # in the cache before the store: resolving reads it back
+                if batch:
+                    on_parsed(batch)
+                written, batch = [], []
             progress("parse", done, len(changed))
         cache.put_many(written, fingerprint)
+        if batch:
+            on_parsed(batch)
+        del batch
         if pool is not None:
             pool.shutdown()  # idle workers would hold memory through the embedding
         # with the last run's state most files' own references are not resolved again: of those, only
         # what resolving the others reads is decoded, the rest once it turns out to be needed
-        light = previous is not None
-        cached = cache.get_many([f for f in files if f.path not in fresh], fingerprint, all_references=not light)
+        light = previous is not None or on_parsed is not None
+        cached = cache.get_many([f for f in files if f.path not in fresh and f.path not in kept], fingerprint,
+                                all_references=not light)
         parsed: list[ParsedFile] = []
         for f in files:
             if f.path in fresh:
                 parsed.append(fresh[f.path][0])
+            elif f.path in kept:
+                parsed.append(kept[f.path])
             elif f.path in cached:
                 parsed.append(cached[f.path])
             else:  # not cached (a cache from before, or pruned): parse it again
@@ -104,6 +125,13 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     resolved = list(resolution.references)
     paths = set(resolved) | (set(graphs_before) - set(graphs))
     return fresh, parsed, GraphUpdate(references, paths, resolved, graphs, resolution.twins)
+
+
+def table_only(pf: ParsedFile) -> ParsedFile:
+    """A parse cut to what resolving other files reads: its symbols, and the references ParseCache's
+    all_references=False keeps (imports, base classes, type evidence)."""
+    return ParsedFile(pf.file, pf.symbols, tuple(r for r in pf.references if r.assigned or r.kind in TABLE_REFERENCE_KINDS),
+                      pf.error)
 
 
 def _complete_parses(paths: Collection[str], parsed: Sequence[ParsedFile], complete: Collection[str],

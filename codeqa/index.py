@@ -64,7 +64,6 @@ from .parse_pool import parse_workers
 from .store import ManifestEntry, Store, dir_size, open_store, semantic_coverage
 from .types import SkippedFile, SourceFile
 
-FILE_BATCH = 64
 # The embedding cache keeps the vectors most recently written or read, this many times the index's
 # chunks (at least EMBED_CACHE_MIN): enough for a few branches' worth of changes, not years of churn.
 EMBED_CACHE_FACTOR = 4
@@ -292,24 +291,32 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     if not settings.qdrant_url and meta and not meta.get("graph_dirty"):
         with closing(GraphState(index_dir / GRAPH_STATE_FILE)) as state:
             previous = state.load(fingerprint)
-    try:
-        graph_started = time.perf_counter()
-        fresh, parsed, update = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, progress, previous)
-        report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve, not the writes
-        parse_cache.prune({parse_cache.key(f, fingerprint) for f in files})
-    finally:
-        parse_cache.close()
-    report.partial = sorted((pf.file.path, pf.error) for pf in parsed if pf.error)
-    # phase 1: chunks with their BM25 vectors (and dense ones where the embedding cache has them),
-    # file batch by file batch; a file's manifest entry gets its hash last
+    # phase 1: chunks with their BM25 vectors (and dense ones where the embedding cache has them) are
+    # stored batch by batch as files are parsed; a file's manifest entry gets its hash last
     cache = EmbeddingCache(index_dir / "embeddings.sqlite")
     try:
-        _store_chunks(store, embedder, cache, [fresh[f.path] for f in changed], progress, report)
+        stored = [0]
+
+        def store_batch(batch: list) -> None:
+            _store_chunks(store, embedder, cache, batch, report)
+            stored[0] += len(batch)
+            progress("store", stored[0], len(changed))
+
+        try:
+            graph_started = time.perf_counter()
+            _, parsed, update = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, progress, previous,
+                                            on_parsed=store_batch)
+            report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve + chunk writes
+            parse_cache.prune({parse_cache.key(f, fingerprint) for f in files})
+        finally:
+            parse_cache.close()
+        report.partial = sorted((pf.file.path, pf.error) for pf in parsed if pf.error)
         report.chunks = store.count_chunks()  # final: only the references are written after this
         pending = pending_files(store.manifest())
         report.chunks_deferred = sum(e.chunks for e in pending)
         _commit_graph(repo, index_dir, settings, files, store, wanted_meta, report, parsed, update, len(changed),
                       fingerprint, not (embed and pending), progress)
+        del parsed, update  # phase 2 needs none of it
         report.searchable_seconds = time.perf_counter() - run_started
         if embed and pending:
             progress("searchable", report.chunks, report.chunks_deferred)
@@ -320,27 +327,23 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         cache.close()
 
 
-def _store_chunks(store: Store, embedder: Embedder, cache: EmbeddingCache, fresh: list, progress: ProgressCallback,
-                  report: IndexReport) -> None:
-    """Phase 1's writes: each file's chunks (BM25 vectors; dense ones only from the cache) and symbols,
-    flushed, then its manifest entry (embedded when every chunk got a cached dense vector)."""
-    for start in range(0, len(fresh), FILE_BATCH):
-        group = fresh[start:start + FILE_BATCH]
-        chunks = [c for _, cs in group for c in cs]
-        by_id = {s.id: s for pf, _ in group for s in pf.symbols}
-        texts = [chunk_embedding_text(c, by_id) for c in chunks]
-        vectors = cached_vectors(embedder, cache, texts)
-        progress("store", start, len(fresh))
-        store.upsert_chunks(chunks, vectors, texts)
-        store.upsert_symbols([s for pf, _ in group for s in pf.symbols])
-        store.flush()  # the points are on disk before the entries that vouch for them
-        has_dense = dict(zip((c.id for c in chunks), (v is not None for v in vectors)))
-        report.chunks_embedded += sum(has_dense.values())
-        store.put_manifest([ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols),
-                                          "partial" if pf.error else ("ok" if pf.file.language else "text"), pf.error or "",
-                                          embedded=all(has_dense[c.id] for c in cs))
-                            for pf, cs in group])
-        progress("store", min(start + FILE_BATCH, len(fresh)), len(fresh))
+def _store_chunks(store: Store, embedder: Embedder, cache: EmbeddingCache, group: list, report: IndexReport) -> None:
+    """Phase 1's writes for a batch of parsed files: their chunks (BM25 vectors; dense ones only from the
+    cache) and symbols, flushed, then their manifest entries (embedded when every chunk got a cached
+    dense vector)."""
+    chunks = [c for _, cs in group for c in cs]
+    by_id = {s.id: s for pf, _ in group for s in pf.symbols}
+    texts = [chunk_embedding_text(c, by_id) for c in chunks]
+    vectors = cached_vectors(embedder, cache, texts)
+    store.upsert_chunks(chunks, vectors, texts)
+    store.upsert_symbols([s for pf, _ in group for s in pf.symbols])
+    store.flush()  # the points are on disk before the entries that vouch for them
+    has_dense = dict(zip((c.id for c in chunks), (v is not None for v in vectors)))
+    report.chunks_embedded += sum(has_dense.values())
+    store.put_manifest([ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols),
+                                      "partial" if pf.error else ("ok" if pf.file.language else "text"), pf.error or "",
+                                      embedded=all(has_dense[c.id] for c in cs))
+                        for pf, cs in group])
 
 
 def _commit_graph(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: Store,

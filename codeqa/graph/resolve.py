@@ -71,6 +71,9 @@ class Resolution:
     complete: bool  # every file was resolved
 
 
+COMPLETE_BATCH = 256  # files whose whole parses are read at once
+
+
 def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = None, only: Collection[str] | None = None,
                     twins_before: Mapping[str, tuple[str, ...]] | None = None,
                     complete: Callable[[list[str]], Mapping[str, ParsedFile]] | None = None) -> Resolution:
@@ -89,10 +92,12 @@ def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = Non
     if twins_before is not None and twins != dict(twins_before):
         only = None
     todo = [pf.file.path for pf in parsed if only is None or pf.file.path in only]
-    whole = complete(todo) if complete is not None else {pf.file.path: pf for pf in parsed}
+    whole = {pf.file.path: pf for pf in parsed} if complete is None else {}
     by_file: dict[str, list[Reference]] = {}
     reads: dict[str, frozenset] = {}
-    for path in todo:
+    for n, path in enumerate(todo):
+        if complete is not None and n % COMPLETE_BATCH == 0:  # whole parses a batch at a time: a big tree's
+            whole = complete(todo[n:n + COMPLETE_BATCH])  # references never all sit in memory twice
         pf = whole[path]
         memo.deps = {path}
         resolved: list[Reference] = []
