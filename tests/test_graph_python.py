@@ -194,6 +194,7 @@ def test_a_star_import_chain_deeper_than_the_stack_leaves_references_unresolved(
     (tmp_path / "other.py").write_text("def missing_name():\n    return 2\n")  # a name that exists, not down the chain
     (tmp_path / "use.py").write_text("from deep.m0 import *\nfrom deep.m399 import bottom as b\n\n\n"
                                      "def main():\n    missing_name()\n    b()\n")
+    (pkg / "m0.pyi").write_text("def missing_name() -> int: ...\n")  # a stub twin: its code module is asked too
     graph = Graph(tmp_path)
     calls = {r.name: r for r in graph.references if r.path == "use.py" and r.kind == "call"}
     assert "missing_name" not in calls  # not found (and not a crash)

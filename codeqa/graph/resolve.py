@@ -421,7 +421,10 @@ class _Resolver:
 
         for stub, code in pairs:
             for name, symbols in index.top_level.get(stub, {}).items():
-                code_ids = self.export(code, name).ids
+                try:
+                    code_ids = self.export(code, name).ids
+                except RecursionError:  # see resolve_by_file: a star-import web deeper than the stack
+                    continue
                 link([s.id for s in symbols], code_ids)
                 for symbol in symbols:
                     if symbol.kind not in CLASS_LIKE:

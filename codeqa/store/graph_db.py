@@ -242,10 +242,10 @@ class GraphDB:
             self.db.executemany("DELETE FROM refs WHERE key = ?", [(k,) for k in stale])
             self.db.executemany("DELETE FROM ref_targets WHERE target = ? AND key = ?", stale_targets)
             num = self._intern(t for _, r in new for t in (r.path, r.enclosing_symbol_id, *r.target_ids))
-            self.db.executemany(f"INSERT INTO refs VALUES ({_REF_ROW})",
-                                [(k, num[r.path], num[r.enclosing_symbol_id] if r.enclosing_symbol_id is not None else None,
+            self.db.executemany(f"INSERT INTO refs VALUES ({_REF_ROW})",  # rows made as SQLite takes them, not all at once
+                                ((k, num[r.path], num[r.enclosing_symbol_id] if r.enclosing_symbol_id is not None else None,
                                   ",".join(str(num[t]) for t in r.target_ids), *(getattr(r, f) for f in _REF_PLAIN))
-                                 for k, r in new])
+                                 for k, r in new))
             self.db.executemany("INSERT OR IGNORE INTO ref_targets VALUES (?, ?)",
                                 sorted({(num[t], k) for k, r in new for t in r.target_ids}))
             if stale or new:  # ~0.2 s on 180k references; a run that changed nothing skips it
