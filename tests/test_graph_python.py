@@ -199,3 +199,29 @@ def test_a_star_import_chain_deeper_than_the_stack_leaves_references_unresolved(
     calls = {r.name: r for r in graph.references if r.path == "use.py" and r.kind == "call"}
     assert "missing_name" not in calls  # not found (and not a crash)
     assert calls["b"].target_ids == (graph.symbol_ids["deep/m399.py#bottom"],)
+
+
+def test_a_web_of_star_imports_is_searched_once_per_name(tmp_path, monkeypatch):
+    """Modules that star-import each other in cycles (site-packages): answers met in a cycle are not kept,
+    so looking a name up through the web walked every path of it, for hours. A name no module of the web
+    has is now refused at once, and one that is there is still found."""
+    import codeqa.graph.resolve as resolve
+
+    size = 24
+    pkg = tmp_path / "web"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for i in range(size):
+        stars = "".join(f"from web.m{(i + k) % size} import *\n" for k in (1, 2, 3))
+        body = "def found_here():\n    return 1\n" if i == 17 else ""
+        (pkg / f"m{i}.py").write_text(stars + body)
+    (tmp_path / "elsewhere.py").write_text("def not_in_the_web():\n    return 2\n")
+    (tmp_path / "use.py").write_text("from web.m0 import *\n\n\ndef main():\n    not_in_the_web()\n    found_here()\n")
+    calls = []
+    real = resolve._Resolver._export
+    monkeypatch.setattr(resolve._Resolver, "_export", lambda self, path, name: calls.append(path) or real(self, path, name))
+    graph = Graph(tmp_path)
+    refs = {r.name: r for r in graph.references if r.path == "use.py" and r.kind == "call"}
+    assert "not_in_the_web" not in refs
+    assert refs["found_here"].target_ids == (graph.symbol_ids["web/m17.py#found_here"],)
+    assert len(calls) < 20 * size  # without the check: every path through the web, millions of calls

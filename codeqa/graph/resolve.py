@@ -45,12 +45,13 @@ from __future__ import annotations
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 from ..languages import Language
 from ..types import CLASS_LIKE, FUNCTION_KINDS, ParsedFile, Reference, Symbol
 from .index import FILE_SET, GraphIndex, file_stem, join_module, language_of, last_component
 from .members import MemberResolver, fact_key
+from .twins import stub_twins
 from .values import OUTSIDE, UNKNOWN, Memo, Value, likely, receiver_chain, union
 
 
@@ -88,7 +89,7 @@ def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = Non
     index = index or GraphIndex.build(parsed)
     resolver = _Resolver(parsed, index)
     memo = resolver.memo
-    twins = resolver.stub_twins()
+    twins = stub_twins(resolver)
     if twins_before is not None and twins != dict(twins_before):
         only = None
     todo = [pf.file.path for pf in parsed if only is None or pf.file.path in only]
@@ -154,6 +155,7 @@ class _Resolver:
                     if key is not None:
                         facts[key].append(ref)
         self.imported_names = {name for _, name in self.imports}
+        self._closures: dict[str, tuple[str, ...]] = {}  # scope -> the files its star imports reach
         self.facts = facts
         self.memo = Memo()
         self.members = MemberResolver(index, facts, inherits, self.memo, names=self)
@@ -300,6 +302,8 @@ class _Resolver:
         `#include "x.h"`): likely, as several may bring one name and the other module may not export
         it; `sure` keeps the confidence (a name imported by name through a re-exporting module)."""
         self.memo.note(self.index.file_of(scope))
+        if scope in self.stars and not self._stars_may_bring(scope, name):
+            return UNKNOWN
         for star in self.stars.get(scope, ()):
             self.memo.note(FILE_SET)
             files = self.index.files_for_module(self._module_path(star), star.path)
@@ -307,6 +311,45 @@ class _Resolver:
             if found.known():
                 return found if sure else likely(found)
         return UNKNOWN
+
+    def _stars_may_bring(self, scope: str, name: str) -> bool:
+        """Whether any module the star imports of `scope` reach (transitively) defines, imports, assigns
+        or has as a submodule `name`: when none does, following the stars finds nothing, and following
+        them in a web of modules that star-import each other (site-packages) takes exponential time,
+        since answers met in a cycle are not kept. Reads what following them would read."""
+        closure = self._star_closure(scope)
+        self.memo.note(FILE_SET)
+        self.memo.note(("e", name))
+        index = self.index
+        found = False
+        for f in closure:
+            self.memo.note(f)
+            if found:
+                continue
+            lang = self.language(f)
+            found = (name in index.top_level.get(f, {}) or (f, name) in self.imports or (f, name) in self.facts
+                     or bool(lang is not None and lang.package_init and file_stem(f) == lang.package_init
+                             and index.files_for_module("." + name, f)))
+        return found
+
+    def _star_closure(self, scope: str) -> tuple[str, ...]:
+        """The files the star imports of `scope` reach, and theirs where their language passes them on."""
+        closure = self._closures.get(scope)
+        if closure is None:
+            seen: dict[str, None] = {}
+            todo = [scope]
+            while todo:
+                current = todo.pop()
+                for star in self.stars.get(current, ()):
+                    for f in self.index.files_for_module(self._module_path(star), star.path):
+                        if f in seen:
+                            continue
+                        seen[f] = None
+                        lang = self.language(f)
+                        if lang is not None and (lang.reexports or lang.imports_are_transitive):
+                            todo.append(f)
+            closure = self._closures[scope] = tuple(seen)
+        return closure
 
     def _defined(self, path: str, name: str, symbols: Sequence[Symbol]) -> Value:
         """Top-level definitions, with what evidence says the name holds besides (a decorated function)."""
@@ -400,38 +443,6 @@ class _Resolver:
             if sub:
                 return Value(files=tuple(sub))
         return UNKNOWN
-
-    def stub_twins(self) -> dict[str, tuple[str, ...]]:
-        """Symbol id -> the ids declaring the same thing in the paired stub or code file (`m.pyi` / `m.py`):
-        top-level names as the code module exports them, and the members of twin classes."""
-        index = self.index
-        pairs: list[tuple[str, str]] = []
-        for key in list(self.index.top_level):
-            lang = self.language(key)
-            if lang is not None and key.endswith(lang.stub_extensions):
-                stem = posixpath.splitext(key)[0]
-                pairs.extend((key, stem + ext) for ext in lang.extensions if stem + ext in index.languages and ext not in lang.stub_extensions)
-        twins: dict[str, set[str]] = defaultdict(set)
-
-        def link(stub_ids: Iterable[str], code_ids: Iterable[str]) -> None:
-            for a in stub_ids:
-                for b in code_ids:
-                    twins[a].add(b)
-                    twins[b].add(a)
-
-        for stub, code in pairs:
-            for name, symbols in index.top_level.get(stub, {}).items():
-                try:
-                    code_ids = self.export(code, name).ids
-                except RecursionError:  # see resolve_by_file: a star-import web deeper than the stack
-                    continue
-                link([s.id for s in symbols], code_ids)
-                for symbol in symbols:
-                    if symbol.kind not in CLASS_LIKE:
-                        continue
-                    for member, declared in index.members.get(symbol.id, {}).items():
-                        link([d.id for d in declared], [m for c in code_ids for m in self.members.find(c, member)])
-        return {k: tuple(sorted(v)) for k, v in twins.items()}
 
 
 def binds_no_name(ref: Reference, lang: Language | None) -> bool:
