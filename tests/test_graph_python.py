@@ -219,7 +219,7 @@ def test_a_web_of_star_imports_is_searched_once_per_name(tmp_path, monkeypatch):
     (tmp_path / "use.py").write_text("from web.m0 import *\n\n\ndef main():\n    not_in_the_web()\n    found_here()\n")
     calls = []
     real = resolve._Resolver._export
-    monkeypatch.setattr(resolve._Resolver, "_export", lambda self, path, name: calls.append(path) or real(self, path, name))
+    monkeypatch.setattr(resolve._Resolver, "_export", lambda self, path, name, *rest: calls.append(path) or real(self, path, name, *rest))
     graph = Graph(tmp_path)
     refs = {r.name: r for r in graph.references if r.path == "use.py" and r.kind == "call"}
     assert "not_in_the_web" not in refs

@@ -38,7 +38,8 @@ from ..plain_sqlite import open_plain_sqlite
 from ..types import ParsedFile, Reference, Symbol
 from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex
 from .index import language_of
-from .resolve import Resolution, binds_no_name, import_local
+from .imports import binds_no_name, import_local
+from .resolve import Resolution
 
 STATE_VERSION = 1
 _BATCH = 500

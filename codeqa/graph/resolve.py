@@ -49,6 +49,7 @@ from typing import Callable, Collection, Mapping, Sequence
 
 from ..languages import Language
 from ..types import CLASS_LIKE, FUNCTION_KINDS, ParsedFile, Reference, Symbol
+from .imports import binds_no_name, import_local, skip_inline_modules
 from .index import FILE_SET, GraphIndex, file_stem, join_module, language_of, last_component
 from .members import MemberResolver, fact_key
 from .twins import stub_twins
@@ -73,6 +74,7 @@ class Resolution:
 
 
 COMPLETE_BATCH = 256  # files whose whole parses are read at once
+STAR_WEB = 64  # star imports reaching more files than this are looked up file by file (see _in_star_web)
 
 
 def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = None, only: Collection[str] | None = None,
@@ -304,6 +306,9 @@ class _Resolver:
         self.memo.note(self.index.file_of(scope))
         if scope in self.stars and not self._stars_may_bring(scope, name):
             return UNKNOWN
+        if scope in self.stars and self._in_star_web(scope):  # every module the web reaches, each once
+            found = union(self._direct_export(f, name) for f in self._star_closure(scope) if self._provides(f, name))
+            return found if sure else likely(found)
         for star in self.stars.get(scope, ()):
             self.memo.note(FILE_SET)
             files = self.index.files_for_module(self._module_path(star), star.path)
@@ -320,17 +325,29 @@ class _Resolver:
         closure = self._star_closure(scope)
         self.memo.note(FILE_SET)
         self.memo.note(("e", name))
-        index = self.index
         found = False
         for f in closure:
             self.memo.note(f)
-            if found:
-                continue
-            lang = self.language(f)
-            found = (name in index.top_level.get(f, {}) or (f, name) in self.imports or (f, name) in self.facts
-                     or bool(lang is not None and lang.package_init and file_stem(f) == lang.package_init
-                             and index.files_for_module("." + name, f)))
+            found = found or self._provides(f, name)
         return found
+
+    def _provides(self, f: str, name: str) -> bool:
+        """Whether file `f` itself defines, imports, assigns or has as a submodule `name` (not through stars)."""
+        lang = self.language(f)
+        return (name in self.index.top_level.get(f, {}) or (f, name) in self.imports or (f, name) in self.facts
+                or bool(lang is not None and lang.package_init and file_stem(f) == lang.package_init
+                        and self.index.files_for_module("." + name, f)))
+
+    def _in_star_web(self, scope: str) -> bool:
+        """Star imports that lead back to the scope's own file, or reach more than STAR_WEB files: following
+        them star by star would walk every path of the web (answers met in a cycle are not kept), so the
+        name is looked up in each file they reach, once, and the answers are joined."""
+        closure = self._star_closure(scope)
+        return len(closure) > STAR_WEB or self.index.file_of(scope) in closure
+
+    def _direct_export(self, path: str, name: str) -> Value:
+        """export() without following the file's star imports (the web's closure covers them)."""
+        return self.memo.value(("direct", path, name), UNKNOWN, self._export, path, name, False)
 
     def _star_closure(self, scope: str) -> tuple[str, ...]:
         """The files the star imports of `scope` reach, and theirs where their language passes them on."""
@@ -370,7 +387,7 @@ class _Resolver:
         module = ref.module or ref.name
         lang = self.language(ref.path)
         if lang is not None and lang.imports_relative_to == "module" and module.startswith("super"):
-            module = _skip_inline_modules(module, ref, self.index)
+            module = skip_inline_modules(module, ref, self.index)
         return module
 
     def _import_value(self, ref: Reference) -> Value:
@@ -420,7 +437,7 @@ class _Resolver:
         name, a module-level variable, or a submodule of a package."""
         return self.memo.value(("export", path, name), UNKNOWN, self._export, path, name)
 
-    def _export(self, path: str, name: str) -> Value:
+    def _export(self, path: str, name: str, stars: bool = True) -> Value:
         index = self.index
         self.memo.note(path)
         self.memo.note(FILE_SET)
@@ -432,7 +449,7 @@ class _Resolver:
             value = self._imported(path, name)
             if value.known():
                 return value
-        if lang is not None and (lang.reexports or lang.imports_are_transitive):
+        if stars and lang is not None and (lang.reexports or lang.imports_are_transitive):
             value = self._from_stars(path, name, sure=not lang.star_import_filters)
             if value.known():
                 return value
@@ -443,34 +460,3 @@ class _Resolver:
             if sub:
                 return Value(files=tuple(sub))
         return UNKNOWN
-
-
-def binds_no_name(ref: Reference, lang: Language | None) -> bool:
-    """An import of a whole module that makes its names visible instead of binding it to a name
-    (`#include "x.h"`, `using Ns;`, `require_relative "x"`): it acts as a star import."""
-    return (lang is not None and lang.bare_import_is_star and not ref.alias and ref.module is not None
-            and ref.module == ref.name)
-
-
-def _skip_inline_modules(module: str, ref: Reference, index: GraphIndex) -> str:
-    """`super::x` as written inside `mod tests { ... }` of the same file: one `super` per inline module
-    is that file's own module."""
-    depth, symbol_id = 0, ref.enclosing_symbol_id
-    while symbol_id is not None and symbol_id in index.by_id:
-        symbol = index.by_id[symbol_id]
-        depth += symbol.kind == "module" and symbol.path == ref.path
-        symbol_id = symbol.parent_id
-    parts = module.split("::")
-    skipped = 0
-    while skipped < depth and skipped < len(parts) and parts[skipped] == "super":
-        skipped += 1
-    return "::".join(["self"] + parts[skipped:]) if skipped else module
-
-
-def import_local(ref: Reference, lang: Language | None) -> str:
-    """The name an import binds in its scope."""
-    if ref.alias:
-        return ref.alias
-    if lang is not None and lang.package_init and (ref.module is None or ref.module == ref.name):
-        return ref.name.split(".")[0]  # Python `import a.b` binds `a`
-    return last_component(ref.name)

@@ -1,0 +1,41 @@
+"""What an import binds: the name it makes visible in its scope, or none (it acts as a star import).
+
+Shared by the resolver (graph/resolve.py) and the incremental bookkeeping (graph/incremental.py).
+"""
+
+from __future__ import annotations
+
+from ..languages import Language
+from ..types import Reference
+from .index import GraphIndex, last_component
+
+
+def binds_no_name(ref: Reference, lang: Language | None) -> bool:
+    """An import of a whole module that makes its names visible instead of binding it to a name
+    (`#include "x.h"`, `using Ns;`, `require_relative "x"`): it acts as a star import."""
+    return (lang is not None and lang.bare_import_is_star and not ref.alias and ref.module is not None
+            and ref.module == ref.name)
+
+
+def skip_inline_modules(module: str, ref: Reference, index: GraphIndex) -> str:
+    """`super::x` as written inside `mod tests { ... }` of the same file: one `super` per inline module
+    is that file's own module."""
+    depth, symbol_id = 0, ref.enclosing_symbol_id
+    while symbol_id is not None and symbol_id in index.by_id:
+        symbol = index.by_id[symbol_id]
+        depth += symbol.kind == "module" and symbol.path == ref.path
+        symbol_id = symbol.parent_id
+    parts = module.split("::")
+    skipped = 0
+    while skipped < depth and skipped < len(parts) and parts[skipped] == "super":
+        skipped += 1
+    return "::".join(["self"] + parts[skipped:]) if skipped else module
+
+
+def import_local(ref: Reference, lang: Language | None) -> str:
+    """The name an import binds in its scope."""
+    if ref.alias:
+        return ref.alias
+    if lang is not None and lang.package_init and (ref.module is None or ref.module == ref.name):
+        return ref.name.split(".")[0]  # Python `import a.b` binds `a`
+    return last_component(ref.name)
