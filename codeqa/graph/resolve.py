@@ -52,6 +52,7 @@ from ..types import CLASS_LIKE, FUNCTION_KINDS, ParsedFile, Reference, Symbol
 from .imports import binds_no_name, import_local, skip_inline_modules
 from .index import FILE_SET, GraphIndex, file_stem, join_module, language_of, last_component
 from .members import MemberResolver, fact_key
+from .stars import StarWebs
 from .twins import stub_twins
 from .values import OUTSIDE, UNKNOWN, Memo, Value, likely, receiver_chain, union
 
@@ -74,7 +75,6 @@ class Resolution:
 
 
 COMPLETE_BATCH = 256  # files whose whole parses are read at once
-STAR_WEB = 64  # star imports reaching more files than this are looked up file by file (see _in_star_web)
 
 
 def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = None, only: Collection[str] | None = None,
@@ -157,9 +157,9 @@ class _Resolver:
                     if key is not None:
                         facts[key].append(ref)
         self.imported_names = {name for _, name in self.imports}
-        self._closures: dict[str, tuple[str, ...]] = {}  # scope -> the files its star imports reach
         self.facts = facts
         self.memo = Memo()
+        self.webs = StarWebs(index, self.stars, self.imports, facts, self.language, self._module_path)
         self.members = MemberResolver(index, facts, inherits, self.memo, names=self)
 
     def language(self, path: str) -> Language | None:
@@ -304,11 +304,14 @@ class _Resolver:
         `#include "x.h"`): likely, as several may bring one name and the other module may not export
         it; `sure` keeps the confidence (a name imported by name through a re-exporting module)."""
         self.memo.note(self.index.file_of(scope))
-        if scope in self.stars and not self._stars_may_bring(scope, name):
-            return UNKNOWN
-        if scope in self.stars and self._in_star_web(scope):  # every module the web reaches, each once
-            found = union(self._direct_export(f, name) for f in self._star_closure(scope) if self._provides(f, name))
+        webs = self.webs
+        if scope in self.stars and webs.in_web(scope):  # every module the web reaches, each once
+            self.memo.deps |= webs.reads(scope)
+            self.memo.note(("e", name))
+            found = union(self._direct_export(f, name) for f in webs.providers(scope).get(name, ()))
             return found if sure else likely(found)
+        if scope in self.stars and not webs.may_bring(scope, name, self.memo):
+            return UNKNOWN
         for star in self.stars.get(scope, ()):
             self.memo.note(FILE_SET)
             files = self.index.files_for_module(self._module_path(star), star.path)
@@ -316,34 +319,6 @@ class _Resolver:
             if found.known():
                 return found if sure else likely(found)
         return UNKNOWN
-
-    def _stars_may_bring(self, scope: str, name: str) -> bool:
-        """Whether any module the star imports of `scope` reach (transitively) defines, imports, assigns
-        or has as a submodule `name`: when none does, following the stars finds nothing, and following
-        them in a web of modules that star-import each other (site-packages) takes exponential time,
-        since answers met in a cycle are not kept. Reads what following them would read."""
-        closure = self._star_closure(scope)
-        self.memo.note(FILE_SET)
-        self.memo.note(("e", name))
-        found = False
-        for f in closure:
-            self.memo.note(f)
-            found = found or self._provides(f, name)
-        return found
-
-    def _provides(self, f: str, name: str) -> bool:
-        """Whether file `f` itself defines, imports, assigns or has as a submodule `name` (not through stars)."""
-        lang = self.language(f)
-        return (name in self.index.top_level.get(f, {}) or (f, name) in self.imports or (f, name) in self.facts
-                or bool(lang is not None and lang.package_init and file_stem(f) == lang.package_init
-                        and self.index.files_for_module("." + name, f)))
-
-    def _in_star_web(self, scope: str) -> bool:
-        """Star imports that lead back to the scope's own file, or reach more than STAR_WEB files: following
-        them star by star would walk every path of the web (answers met in a cycle are not kept), so the
-        name is looked up in each file they reach, once, and the answers are joined."""
-        closure = self._star_closure(scope)
-        return len(closure) > STAR_WEB or self.index.file_of(scope) in closure
 
     def _direct_export(self, path: str, name: str) -> Value:
         """export() without following the file's star imports (the web's closure covers them)."""
