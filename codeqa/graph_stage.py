@@ -19,7 +19,7 @@ from .graph import GraphIndex
 from .graph.incremental import FileGraph, files_to_resolve, summarize
 from .graph.resolve import resolve_by_file
 from .parse_cache import TABLE_REFERENCE_KINDS, ParseCache
-from .parse_pool import _parse_and_chunk, _parse_and_chunk_all, _parse_chunk_encode
+from .parse_pool import _parse_and_chunk, _parse_and_chunk_all
 from .types import Chunk, ParsedFile, Reference, SourceFile
 
 FILE_BATCH = 64  # parsed files written to the parse cache at a time
@@ -93,19 +93,20 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
         light = previous is not None or on_parsed is not None
         cached = cache.get_many([f for f in files if f.path not in fresh and f.path not in kept], fingerprint,
                                 all_references=not light)
-        parsed: list[ParsedFile] = []
-        for f in files:
-            if f.path in fresh:
-                parsed.append(fresh[f.path][0])
-            elif f.path in kept:
-                parsed.append(kept[f.path])
-            elif f.path in cached:
-                parsed.append(cached[f.path])
-            else:  # not cached (a cache from before, or pruned): parse it again
-                pf, _, blob = _parse_chunk_encode((f, settings.chunk_max_chars, settings.chunk_min_chars))
-                cache.put_many([(f, blob)], fingerprint)
-                parsed.append(pf)
-                fresh_parse.add(f.path)
+        # not cached (a cache of another format, or pruned): parsed again, in workers when there are many
+        missing = [f for f in files if f.path not in fresh and f.path not in kept and f.path not in cached]
+        again: dict[str, ParsedFile] = {}
+        written = []
+        for pf, _, blob in _parse_and_chunk_all(missing, settings):
+            again[pf.file.path] = pf
+            written.append((pf.file, blob))
+            if len(written) >= FILE_BATCH:
+                cache.put_many(written, fingerprint)
+                written = []
+        cache.put_many(written, fingerprint)
+        fresh_parse.update(again)
+        parsed = [fresh[f.path][0] if f.path in fresh else kept.get(f.path) or cached.get(f.path) or again[f.path]
+                  for f in files]
         index = GraphIndex.build(parsed)
         graphs_before: dict[str, FileGraph] = {}
         only = twins_before = None

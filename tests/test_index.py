@@ -337,3 +337,18 @@ def test_an_index_of_the_previous_engine_is_rebuilt_from_its_embedding_cache(rep
     assert index_repo(repo, settings, embedder=counting).notes == []  # said once
     with Retriever.open(repo, settings, embedder=embedder) as retriever:
         assert retriever.search("tokenize", top_k=3)[0].path == "encoders/encoder.py"
+
+
+def test_a_lost_parse_cache_is_parsed_again_and_the_index_stays_right(repo, settings, embedder, tmp_path):
+    """The parse cache gone (or of another format) while state says little changed: every other file's
+    parse is made again (in workers when there are many), and the result equals a clean build."""
+    index_repo(repo, settings, embedder=embedder)
+    index_dir = settings.index_dir_for(repo.resolve())
+    for suffix in ("", "-wal", "-shm"):
+        (index_dir / f"parsed.sqlite{suffix}").unlink(missing_ok=True)
+    (repo / "app" / "formatting.py").write_text((repo / "app" / "formatting.py").read_text() + "\n\ndef extra():\n    return 1\n")
+    report = index_repo(repo, settings, embedder=embedder)
+    assert report.files_changed == 1
+    clean = Settings.load(env={}, index_dir=tmp_path / "clean-index")
+    index_repo(repo, clean, embedder=embedder)
+    assert index_snapshot(repo, settings) == index_snapshot(repo, clean)
