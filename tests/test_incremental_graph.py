@@ -45,6 +45,12 @@ def tree(tmp_path):
 
 
 EXTRA = {
+    # a web of star imports that lead back to themselves (graph/stars.py looks names up file by file there)
+    "web/__init__.py": "",
+    "web/a.py": "from web.b import *\n\n\ndef fa():\n    return fb()\n",
+    "web/b.py": "from web.c import *\n\n\ndef fb():\n    return fc()\n",
+    "web/c.py": "from web.a import *\n\n\ndef fc():\n    return 1\n",
+    "web/use.py": "from web.a import *\n\n\ndef main():\n    return fa() + fc() + later()\n",
     # a method called on a receiver nothing is known about: found once a method of that name exists
     "extra/user.py": "def poke(thing):\n    return thing.zap()\n",
     # two attributes typed by each other, one with evidence of its own: which of the two is asked
@@ -112,6 +118,9 @@ EDITS = [
     ("a module variable's evidence changes", lambda r: edit(r / "pkg/core.py", "default_engine: Engine = Engine()", "default_engine = []")),
     ("a C++ type of the same name elsewhere", lambda r: edit(r / "cpp/other/dup.hpp", "class Other {};", "class Other {};\nclass Shape {};")),
     ("a stub loses a name", lambda r: (r / "pkg/fast.pyi").write_text("")),
+    ("a name appears in a star web", lambda r: (r / "web/c.py").write_text((r / "web/c.py").read_text() + "\n\ndef later():\n    return 2\n")),
+    ("a module the web does not reach defines it too", lambda r: (r / "web/d.py").write_text("def later():\n    return 3\n")),
+    ("a star import brings that module into the web", lambda r: edit(r / "web/b.py", "from web.c import *\n", "from web.c import *\nfrom web.d import *\n")),
 ]
 
 

@@ -94,13 +94,15 @@ def file_graph(pf: ParsedFile, references: Sequence[Reference], reads: Iterable,
     for atom in reads:
         if type(atom) is str:
             files.append(atom)
+        elif type(atom) is frozenset:  # the files of a star web (graph/stars.py), noted as one
+            files.extend(atom)
         elif atom == FILE_SET:
             file_set = True
         elif atom == OUTSIDE_MEMBERS:
             members = True
         else:
             names.append(f"{atom[0]}:{atom[1]}")
-    return FileGraph(pf.file.sha256, pf.file.language or "", tuple(sorted(files)), tuple(sorted(names)), file_set,
+    return FileGraph(pf.file.sha256, pf.file.language or "", tuple(sorted(set(files))), tuple(sorted(names)), file_set,
                      members, len(references), tuple(sorted(Counter(r.confidence for r in references).items())),
                      tuple(sorted(used_names(references, by_id).items())))
 

@@ -306,7 +306,8 @@ class _Resolver:
         self.memo.note(self.index.file_of(scope))
         webs = self.webs
         if scope in self.stars and webs.in_web(scope):  # every module the web reaches, each once
-            self.memo.deps |= webs.reads(scope)
+            self.memo.note(webs.reads(scope))  # one atom for the web's files (incremental.file_graph opens it)
+            self.memo.note(FILE_SET)
             self.memo.note(("e", name))
             found = union(self._direct_export(f, name) for f in webs.providers(scope).get(name, ()))
             return found if sure else likely(found)

@@ -76,11 +76,13 @@ class StarWebs:
         closure = self.closure(scope)
         return len(closure) > STAR_WEB or self.index.file_of(scope) in closure
 
-    def reads(self, scope: str) -> frozenset:
-        """What looking a name up through a web reads: every file it reaches, and the set of files."""
+    def reads(self, scope: str) -> frozenset[str]:
+        """The files a lookup through the web of `scope` reads: every file it reaches. Noted as one atom
+        (a frozenset, its hash computed once), since merging thousands of files into the reads of every
+        answer that used it was most of the time on site-packages; incremental.file_graph opens it."""
         reads = self._reads.get(scope)
         if reads is None:
-            reads = self._reads[scope] = frozenset(self.closure(scope)) | {FILE_SET}
+            reads = self._reads[scope] = frozenset(self.closure(scope))
         return reads
 
     def providers(self, scope: str) -> dict[str, list[str]]:
@@ -88,7 +90,7 @@ class StarWebs:
         looked up through a web), shared by every scope of the same web."""
         providers = self._providers.get(scope)
         if providers is None:
-            files = self.reads(scope) - {FILE_SET}
+            files = self.reads(scope)
             providers = self._providers.get(files)
             if providers is None:
                 if not self._bound:
