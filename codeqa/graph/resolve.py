@@ -325,25 +325,6 @@ class _Resolver:
         """export() without following the file's star imports (the web's closure covers them)."""
         return self.memo.value(("direct", path, name), UNKNOWN, self._export, path, name, False)
 
-    def _star_closure(self, scope: str) -> tuple[str, ...]:
-        """The files the star imports of `scope` reach, and theirs where their language passes them on."""
-        closure = self._closures.get(scope)
-        if closure is None:
-            seen: dict[str, None] = {}
-            todo = [scope]
-            while todo:
-                current = todo.pop()
-                for star in self.stars.get(current, ()):
-                    for f in self.index.files_for_module(self._module_path(star), star.path):
-                        if f in seen:
-                            continue
-                        seen[f] = None
-                        lang = self.language(f)
-                        if lang is not None and (lang.reexports or lang.imports_are_transitive):
-                            todo.append(f)
-            closure = self._closures[scope] = tuple(seen)
-        return closure
-
     def _defined(self, path: str, name: str, symbols: Sequence[Symbol]) -> Value:
         """Top-level definitions, with what evidence says the name holds besides (a decorated function)."""
         value = self.members.symbols([s.id for s in symbols])
