@@ -57,9 +57,11 @@ def cached_vectors(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[st
 
 
 def embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[str], batch_size: int,
-                     on_progress: Callable[[int], None], before_encoding: Callable[[], None] = lambda: None) -> np.ndarray:
-    """One vector per text: from the cache where it has one, else encoded (and cached)."""
-    known = cached_vectors(embedder, cache, texts)
+                     on_progress: Callable[[int], None], before_encoding: Callable[[], None] = lambda: None,
+                     known: Sequence[np.ndarray | None] | None = None) -> np.ndarray:
+    """One vector per text: from the cache where it has one, else encoded (and cached). `known`: what
+    cached_vectors already read for `texts`, so the cache is not read twice."""
+    known = cached_vectors(embedder, cache, texts) if known is None else known
     found = {cache.key(t): v for t, v in zip(texts, known) if v is not None}
     missing = list(dict.fromkeys(t for t, v in zip(texts, known) if v is None))
     if missing:
@@ -112,7 +114,7 @@ def fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, batch_si
         known = cached_vectors(embedder, cache, texts)
         before = time.perf_counter()
         vectors = embed_with_cache(embedder, cache, texts, batch_size,
-                                   lambda n: progress("embed", done + n, total), before_encoding)
+                                   lambda n: progress("embed", done + n, total), before_encoding, known)
         report.encode_seconds += time.perf_counter() - before
         report.chunks_encoded += sum(v is None for v in known)
         store.set_dense([c.id for c in chunks], vectors)
