@@ -173,6 +173,17 @@ def embedder():
     return model
 
 
+class CountingEmbedder:
+    """The session's real model, counting the texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.model_id, self.dimension, self.texts = inner, inner.model_id, inner.dimension, 0
+
+    def encode(self, texts, batch_size=64):
+        self.texts += len(texts)
+        return self.inner.encode(texts, batch_size=batch_size)
+
+
 def copy_fixture_repo(dest: Path) -> Path:
     shutil.copytree(FIXTURE_REPO, dest, symlinks=True)
     return dest

@@ -17,7 +17,7 @@ from codeqa.embed import EmbeddingCache, SentenceTransformerEmbedder
 from codeqa.errors import IndexLockedError, IndexMismatchError, IndexMissingError
 from codeqa.index import index_lock, index_repo, index_status, open_store
 from codeqa.retrieve import Retriever
-from conftest import copy_fixture_repo, index_snapshot
+from conftest import CountingEmbedder, copy_fixture_repo, index_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -281,17 +281,6 @@ def test_sigkill_at_any_moment_then_rerun_equals_clean_index(repo, settings, emb
     assert index_snapshot(repo, settings) == index_snapshot(repo, clean)
     _no_duplicates(repo, settings)
     assert index_repo(repo, settings, embedder=embedder).nothing_to_do
-
-
-class CountingEmbedder:
-    """The session's real model, counting the texts it is asked to embed."""
-
-    def __init__(self, inner):
-        self.inner, self.model_id, self.dimension, self.texts = inner, inner.model_id, inner.dimension, 0
-
-    def encode(self, texts, batch_size=64):
-        self.texts += len(texts)
-        return self.inner.encode(texts, batch_size=batch_size)
 
 
 def test_a_changed_fingerprint_is_refused_then_rederived_from_the_cache(repo, settings, embedder, tmp_path, monkeypatch):

@@ -12,18 +12,7 @@ from codeqa.embed import SentenceTransformerEmbedder
 from codeqa.index import index_repo, index_status
 from codeqa.retrieve import Retriever, semantic_note
 from codeqa.store import ManifestEntry, open_store
-from conftest import copy_fixture_repo, index_snapshot
-
-
-class CountingEmbedder:
-    """The session's real model, counting the texts it is asked to embed."""
-
-    def __init__(self, inner):
-        self.inner, self.model_id, self.dimension, self.texts = inner, inner.model_id, inner.dimension, 0
-
-    def encode(self, texts, batch_size=64):
-        self.texts += len(texts)
-        return self.inner.encode(texts, batch_size=batch_size)
+from conftest import CountingEmbedder, copy_fixture_repo, index_snapshot
 
 
 @pytest.fixture
