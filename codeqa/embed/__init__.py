@@ -41,12 +41,13 @@ def make_embedder(spec: str = "local", adapter: str = "default", base_url: str |
     """The embedder CODEQA_EMBEDDINGS names: "local", "local-onnx" or "openai:<model>"."""
     if spec.startswith("openai:"):
         return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key)
-    if spec == "local-onnx":
+    if spec in ("local-onnx", "local-onnx-int8"):
         from .local_onnx import OnnxEmbedder
 
-        return OnnxEmbedder(adapter)
+        return OnnxEmbedder(adapter, precision="int8" if spec.endswith("int8") else "fp32")
     if spec != "local":
-        raise UsageError(f"CODEQA_EMBEDDINGS={spec!r} is not understood; use 'local', 'local-onnx' or 'openai:<model>'.")
+        raise UsageError(f"CODEQA_EMBEDDINGS={spec!r} is not understood; use 'local', 'local-onnx', "
+                         f"'local-onnx-int8' or 'openai:<model>'.")
     return SentenceTransformerEmbedder(adapter)
 
 
