@@ -135,9 +135,10 @@ def longest_first(texts: Sequence[str]) -> list[str]:
     """`texts` in length_order: the indexer orders all the texts it is about to embed this way before it
     slices them, so that every slice, and every batch of it, holds texts of about one length.
 
-    Code is long: over a SQLAlchemy sample, 55% of chunk texts fill the model's 256 word pieces. Batches
-    of 64 cut from slices of 256 texts sorted by characters (what sentence-transformers does) run 13%
-    padding; sorted by word pieces over all texts, 1.5% (bench/embed_speed.py prints both).
+    Code is long and dense: in a SQLAlchemy sample 55% of chunk texts fill the model's 256 word pieces.
+    Batches of 64 cut from slices of 256 texts sorted by characters (what sentence-transformers does)
+    ran +14% padding there (click: +28%); the whole group sorted by word pieces, +1.7% (click: +7.5%),
+    ~11% less CPU time (bench/embed_speed.py, docs/benchmarks.md).
     """
     return [texts[i] for i in length_order(texts)]
 
