@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .chunk import chunk_embedding_text
-from .embed import Embedder, EmbeddingCache
+from .embed import Embedder, EmbeddingCache, longest_first
 from .files import ROLE_ORDER, path_role
 from .store import ManifestEntry, Store
 from .types import Chunk, Symbol
@@ -63,7 +63,8 @@ def embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[
     cached_vectors already read for `texts`, so the cache is not read twice."""
     known = cached_vectors(embedder, cache, texts) if known is None else known
     found = {cache.key(t): v for t, v in zip(texts, known) if v is not None}
-    missing = list(dict.fromkeys(t for t, v in zip(texts, known) if v is None))
+    # longest first in word pieces, so each slice (and each batch of it) holds texts of about one length
+    missing = longest_first(list(dict.fromkeys(t for t, v in zip(texts, known) if v is None)))
     if missing:
         before_encoding()
     # batches per call: enough for an endpoint's parallel requests (two rounds), and few enough for steady progress

@@ -19,7 +19,7 @@ import numpy as np
 from ..config import Settings
 from ..errors import UsageError
 from .cache import EmbeddingCache
-from .local import BASE_MODEL_ID, SentenceTransformerEmbedder
+from .local import BASE_MODEL_ID, SentenceTransformerEmbedder, longest_first
 from .openai_api import OpenAIEmbedder
 
 
@@ -41,16 +41,18 @@ class Embedder(Protocol):
 
 def make_embedder(spec: str = "local", adapter: str = "default", base_url: str | None = None,
                   api_key: str | None = None, *, concurrency: int = 4, timeout: float = 60.0) -> Embedder:
-    """The embedder CODEQA_EMBEDDINGS names: "local", "local-onnx" or "openai:<model>". `concurrency` and
-    `timeout` (CODEQA_EMBEDDING_CONCURRENCY, CODEQA_EMBEDDING_TIMEOUT) apply to an endpoint only."""
+    """The embedder CODEQA_EMBEDDINGS names: "local", "local-onnx", "local-onnx-int8" or "openai:<model>".
+    `concurrency` and `timeout` (CODEQA_EMBEDDING_CONCURRENCY, CODEQA_EMBEDDING_TIMEOUT) apply to an
+    endpoint only."""
     if spec.startswith("openai:"):
         return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key, concurrency=concurrency, timeout=timeout)
-    if spec == "local-onnx":
+    if spec in ("local-onnx", "local-onnx-int8"):
         from .local_onnx import OnnxEmbedder
 
-        return OnnxEmbedder(adapter)
+        return OnnxEmbedder(adapter, precision="int8" if spec.endswith("int8") else "fp32")
     if spec != "local":
-        raise UsageError(f"CODEQA_EMBEDDINGS={spec!r} is not understood; use 'local', 'local-onnx' or 'openai:<model>'.")
+        raise UsageError(f"CODEQA_EMBEDDINGS={spec!r} is not understood; use 'local', 'local-onnx', "
+                         f"'local-onnx-int8' or 'openai:<model>'.")
     return SentenceTransformerEmbedder(adapter)
 
 
@@ -61,4 +63,5 @@ def embedder_from_settings(settings: Settings) -> Embedder:
                          timeout=settings.embedding_timeout)
 
 
-__all__ = ["Embedder", "make_embedder", "embedder_from_settings", "EmbeddingCache", "SentenceTransformerEmbedder", "OpenAIEmbedder", "BASE_MODEL_ID"]
+__all__ = ["Embedder", "make_embedder", "embedder_from_settings", "EmbeddingCache", "SentenceTransformerEmbedder",
+           "OpenAIEmbedder", "BASE_MODEL_ID", "longest_first"]
