@@ -43,6 +43,7 @@ SAMPLE_SECONDS = 3.0  # parse + chunk random files until this much time is spent
 SAMPLE_MAX_FILES = 400  # ...or this many files are done
 EMBED_SAMPLE_TEXTS = 64  # chunk texts embedded to time the model
 EMBED_WARM_UP_TEXTS = 4  # encoded first, untimed: the first call of a model is slower
+RUN_PADDING = 1.05  # a run's batches, ordered by word pieces, pad 1.5-7.5% (bench/embed_speed.py)
 EMBED_CHARS_READ = 1024  # about the characters of code the bundled model reads (256 tokens); it truncates the rest
 SIZE_SCAN_SECONDS = 1.5  # sizing the folders the walk never entered stops after this (figures are then "at least")
 TOP_FOLDERS = 10
@@ -192,10 +193,7 @@ def plan_index(repo: Path, settings: Settings | None = None, embedder: Embedder 
     load_seconds, embed_sample_seconds, embedded_texts = _time_embedding(embedder, texts, settings, random.Random(seed))
     embedded = len(embedded_texts)
     estimated_chunks = round(len(chunks) * scale)
-    # seconds per unit of text length, times the length of every sampled chunk, scaled to the repository:
-    # the 64 texts timed may be longer or shorter than the chunks on average
-    per_unit = embed_sample_seconds / max(sum(map(_embed_length, embedded_texts)), 1)
-    embed_seconds = per_unit * sum(map(_embed_length, texts)) * scale
+    embed_seconds = _embed_seconds(embedder, embed_sample_seconds, embedded_texts, texts, settings) * scale
     store_sample_seconds = _time_store(repo, settings, parsed, chunks, texts, references, embedder.dimension)
     if settings.qdrant_url:
         notes.append("Store writes were timed on the embedded engine; a Qdrant server's speed may differ.")
@@ -287,6 +285,29 @@ def _parallel_speedup(workers: int) -> float:
 def _embed_length(text: str) -> int:
     """What embedding a text costs, roughly: its length, up to what the model reads of it."""
     return min(len(text), EMBED_CHARS_READ)
+
+
+def _embed_seconds(embedder: Embedder, sample_seconds: float, sample: Sequence[str], texts: Sequence[str],
+                   settings: Settings) -> float:
+    """Seconds to embed `texts` (every sampled chunk), from the seconds the sample took: per unit of
+    text length, times the length of every text (the texts timed may be longer or shorter than most).
+
+    A local model (`pads_batches`) computes every text of a batch at the longest one's word pieces.
+    The timed sample went in batches of texts of any length, mostly padded to the model's 256; a run
+    orders its texts longest first (embed.longest_first), so its batches hold texts of about one
+    length and cost about their own word pieces, RUN_PADDING more. Counted by characters instead, the
+    estimate for SQLAlchemy was 14 chunks/s where phase 2 ran 23. Other embedders (an endpoint):
+    by characters, up to what the model reads."""
+    if not sample:
+        return 0.0
+    if getattr(embedder, "pads_batches", False):
+        from .embed.local import word_pieces
+
+        pieces = sorted(word_pieces(sample), reverse=True)
+        batch = max(settings.embedding_batch_size, 1)
+        padded = sum(len(b) * b[0] for b in (pieces[i:i + batch] for i in range(0, len(pieces), batch)))
+        return sample_seconds / max(padded, 1) * sum(word_pieces(texts)) * RUN_PADDING
+    return sample_seconds / max(sum(map(_embed_length, sample)), 1) * sum(map(_embed_length, texts))
 
 
 def _time_embedding(embedder: Embedder, texts: Sequence[str], settings: Settings, rng: random.Random

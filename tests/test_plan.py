@@ -44,6 +44,25 @@ class TimedEmbedder:
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
+class PaddingEmbedder(TimedEmbedder):
+    """Sleeps as a local model computes: each batch of `batch_size` costs its texts padded to the
+    longest one's word pieces (sentence-transformers pads a batch to its longest text)."""
+
+    pads_batches = True
+
+    def __init__(self, per_piece: float = 0.0):
+        super().__init__()
+        self.per_piece = per_piece
+
+    def encode(self, texts, batch_size: int = 64) -> np.ndarray:
+        from codeqa.embed.local import word_pieces
+
+        pieces = word_pieces(texts)
+        time.sleep(sum(self.per_piece * len(b) * max(b) for b in (pieces[i:i + batch_size]
+                                                                  for i in range(0, len(pieces), batch_size))))
+        return super().encode(texts, batch_size)
+
+
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
 
@@ -141,3 +160,20 @@ def test_big_skippable_folders_get_ignore_lines(tmp_path, monkeypatch):
     assert (repo / "third_party" / "gen" / "g.py").stat().st_size >= codeqa.plan.SUGGEST_SHARE * plan.bytes
     assert "third_party/gen" not in {f.path for f in plan.folders}
     assert plan.to_dict()["suggestions"][0]["line"] in ("/third_party/", "/data/", "/manual/**/*.html")
+
+
+def test_a_local_models_estimate_counts_word_pieces_not_the_samples_padding(tmp_path):
+    """The sample goes as one batch padded to its longest text; a run's batches hold texts of about
+    one length (embed.longest_first): the estimate is the run's, not the padded sample's."""
+    from codeqa.embed.local import word_pieces
+
+    repo = copy_fixture_repo(tmp_path / "repo")
+    per_piece = 4e-5
+    plan = plan_index(repo, Settings.load(env={}), embedder=PaddingEmbedder(per_piece))
+    everything = PaddingEmbedder()
+    index_repo(repo, Settings.load(env={}, index_dir=tmp_path / "real"), embedder=everything)
+    pieces = word_pieces(everything.texts)
+    expected = per_piece * sum(pieces)  # every text at its own length
+    padded = per_piece * len(pieces) * max(pieces)  # what scaling the padded sample by chunk count gives
+    assert expected * 3 < padded  # the fixture's chunks differ in length enough to tell the two apart
+    assert expected * 0.95 <= plan.embed_seconds <= expected * codeqa.plan.RUN_PADDING * 2  # longer on a busy machine

@@ -67,6 +67,7 @@ class SentenceTransformerEmbedder:
     """The bundled all-MiniLM-L6-v2, offline, with our LoRA merged in. Loads on first use."""
 
     dimension = DIMENSION
+    pads_batches = True  # a batch costs its texts padded to the longest one's word pieces (codeqa.plan reads it)
 
     def __init__(self, adapter: str = "default"):
         self.adapter_path = resolve_adapter(adapter)
@@ -120,14 +121,19 @@ def _piece_counter():
     return tokenizer
 
 
+def word_pieces(texts: Sequence[str]) -> list[int]:
+    """The word pieces the bundled model reads of each text (at most MAX_TOKENS, special tokens
+    included); without its tokenizer, the characters (a coarser measure of the same order)."""
+    tokenizer = _piece_counter()
+    if tokenizer is None or not texts:
+        return [len(t) for t in texts]
+    return [len(e.ids) for e in tokenizer.encode_batch(list(texts), add_special_tokens=True)]
+
+
 def length_order(texts: Sequence[str]) -> list[int]:
     """Indices of `texts`, most word pieces read by the model first (ties in order): cut into batches in
     this order, a batch pads its texts to nearly their own length. Without the tokenizer, by characters."""
-    tokenizer = _piece_counter()
-    if tokenizer is None or not texts:
-        sizes = [len(t) for t in texts]
-    else:
-        sizes = [len(e.ids) for e in tokenizer.encode_batch(list(texts), add_special_tokens=True)]
+    sizes = word_pieces(texts)
     return sorted(range(len(texts)), key=lambda i: -sizes[i])
 
 
@@ -172,4 +178,5 @@ def one_torch_thread(small: bool) -> Iterator[None]:
 
 
 __all__ = ["BASE_MODEL_ID", "DIMENSION", "MAX_TOKENS", "QUERY_BATCH_MAX", "SentenceTransformerEmbedder", "length_order",
-           "load_sentence_transformer", "local_model_id", "longest_first", "one_torch_thread"]
+           "load_sentence_transformer", "local_model_id", "longest_first", "one_torch_thread",
+           "word_pieces"]
