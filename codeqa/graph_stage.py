@@ -118,7 +118,8 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
             only = files_to_resolve(graphs_before, parsed, cache.get_many(before, fingerprint), index)
         complete = set(fresh) | fresh_parse if light else {f.path for f in files}
         resolution = resolve_by_file(parsed, index, only, twins_before if only is not None else None,
-                                     lambda paths: _complete_parses(paths, parsed, complete, cache, fingerprint, settings))
+                                     lambda paths: _complete_parses(paths, parsed, complete, cache, fingerprint, settings),
+                                     lambda done, total: progress("resolve", done, total))
     references = [r for refs in resolution.references.values() for r in refs]
     graphs = summarize(parsed, resolution, index, graphs_before)
     if resolution.complete:

@@ -198,3 +198,17 @@ def test_resolving_some_files_gives_them_the_references_of_resolving_all(tree):
         alone = resolve_by_file(parsed, only={pf.file.path})
         assert alone.references[pf.file.path] == every.references[pf.file.path], pf.file.path
         assert alone.reads[pf.file.path] == every.reads[pf.file.path], pf.file.path
+
+
+def test_resolution_reports_its_progress_file_by_file(tree, monkeypatch):
+    from codeqa.files import walk_repository
+    from codeqa.graph import resolve as resolve_module
+    from codeqa.parse_pool import _parse_and_chunk
+
+    monkeypatch.setattr(resolve_module, "PROGRESS_FILES", 4)
+    parsed = [_parse_and_chunk((f, 4000, 40))[0] for f in walk_repository(tree).files]
+    seen: list[tuple[int, int]] = []
+    resolve_by_file(parsed, progress=lambda done, total: seen.append((done, total)))
+    n = len(parsed)
+    assert seen[0] == (0, n) and seen[-1] == (n, n)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen) and len(seen) == 2 + (n - 1) // 4

@@ -44,7 +44,7 @@ log = logging.getLogger("codeqa.ui")
 
 MAX_CODE_VIEWS = 10  # expanders under one answer (a usage answer can cite hundreds of sites)
 INDEX_STAGES = {"parse": "Parsing files", "model": "Loading the embedding model", "embed": "Embedding chunks",
-                "store": "Storing"}
+                "resolve": "Resolving references", "store": "Storing"}
 
 
 # ---- cached resources (shared by every rerun and browser session) --------------------------------

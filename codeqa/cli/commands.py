@@ -57,7 +57,7 @@ def cmd_index(args, settings: Settings) -> int:
                 tasks[stage] = bar.add_task(stage, total=total, rate="")
                 started[stage] = time.perf_counter()
             elapsed = max(time.perf_counter() - started[stage], 1e-6)
-            unit = {"parse": "files/s", "embed": "chunks/s", "store": "files/s"}.get(stage, "/s")
+            unit = {"parse": "files/s", "resolve": "files/s", "embed": "chunks/s", "store": "files/s"}.get(stage, "/s")
             rate = f"{done / elapsed:,.0f} {unit}" if elapsed > 0.5 and stage != "model" else ""
             bar.update(tasks[stage], completed=done, total=total, rate=rate)
 

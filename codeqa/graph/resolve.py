@@ -74,12 +74,14 @@ class Resolution:
     complete: bool  # every file was resolved
 
 
+PROGRESS_FILES = 64  # files resolved between two progress reports
 COMPLETE_BATCH = 256  # files whose whole parses are read at once
 
 
 def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = None, only: Collection[str] | None = None,
                     twins_before: Mapping[str, tuple[str, ...]] | None = None,
-                    complete: Callable[[list[str]], Mapping[str, ParsedFile]] | None = None) -> Resolution:
+                    complete: Callable[[list[str]], Mapping[str, ParsedFile]] | None = None,
+                    progress: Callable[[int, int], None] = lambda done, total: None) -> Resolution:
     """Resolve the references of the files in `only` (default: all) against the whole project; all of
     them after all when the project's stub twins differ from `twins_before` (a reference to either
     twin counts for both, anywhere). A reference's targets do not depend on which other files were
@@ -87,7 +89,7 @@ def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = Non
 
     The parses in `parsed` need only the references that resolving other files reads (imports, base
     classes, type evidence: ParseCache's all_references=False) when `complete` gives the whole
-    parses of the files to resolve, by path."""
+    parses of the files to resolve, by path. `progress(done, total)` is told every PROGRESS_FILES files."""
     index = index or GraphIndex.build(parsed)
     resolver = _Resolver(parsed, index)
     memo = resolver.memo
@@ -98,11 +100,14 @@ def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = Non
     whole = {pf.file.path: pf for pf in parsed} if complete is None else {}
     by_file: dict[str, list[Reference]] = {}
     reads: dict[str, frozenset] = {}
+    progress(0, len(todo))
     for n, path in enumerate(todo):
+        if n and n % PROGRESS_FILES == 0:
+            progress(n, len(todo))
         if complete is not None and n % COMPLETE_BATCH == 0:  # whole parses a batch at a time: a big tree's
             whole = complete(todo[n:n + COMPLETE_BATCH])  # references never all sit in memory twice
         pf = whole[path]
-        memo.deps = {path}
+        memo.begin(path)
         resolved: list[Reference] = []
         for ref in pf.references:
             try:
@@ -118,8 +123,9 @@ def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = Non
                 kind = "instantiation"
             resolved.append(_resolved(ref, tuple(targets), confidence, kind))
         by_file[path] = resolved
-        reads[path] = frozenset(memo.deps)
-    memo.deps = set()
+        reads[path] = memo.reads()
+    memo.begin()
+    progress(len(todo), len(todo))
     return Resolution(by_file, reads, twins, only is None)
 
 

@@ -65,6 +65,46 @@ _NEVER = 1 << 62  # no cycle reached back this far
 _MISSING = object()
 
 
+class Reads:
+    """What one answer read: its own notes (`atoms`) and the kept answers it used (`parts`, by identity).
+
+    An answer is used by many others, and its reads were copied into each of them: on a big tree
+    (site-packages: chains of imports across thousands of files) merging those copies was most of the
+    resolution's time. A kept answer's Reads is shared instead, never changed after it is kept, and
+    `flatten` gathers a file's reads once, visiting each shared part once."""
+
+    __slots__ = ("atoms", "parts")
+
+    def __init__(self, atoms: Iterable[object] = ()) -> None:
+        self.atoms: set = set(atoms)
+        self.parts: dict[int, Reads] = {}
+
+    def add(self, other: "Reads") -> None:
+        if other is not self:
+            self.parts[id(other)] = other
+
+    def shared(self) -> "Reads | None":
+        """What to keep with an answer: None when it read nothing, its one part when that is all it read."""
+        if self.atoms:
+            return self
+        if len(self.parts) == 1:
+            return next(iter(self.parts.values()))
+        return self if self.parts else None
+
+    def flatten(self) -> frozenset:
+        out = set(self.atoms)
+        seen = set(self.parts)
+        stack = list(self.parts.values())
+        while stack:
+            node = stack.pop()
+            out |= node.atoms
+            for key, part in node.parts.items():
+                if key not in seen:
+                    seen.add(key)
+                    stack.append(part)
+        return frozenset(out)
+
+
 class Memo:
     """Answers worked out once per resolution run, by key (`("export", path, name)`, ...): evidence
     chains across files, and many references ask the same question.
@@ -78,25 +118,33 @@ class Memo:
     It also records what each answer read (`note`): files whose symbols or references it looked at,
     and names across the project: `("n", name)` the symbols of that name, `("e", name)` only whether
     any symbol or import has it, `("m", name)` methods of that name written outside their type. A
-    kept answer carries its set, and
-    using it adds the set to the answer under way; `deps` is the set of the outermost question
-    (resolve.py sets it per file), which says when that file must be resolved again."""
+    kept answer carries its `Reads`, and using it adds them to the answer under way. resolve.py asks
+    per file (`begin`, then `reads`) what the outermost questions read: that says when the file must
+    be resolved again."""
 
     def __init__(self) -> None:
-        self.values: dict[tuple, tuple[object, set]] = {}  # key -> (answer, what it read: never changed after)
-        self.deps: set = set()
+        self.values: dict[tuple, tuple[object, Reads | None]] = {}  # key -> (answer, what it read: never changed after)
+        self.deps = Reads()
         self._active: dict[tuple, int] = {}
         self._lowest = _NEVER
 
+    def begin(self, *atoms: object) -> None:
+        """Start gathering reads afresh (one file's resolution), with `atoms` read already."""
+        self.deps = Reads(atoms)
+
+    def reads(self) -> frozenset:
+        """Everything read since `begin`."""
+        return self.deps.flatten()
+
     def note(self, atom: object) -> None:
-        self.deps.add(atom)
+        self.deps.atoms.add(atom)
 
     def value(self, key: tuple, placeholder: object, compute: Callable[..., object], *args: object):
         found = self.values.get(key, _MISSING)
         if found is not _MISSING:
             value, deps = found
-            if deps:
-                self.deps |= deps
+            if deps is not None:
+                self.deps.add(deps)
             return value
         active = self._active
         depth = active.get(key)
@@ -106,16 +154,17 @@ class Memo:
             return placeholder
         depth = active[key] = len(active)
         outer_deps, outer_lowest = self.deps, self._lowest
-        self.deps, self._lowest = set(), _NEVER
+        self.deps, self._lowest = Reads(), _NEVER
         try:
             value = compute(*args)
         finally:
             del active[key]
-            deps, lowest = self.deps, self._lowest
+            deps, lowest = self.deps.shared(), self._lowest
             self.deps, self._lowest = outer_deps, min(outer_lowest, lowest)
         if lowest > depth:
             self.values[key] = (value, deps)
-        outer_deps |= deps
+        if deps is not None:
+            outer_deps.add(deps)
         return value
 
 
