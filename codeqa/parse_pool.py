@@ -137,6 +137,9 @@ def _start_worker(parent: int, languages: Sequence[str] = ()) -> None:
     the parent's stdout/stderr objects whose locks another thread (the progress display's) may have held
     at the fork: it never writes to them, not even the flush at exit. Then it prepares `languages`."""
     sys.stdout = sys.stderr = open(os.devnull, "w")
+    # forked from a graph stage that paused the collector (graph_stage._gc_paused), a worker would keep
+    # every cycle its parses leave: on site-packages each worker grew past 4 GB
+    gc.enable()
     if sys.platform.startswith("linux"):
         try:
             import ctypes

@@ -109,3 +109,24 @@ def test_an_index_run_parses_in_workers_started_before_the_store_opens(project, 
     assert started == [MODULES + 1] and opened == [1]  # the pool was started before the store opened
     assert len(set(log.read_text().split())) == 2 and report.files_changed == MODULES + 1
     assert index_snapshot(project, parallel) == index_snapshot(project, serial)
+
+
+def test_workers_started_in_a_graph_stage_collect_their_garbage(project):
+    """graph_stage pauses the collector; a worker forked then would inherit the pause and keep every
+    cycle its parses leave (on site-packages, workers grew past 4 GB)."""
+    import gc
+
+    from codeqa.graph_stage import _gc_paused
+
+    files = walk_repository(project).files
+    with _gc_paused():
+        assert not gc.isenabled()
+        with parse_pool.parse_workers(files, Settings(parse_workers=2)) as pool:
+            assert pool is not None
+            assert all(pool.map(_collector_enabled, range(4)))
+
+
+def _collector_enabled(_: int) -> bool:
+    import gc
+
+    return gc.isenabled()
