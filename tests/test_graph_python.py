@@ -225,3 +225,27 @@ def test_a_web_of_star_imports_is_searched_once_per_name(tmp_path, monkeypatch):
     assert "not_in_the_web" not in refs
     assert refs["found_here"].target_ids == (graph.symbol_ids["web/m17.py#found_here"],)
     assert len(calls) < 20 * size  # without the check: every path through the web, millions of calls
+
+
+@pytest.mark.parametrize("providers, resolved", [(3, True), (17, False)])
+def test_a_name_declared_all_over_a_web_is_left_unresolved_there(tmp_path, providers, resolved):
+    """A C++ include web (torch/include: thousands of headers) declares names such as Tensor in hundreds
+    of files: joining them all for every scope of the web took more than 10 minutes on site-packages,
+    and a reference to hundreds of declarations says nothing. Past WEB_PROVIDERS_MAX it stays unresolved."""
+    from codeqa.graph.resolve import WEB_PROVIDERS_MAX
+
+    assert 3 <= WEB_PROVIDERS_MAX < 17
+    size = 20
+    pkg = tmp_path / "web"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for i in range(size):
+        stars = "".join(f"from web.m{(i + k) % size} import *\n" for k in (1, 2))
+        body = "\n\ndef common():\n    return 1\n" if i < providers else ""
+        (pkg / f"m{i}.py").write_text(stars + body)
+    (tmp_path / "use.py").write_text("from web.m19 import *\n\n\ndef main():\n    common()\n")
+    graph = Graph(tmp_path)
+    refs = [r for r in graph.references if r.path == "use.py" and r.name == "common"]
+    assert bool(refs) == resolved
+    if resolved:
+        assert len(refs[0].target_ids) == providers

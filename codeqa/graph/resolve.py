@@ -74,6 +74,7 @@ class Resolution:
     complete: bool  # every file was resolved
 
 
+WEB_PROVIDERS_MAX = 16  # a name more files of one star-import web provide is left unresolved there
 PROGRESS_FILES = 64  # files resolved between two progress reports
 COMPLETE_BATCH = 256  # files whose whole parses are read at once
 
@@ -315,7 +316,10 @@ class _Resolver:
             self.memo.note(webs.reads(scope))  # one atom for the web's files (incremental.file_graph opens it)
             self.memo.note(FILE_SET)
             self.memo.note(("e", name))
-            found = union(self._direct_export(f, name) for f in webs.providers(scope).get(name, ()))
+            providers = webs.providers(scope).get(name, ())
+            if len(providers) > WEB_PROVIDERS_MAX:  # declared all over a web (a C++ include web): ambiguous
+                return UNKNOWN
+            found = union(self._direct_export(f, name) for f in providers)
             return found if sure else likely(found)
         if scope in self.stars and not webs.may_bring(scope, name, self.memo):
             return UNKNOWN
