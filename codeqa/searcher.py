@@ -5,6 +5,7 @@ fused inside the engine (weighted RRF); then graph and file evidence re-rank.
       --> + symbols the query names (SYMBOL_BOOST), + one reference hop from the top hits (HOP_BOOST),
           + methods of a class among them (MEMBER_BOOST), - tests/examples/docs/stubs (ROLE_PENALTY)
       --> pieces extended to their function's first line, merged per definition --> top k
+      --> a question in words: the first 5 as ranked, the rest from package files not yet shown
 """
 
 from __future__ import annotations
@@ -78,10 +79,14 @@ class Searcher:
         natural-language set MRR@10 0.501 -> 0.527, docstring benchmark unchanged to +0.009 recall@5);
         tests, examples, docs and type stubs move down unless the query asks for them (ROLE_PENALTY).
 
+        A question asked in words ("How does Live redraw in place?") gets a top k spread over files
+        (`_spread_question`): its first QUESTION_HEAD results as ranked, then package files not yet
+        shown. Identifiers and descriptions keep the ranking: capping every query at 2 results a file
+        cost the docstring benchmark 0.06 recall@10 (bench/retrieval.py, pluggy + marshmallow).
+
         `spread` (the evidence of an answer): after the top k come the definitions the top hits call in
         other files (CALLEE_CANDIDATES) and the best hits of files not yet present (SPREAD_FILES), since
-        an answer often spans files. The top k itself stays as it is: spreading it over files cost the
-        docstring benchmark 0.06 recall@10 (bench/retrieval.py, pluggy + marshmallow).
+        an answer often spans files.
         """
         limit = max(top_k * (CANDIDATES_PER_RESULT if spread else 3), 30)
         terms = code_terms(query)
