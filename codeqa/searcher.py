@@ -39,6 +39,7 @@ CANDIDATES_PER_RESULT = 5  # candidates fetched per result asked for (the spread
 QUESTION_HEAD = 5
 QUESTION_NEW_FILES = 5
 QUESTION_CALLEES = 2
+QUESTION_OTHER_FLOOR = 0.5  # a further file's best candidate needs half the best score: tiny repos have irrelevant files
 PATH_WORD_MAX_FILES = 3  # a word in more file names than this ("toml" in tomlkit) names no file in particular
 _SUFFIXES = ("ings", "ing", "ers", "er", "ed", "es", "s")
 # "No such option" / 'cannot open file': quotes not inside a word (don't, the bar's writer) around 2+ words
@@ -184,8 +185,9 @@ class Searcher:
         with pieces of the best file. So after the first QUESTION_HEAD results, up to QUESTION_NEW_FILES
         slots go to package files not yet shown, in this order: the definitions the head calls
         (QUESTION_CALLEES; control.py), files whose name is a word of the question ("spinner" ->
-        _spinners.py), then the best candidate of each further package file. Slots left take the next
-        results by score. Tests, docs and examples get no slot of their own: giving them one cost the
+        _spinners.py), then the best candidate of each further package file that reaches
+        QUESTION_OTHER_FLOOR of the best score (in a small repository the other files can be unrelated).
+        Slots left take the next results by score. Tests, docs and examples get no slot of their own: giving them one cost the
         natural-language set of attrs 0.04 recall@10 (a gold second hit of _make.py pushed out).
         """
         head = ranked[:QUESTION_HEAD]
@@ -194,7 +196,8 @@ class Searcher:
         slots = min(QUESTION_NEW_FILES, top_k - QUESTION_HEAD)
         fresh = self._callees(head, min(QUESTION_CALLEES, slots))
         fresh += self._named_file_hits(query, ranked, head + fresh, slots - len(fresh))
-        code = [h for h in ranked[QUESTION_HEAD:] if path_role(h.path) == "code"]
+        floor = ranked[0].score * QUESTION_OTHER_FLOOR
+        code = [h for h in ranked[QUESTION_HEAD:] if path_role(h.path) == "code" and h.score >= floor]
         fresh += _other_files(code, head + fresh, slots - len(fresh))
         taken = {(h.path, h.start_line) for h in fresh}
         rest = [h for h in ranked[QUESTION_HEAD:] if (h.path, h.start_line) not in taken]

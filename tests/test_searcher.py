@@ -82,3 +82,12 @@ def test_a_file_named_by_the_question_gets_a_slot_even_when_search_missed_it():
     named = [h for h in top if h.path == "rich/_spinners.py"]
     assert len(named) == 1 and named[0].start_line == 30 and "file name" in named[0].reasons
     assert top[:QUESTION_HEAD] == ranked[:QUESTION_HEAD]
+
+
+def test_a_further_file_far_below_the_best_score_gets_no_slot():
+    """In a small repository the other files can be unrelated: their best hit must reach half the best score."""
+    ranked = ([hit("app/cli.py", 10 * i, 0.6 - i / 100) for i in range(12)]
+              + [hit("app/formatting.py", 1, 0.4), hit("web/util.py", 1, 0.09)])
+    top = Searcher(FakeStore({}, {}), None, None, FakeSource())._spread_question("Where is the encoder used?", ranked, 10)
+    assert [h.path for h in top].count("app/formatting.py") == 1 and "web/util.py" not in [h.path for h in top]
+    assert top[QUESTION_HEAD:] == sorted(top[QUESTION_HEAD:], key=lambda h: -h.score)
