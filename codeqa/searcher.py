@@ -159,24 +159,6 @@ class Searcher:
             out.append(h)
         return sorted(out, key=lambda h: -h.score)
 
-    def _named_file_hits(self, query: str, ranked: list[Hit], shown: list[Hit]) -> list[Hit]:
-        """A hit from each package file whose name holds a word of the question and that `shown` lacks:
-        its best candidate, else its chunk that shares the most words with the question."""
-        present = {h.path for h in shown}
-        files = [p for p in files_named_by_words(query, self.source.paths()) if p not in present]
-        floor = shown[-1].score if shown else 0.0
-        out: list[Hit] = []
-        words = set(question_stems(query))
-        for path in files:
-            hit = next((h for h in ranked if h.path == path), None)
-            if hit is None:
-                chunks = self.store.chunks_in_file(path)
-                if not chunks:
-                    continue
-                hit = max(chunks, key=lambda h: len(words & set(_stems(h.text))))
-            out.append(replace(hit, score=min(hit.score, floor) - 1e-6 * (len(out) + 1), reasons=hit.reasons + ("file name",)))
-        return out
-
     def _spread_question(self, query: str, ranked: list[Hit], top_k: int) -> list[Hit]:
         """A question's top k, spread over files: the head as ranked, then package files not yet shown.
 
@@ -187,8 +169,9 @@ class Searcher:
         (QUESTION_CALLEES; control.py), files whose name is a word of the question ("spinner" ->
         _spinners.py), then the best candidate of each further package file that reaches
         QUESTION_OTHER_FLOOR of the best score (in a small repository the other files can be unrelated).
-        Slots left take the next results by score. Tests, docs and examples get no slot of their own: giving them one cost the
-        natural-language set of attrs 0.04 recall@10 (a gold second hit of _make.py pushed out).
+        Slots left take the next results by score. Tests, docs and examples get no slot of their own:
+        giving them one cost the natural-language set of attrs 0.04 recall@10 (a gold second hit of
+        _make.py pushed out).
         """
         head = ranked[:QUESTION_HEAD]
         if len(head) < QUESTION_HEAD or top_k <= QUESTION_HEAD:
