@@ -14,7 +14,11 @@ plus the share of questions with every gold file found. Misses are listed per qu
 files that were returned instead.
 
     python bench/multifile.py [bench/questions/multifile.jsonl] [--no-index] [--cli] [--top-k 10]
-        [--json OUT.json]
+        [--search-only] [--json OUT.json]
+
+bench/questions/multifile-heldout.jsonl (httpx 0.27.2, jinja2 3.1.4) was written before any tuning
+on multifile.jsonl and is kept for checks only: tune on multifile.jsonl, then look at the held-out
+set once. --search-only skips `ask` (its columns then read 0).
 
 Projects are unpacked sdists under /tmp/data/<project> (env CODEQA_BENCH_DATA), indexed with the
 real bundled model into /tmp/bench-idx/<project> (env CODEQA_BENCH_INDEX_ROOT) by
@@ -47,6 +51,7 @@ def main(argv=None) -> int:
     ap.add_argument("--top-k", type=int, default=10)
     ap.add_argument("--no-index", action="store_true", help="use the indexes as they are (skip `codeqa index`)")
     ap.add_argument("--cli", action="store_true", help="run `python -m codeqa` per question instead of in-process")
+    ap.add_argument("--search-only", action="store_true", help="measure `search` only (skip `ask`)")
     ap.add_argument("--json", type=Path, help="write metrics and per-question rows here")
     args = ap.parse_args(argv)
     by_project: dict[str, list[dict]] = defaultdict(list)
@@ -62,7 +67,7 @@ def main(argv=None) -> int:
         with Session(repo, index_dir, cli=args.cli) as session:
             for q in questions:
                 search_files = list(dict.fromkeys(h["path"] for h in session.search(q["question"], top_k=args.top_k)))
-                ask = session.ask(q["question"])
+                ask = {} if args.search_only else session.ask(q["question"])
                 ask_files = list(dict.fromkeys(s["path"] for s in ask.get("snippets") or []))
                 rows.append({"project": project, "question": q["question"], "gold": q["files"],
                              "search_files": search_files, "ask_files": ask_files, "route": ask.get("route"),

@@ -52,6 +52,20 @@ INHERITANCE_QUESTION = re.compile(r"\b(implement\w*|extend\w*|subclass\w*|inheri
 SECONDARY_WORDS = re.compile(r"\b(tests?|tested|testing|examples?|samples?|demos?|docs?|documentation|readme|guide|tutorial)\b",
                              re.IGNORECASE)
 
+# "How does ...", "Where is the error raised when ...?": a question in words, not a name or a description
+_QUESTION_START = re.compile(r"^\W*(how|what|where|why|when|which|who|whose|does|do|did|is|are|can|could|should|would)\b",
+                             re.IGNORECASE)
+
+
+def is_question(text: str) -> bool:
+    """Whether a query is asked as a question (a first word that asks, or a closing question mark).
+
+    A docstring's description ("Return the parsed value") and a bare name (`parse_args`) are not.
+    """
+    stripped = text.strip()
+    return stripped.endswith("?") or _QUESTION_START.match(stripped) is not None
+
+
 # ---- names ---------------------------------------------------------------------------------------
 
 KIND_WORDS = {
@@ -394,4 +408,4 @@ def _identity(sym: Symbol) -> tuple[str, str]:
 
 __all__ = ["FILE_NAME", "parse_question", "ParsedQuestion", "Mention", "Choice", "choose_symbols", "matching_symbols", "rank_key",
            "looks_like_identifier", "USAGE_PATTERN", "RELATION_PATTERN", "INHERITANCE_QUESTION", "SECONDARY_WORDS",
-           "STOP_NAMES"]
+           "STOP_NAMES", "is_question"]

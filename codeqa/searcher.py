@@ -5,6 +5,7 @@ fused inside the engine (weighted RRF); then graph and file evidence re-rank.
       --> + symbols the query names (SYMBOL_BOOST), + one reference hop from the top hits (HOP_BOOST),
           + methods of a class among them (MEMBER_BOOST), - tests/examples/docs/stubs (ROLE_PENALTY)
       --> pieces extended to their function's first line, merged per definition --> top k
+      --> a question in words: the first 5 as ranked, the rest from package files not yet shown
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Sequence
 from .embed import Embedder
 from .files import path_role
 from .lookup import GraphQueries
-from .question import SECONDARY_WORDS
+from .question import SECONDARY_WORDS, is_question
 from .source import SourceFiles
 from .store import Store, query_sparse_vector, semantic_coverage
 from .types import Hit, Symbol, split_symbol_id
@@ -32,6 +33,15 @@ KEYWORD_CODE_SHARE = 0.5
 CALLEE_CANDIDATES = 2  # evidence for an answer: definitions the top hits call, from files not among them
 SPREAD_FILES = 4  # evidence for an answer: the best hit of this many more files
 CANDIDATES_PER_RESULT = 5  # candidates fetched per result asked for (the spread over files needs a few more)
+# A question's top k (Searcher._spread_question): the first QUESTION_HEAD results as ranked, then up to
+# QUESTION_NEW_FILES results from package files not yet shown. Measured on bench/multifile.py (rich, tomlkit):
+# file recall@10 0.602 -> 0.855, with the natural-language sets (requests, attrs) unchanged; see docs/benchmarks.md.
+QUESTION_HEAD = 5
+QUESTION_NEW_FILES = 5
+QUESTION_CALLEES = 2
+QUESTION_OTHER_FLOOR = 0.5  # a further file's best candidate needs half the best score: tiny repos have irrelevant files
+PATH_WORD_MAX_FILES = 3  # a word in more file names than this ("toml" in tomlkit) names no file in particular
+_SUFFIXES = ("ings", "ing", "ers", "er", "ed", "es", "s")
 # "No such option" / 'cannot open file': quotes not inside a word (don't, the bar's writer) around 2+ words
 _QUOTED_PHRASE = re.compile(r"(?<![\w`])([\"'])[^\"'`\n]*?\w\s+\w[^\"'`\n]*?\1(?![\w`])")
 _CODE_TERM = re.compile(r"`[^`]+`|(?<!\w)\"[^\"]{3,}\"(?!\w)|(?<!\w)'[^']{3,}'(?!\w)|[\w./-]+\.[A-Za-z]{1,5}\b|[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+"
@@ -70,10 +80,14 @@ class Searcher:
         natural-language set MRR@10 0.501 -> 0.527, docstring benchmark unchanged to +0.009 recall@5);
         tests, examples, docs and type stubs move down unless the query asks for them (ROLE_PENALTY).
 
+        A question asked in words ("How does Live redraw in place?") gets a top k spread over files
+        (`_spread_question`): its first QUESTION_HEAD results as ranked, then package files not yet
+        shown. Identifiers and descriptions keep the ranking: capping every query at 2 results a file
+        cost the docstring benchmark 0.06 recall@10 (bench/retrieval.py, pluggy + marshmallow).
+
         `spread` (the evidence of an answer): after the top k come the definitions the top hits call in
         other files (CALLEE_CANDIDATES) and the best hits of files not yet present (SPREAD_FILES), since
-        an answer often spans files. The top k itself stays as it is: spreading it over files cost the
-        docstring benchmark 0.06 recall@10 (bench/retrieval.py, pluggy + marshmallow).
+        an answer often spans files.
         """
         limit = max(top_k * (CANDIDATES_PER_RESULT if spread else 3), 30)
         terms = code_terms(query)
@@ -92,9 +106,13 @@ class Searcher:
         hits = _demote_secondary_files(hits, query)
         merged = _merge_same_symbol(self._extend_to_definitions(self.source.mark_stale(hits)))
         merged.sort(key=lambda h: -h.score)
-        chosen = merged[:top_k]
         if spread:
+            chosen = merged[:top_k]
             chosen += self._callees(chosen) + _other_files(merged[top_k:], chosen, SPREAD_FILES)
+        elif is_question(query) and share < KEYWORD_CODE_SHARE:
+            chosen = self._spread_question(query, merged, top_k)
+        else:
+            chosen = merged[:top_k]
         # the index holds redacted text; a result shows the file's own lines (the user's machine, not a prompt)
         return [replace(h, text=text) if (text := self.source.text(h.path, h.start_line, h.end_line)) is not None else h
                 for h in chosen]
@@ -141,10 +159,57 @@ class Searcher:
             out.append(h)
         return sorted(out, key=lambda h: -h.score)
 
-    def _callees(self, ranked: list[Hit]) -> list[Hit]:
-        """Up to CALLEE_CANDIDATES definitions, each from a file not among `ranked`, that the top
+    def _spread_question(self, query: str, ranked: list[Hit], top_k: int) -> list[Hit]:
+        """A question's top k, spread over files: the head as ranked, then package files not yet shown.
+
+        A question about how something works often needs several files ("how does Live redraw in
+        place" needs live.py, live_render.py and control.py), while the ranking alone fills the top k
+        with pieces of the best file. So after the first QUESTION_HEAD results, up to QUESTION_NEW_FILES
+        slots go to package files not yet shown, in this order: the definitions the head calls
+        (QUESTION_CALLEES; control.py), files whose name is a word of the question ("spinner" ->
+        _spinners.py), then the best candidate of each further package file that reaches
+        QUESTION_OTHER_FLOOR of the best score (in a small repository the other files can be unrelated).
+        Slots left take the next results by score. Tests, docs and examples get no slot of their own:
+        giving them one cost the natural-language set of attrs 0.04 recall@10 (a gold second hit of
+        _make.py pushed out).
+        """
+        head = ranked[:QUESTION_HEAD]
+        if len(head) < QUESTION_HEAD or top_k <= QUESTION_HEAD:
+            return ranked[:top_k]
+        slots = min(QUESTION_NEW_FILES, top_k - QUESTION_HEAD)
+        fresh = self._callees(head, min(QUESTION_CALLEES, slots))
+        fresh += self._named_file_hits(query, ranked, head + fresh, slots - len(fresh))
+        floor = ranked[0].score * QUESTION_OTHER_FLOOR
+        code = [h for h in ranked[QUESTION_HEAD:] if path_role(h.path) == "code" and h.score >= floor]
+        fresh += _other_files(code, head + fresh, slots - len(fresh))
+        taken = {(h.path, h.start_line) for h in fresh}
+        rest = [h for h in ranked[QUESTION_HEAD:] if (h.path, h.start_line) not in taken]
+        return head + sorted(fresh + rest[:top_k - QUESTION_HEAD - len(fresh)], key=lambda h: -h.score)
+
+    def _named_file_hits(self, query: str, ranked: list[Hit], shown: list[Hit], count: int) -> list[Hit]:
+        """Up to `count` hits, one from each package file whose name holds a word of the question and that
+        `shown` lacks: the file's best candidate, else its chunk that shares the most words with the question."""
+        if count <= 0:
+            return []
+        present = {h.path for h in shown}
+        files = [p for p in files_named_by_words(query, self.source.paths()) if p not in present][:count]
+        floor = shown[-1].score if shown else 0.0
+        words = set(question_stems(query))
+        out: list[Hit] = []
+        for path in files:
+            hit = next((h for h in ranked if h.path == path), None)
+            if hit is None:
+                chunks = self.store.chunks_in_file(path)
+                if not chunks:
+                    continue
+                hit = max(chunks, key=lambda h: len(words & set(_stems(h.text))))
+            out.append(replace(hit, score=min(hit.score, floor) - 1e-6 * (len(out) + 1), reasons=hit.reasons + ("file name",)))
+        return out
+
+    def _callees(self, ranked: list[Hit], count: int = CALLEE_CANDIDATES) -> list[Hit]:
+        """Up to `count` definitions, each from a file not among `ranked`, that the top
         HOP_SOURCES hits call or instantiate (most called first): the code the best hit hands over to."""
-        if not CALLEE_CANDIDATES or not ranked:
+        if count <= 0 or not ranked:
             return []
         sources = [sid for h in ranked[:HOP_SOURCES] for sid in h.symbol_ids[:1]]
         present = {h.path for h in ranked}
@@ -154,17 +219,17 @@ class Searcher:
                 for t in r.target_ids:
                     if t.partition("#")[0] not in present:
                         counts[t] = counts.get(t, 0) + 1
-        wanted = [t for t, _ in sorted(counts.items(), key=lambda kv: -kv[1])][:CALLEE_CANDIDATES * 2]
+        wanted = [t for t, _ in sorted(counts.items(), key=lambda kv: -kv[1])][:count * 2]
         if not wanted:
             return []
         floor = ranked[-1].score
         added: list[Hit] = []
-        for h in self.store.chunks_for_symbols(wanted, limit=CALLEE_CANDIDATES * 4):
+        for h in self.store.chunks_for_symbols(wanted, limit=count * 4):
             if h.path in present or not (set(h.symbol_ids) & set(wanted)):
                 continue
             present.add(h.path)
             added.append(replace(h, score=floor - 1e-6 * (len(added) + 1), reasons=("callee",)))
-            if len(added) >= CALLEE_CANDIDATES:
+            if len(added) >= count:
                 break
         return added
 
@@ -199,6 +264,47 @@ def wants_keywords(query: str, terms: Sequence[str], share: float) -> bool:
     """Whether BM25 over the code terms joins the dense search: a query that is mostly code, or one that
     quotes a phrase of two or more words (an error message, a log line)."""
     return bool(terms) and (share >= KEYWORD_CODE_SHARE or _QUOTED_PHRASE.search(query) is not None)
+
+
+def _stem(word: str) -> str:
+    """A crude stem, enough to match a file name to a question word: spinners/spinner, parsed/parser, styles/style."""
+    word = word.lower()
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[:-len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def _stems(text: str) -> list[str]:
+    return [_stem(w) for w in re.findall(r"[A-Za-z]{3,}", text)]
+
+
+def question_stems(query: str) -> list[str]:
+    """The stems of a question's content words, and of each two neighbours written together ("file size" -> filesize)."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", query)]
+    content = [w for w in words if len(w) >= 3 and w not in STOP_WORDS]
+    pairs = [a + b for a, b in zip(words, words[1:]) if len(a) >= 3 and len(b) >= 3]
+    return list(dict.fromkeys(_stem(w) for w in content + pairs))
+
+
+def files_named_by_words(query: str, paths: Sequence[str]) -> list[str]:
+    """Package files whose file name holds a question word (by stem), most words first; a word in more
+    than PATH_WORD_MAX_FILES file names counts for none."""
+    by_word: dict[str, list[str]] = {}
+    for path in paths:
+        if path_role(path) != "code":
+            continue
+        name = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        for stem in set(_stems(name.replace("_", " "))):
+            by_word.setdefault(stem, []).append(path)
+    counts: dict[str, int] = {}
+    for stem in question_stems(query):
+        files = by_word.get(stem, [])
+        if len(files) <= PATH_WORD_MAX_FILES:
+            for path in files:
+                counts[path] = counts.get(path, 0) + 1
+    return sorted(counts, key=lambda p: -counts[p])
 
 
 def _other_files(candidates: Sequence[Hit], chosen: Sequence[Hit], count: int) -> list[Hit]:

@@ -27,6 +27,10 @@ class SourceFiles:
         self._redacted: dict[str, list[str]] = {}
         self._hashes: dict[str, tuple[int, int, str]] = {}  # path -> (mtime_ns, size, sha256)
 
+    def paths(self) -> list[str]:
+        """Every indexed file (relative posix paths)."""
+        return list(self._indexed_hashes())
+
     def clear(self) -> None:
         self._lines.clear()
         self._redacted.clear()

@@ -190,3 +190,19 @@ MORE_CASES = [
 @pytest.mark.parametrize("question,intent,subject,kind,container", MORE_CASES, ids=[c[0] for c in MORE_CASES])
 def test_more_phrasings(question, intent, subject, kind, container):
     test_intent_subject_and_qualifiers(question, intent, subject, kind, container)
+
+
+@pytest.mark.parametrize("query, asked", [
+    ("How does Live redraw its renderable in place?", True),
+    ("where is the error raised when a required attribute comes after a default", True),
+    ("Does the parser backtrack on a bad key?", True),
+    ("the parser's position in the input?", True),
+    ("Return the parsed value of a TOML string.", False),  # a docstring's description (bench/retrieval.py)
+    ("Create a :class:`RequestContext` for the given environ", False),
+    ("parse_args", False),
+    ("Howard's helper", False),
+])
+def test_a_question_is_known_by_its_first_word_or_question_mark(query, asked):
+    from codeqa.question import is_question
+
+    assert is_question(query) is asked

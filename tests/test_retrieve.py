@@ -69,6 +69,18 @@ def test_keywords_join_the_search_only_for_code_or_a_quoted_phrase(retriever, mo
     assert not wants_keywords("How does the bar's writer keep lines that don't fit?", ["writer"], 0.1)
 
 
+def test_only_a_question_in_words_spreads_the_top_k_over_files(retriever, monkeypatch):
+    """Identifiers and descriptions (the docstring benchmark's queries) keep the ranking as it was."""
+    asked = []
+    spread = retriever.searcher._spread_question
+    monkeypatch.setattr(retriever.searcher, "_spread_question", lambda q, r, k: asked.append(q) or spread(q, r, k))
+    for query in ("EncoderClass.encode", "Split text into lowercase words", "tokenize"):
+        retriever.search(query, top_k=10)
+    assert asked == []
+    retriever.search("How does the encoder turn text into vectors?", top_k=10)
+    assert asked == ["How does the encoder turn text into vectors?"]
+
+
 def test_usage_answer_lists_every_reference_the_graph_has(retriever, indexed_repo):
     encoder_class = retriever.find_symbols("EncoderClass")
     graph_refs = retriever.store.references_to([s.id for s in encoder_class])

@@ -1,0 +1,93 @@
+"""Search ranking rules on hand-made hits, with a fake store: no index, no model."""
+
+from __future__ import annotations
+
+from codeqa.searcher import (QUESTION_HEAD, QUESTION_NEW_FILES, Searcher, files_named_by_words, question_stems)
+from codeqa.types import Hit, Reference
+
+PATHS = ["rich/status.py", "rich/spinner.py", "rich/_spinners.py", "rich/console.py", "rich/control.py",
+         "rich/live.py", "tests/test_spinner.py", "tomlkit/toml_char.py", "tomlkit/toml_file.py",
+         "tomlkit/toml_document.py", "tomlkit/toml_source.py", "rich/filesize.py"]
+
+
+def hit(path: str, line: int, score: float, symbol_id: str | None = None) -> Hit:
+    ids = (symbol_id,) if symbol_id else ()
+    return Hit(path, line, line + 5, score, "function", None, f"text of {path}", "python", ids, ("dense",))
+
+
+class FakeStore:
+    """references_from / chunks_for_symbols / chunks_in_file over a few hand-made rows."""
+
+    def __init__(self, calls: dict[str, list[str]], chunks: dict[str, list[Hit]]):
+        self.calls, self.chunks = calls, chunks
+
+    def references_from(self, ids):
+        return [Reference(t.split("#")[1], s.split("#")[0], 1, 0, "call", s, (t,), "exact", "")
+                for s in ids for t in self.calls.get(s, [])]
+
+    def chunks_for_symbols(self, ids, limit=50):
+        return [h for hits in self.chunks.values() for h in hits if set(h.symbol_ids) & set(ids)][:limit]
+
+    def chunks_in_file(self, path):
+        return list(self.chunks.get(path, []))
+
+
+class FakeSource:
+    def paths(self):
+        return PATHS
+
+
+def test_question_words_name_files_by_stem_and_joined_neighbours():
+    assert set(files_named_by_words("How does the status indicator animate its spinner?", PATHS)) == {
+        "rich/status.py", "rich/spinner.py", "rich/_spinners.py"}  # tests/test_spinner.py is no package file
+    assert files_named_by_words("How does a download show the file size?", PATHS) == ["rich/filesize.py"]
+    # "toml" is in four file names: it names none of them
+    assert files_named_by_words("How is a TOML document written?", PATHS) == ["tomlkit/toml_document.py"]
+    assert "filesiz" in question_stems("the file size") and "the" not in question_stems("the file size")
+
+
+def test_a_question_keeps_its_head_and_gives_the_rest_to_other_package_files():
+    live = "rich/live.py#Live.refresh@10"
+    cursor = "rich/control.py#Control.move_to@40"
+    ranked = ([hit("rich/live.py", 10 * i, 0.9 - i / 100, live if i == 0 else None) for i in range(8)]
+              + [hit("docs/live.md", 1, 0.7), hit("tests/test_live.py", 1, 0.69), hit("rich/live.py", 200, 0.68),
+                 hit("rich/console.py", 5, 0.5)])
+    store = FakeStore({live: [cursor]}, {"rich/control.py": [hit("rich/control.py", 40, 0.0, cursor)]})
+    top = Searcher(store, None, None, FakeSource())._spread_question("How does Live redraw in place?", ranked, 10)
+    assert top[:QUESTION_HEAD] == ranked[:QUESTION_HEAD]
+    tail = [h.path for h in top[QUESTION_HEAD:]]
+    # the definition the head calls and the best hit of the other package file, though it ranked 12th
+    assert tail[0] == "rich/control.py" and "rich/console.py" in tail
+    # docs and tests get no slot of their own: the next live.py results outscore them
+    assert "docs/live.md" not in tail and "tests/test_live.py" not in tail
+    assert len(top) == 10 and len({(h.path, h.start_line) for h in top}) == 10
+    assert QUESTION_NEW_FILES >= 2
+
+
+def test_a_question_shorter_than_the_head_or_a_small_top_k_is_left_as_ranked():
+    ranked = [hit("rich/live.py", 10 * i, 0.9 - i / 100) for i in range(8)] + [hit("rich/console.py", 5, 0.5)]
+    searcher = Searcher(FakeStore({}, {}), None, None, FakeSource())
+    assert searcher._spread_question("How does Live work?", ranked, QUESTION_HEAD) == ranked[:QUESTION_HEAD]
+    assert searcher._spread_question("How does Live work?", ranked[:3], 10) == ranked[:3]
+
+
+def test_a_file_named_by_the_question_gets_a_slot_even_when_search_missed_it():
+    ranked = [hit("rich/status.py", 10 * i, 0.9 - i / 100) for i in range(12)]
+    spinners = [hit("rich/_spinners.py", 1, 0.0), hit("rich/_spinners.py", 30, 0.0)]
+    spinners[1] = Hit("rich/_spinners.py", 30, 40, 0.0, "block", None, "SPINNERS = {'dots': ...} animate spinner",
+                      "python")
+    store = FakeStore({}, {"rich/_spinners.py": spinners})
+    top = Searcher(store, None, None, FakeSource())._spread_question(
+        "How does the status indicator animate its spinner?", ranked, 10)
+    named = [h for h in top if h.path == "rich/_spinners.py"]
+    assert len(named) == 1 and named[0].start_line == 30 and "file name" in named[0].reasons
+    assert top[:QUESTION_HEAD] == ranked[:QUESTION_HEAD]
+
+
+def test_a_further_file_far_below_the_best_score_gets_no_slot():
+    """In a small repository the other files can be unrelated: their best hit must reach half the best score."""
+    ranked = ([hit("app/cli.py", 10 * i, 0.6 - i / 100) for i in range(12)]
+              + [hit("app/formatting.py", 1, 0.4), hit("web/util.py", 1, 0.09)])
+    top = Searcher(FakeStore({}, {}), None, None, FakeSource())._spread_question("Where is the encoder used?", ranked, 10)
+    assert [h.path for h in top].count("app/formatting.py") == 1 and "web/util.py" not in [h.path for h in top]
+    assert top[QUESTION_HEAD:] == sorted(top[QUESTION_HEAD:], key=lambda h: -h.score)
