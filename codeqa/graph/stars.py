@@ -33,6 +33,7 @@ class StarWebs:
         self.language, self.module_path = language, module_path
         self._closures: dict[str, tuple[str, ...]] = {}  # scope -> the files its star imports reach
         self._reads: dict[str, frozenset] = {}
+        self._webs: dict[frozenset, frozenset] = {}  # the files of a web -> the one object standing for them
         self._providers: dict[object, dict[str, list[str]]] = {}  # scope, and the web's files -> name -> files
         self._bound: dict[str, set[str]] = {}  # scope -> names its imports or assignments bind
 
@@ -81,8 +82,9 @@ class StarWebs:
         (a frozenset, its hash computed once), since merging thousands of files into the reads of every
         answer that used it was most of the time on site-packages; incremental.file_graph opens it."""
         reads = self._reads.get(scope)
-        if reads is None:
-            reads = self._reads[scope] = frozenset(self.closure(scope))
+        if reads is None:  # one object for every scope of a web: a set holding it finds it by identity, where
+            files = frozenset(self.closure(scope))  # equal copies compare file by file (most of site-packages' time)
+            reads = self._reads[scope] = self._webs.setdefault(files, files)
         return reads
 
     def providers(self, scope: str) -> dict[str, list[str]]:
