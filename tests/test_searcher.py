@@ -91,3 +91,22 @@ def test_a_further_file_far_below_the_best_score_gets_no_slot():
     top = Searcher(FakeStore({}, {}), None, None, FakeSource())._spread_question("Where is the encoder used?", ranked, 10)
     assert [h.path for h in top].count("app/formatting.py") == 1 and "web/util.py" not in [h.path for h in top]
     assert top[QUESTION_HEAD:] == sorted(top[QUESTION_HEAD:], key=lambda h: -h.score)
+
+
+def test_file_names_are_stemmed_once_per_set_of_indexed_files(monkeypatch):
+    """Stemming every file name took 450 ms a question on site-packages: it is done again only when the
+    indexed files change."""
+    import codeqa.searcher as searcher
+
+    made = []
+    real = searcher.file_name_stems
+    monkeypatch.setattr(searcher, "file_name_stems", lambda paths: made.append(len(paths)) or real(paths))
+    source = FakeSource()
+    s = Searcher(FakeStore({}, {}), None, None, source)
+    head = [hit("rich/console.py", 1, 0.9)]
+    for _ in range(3):
+        s._named_file_hits("How does the spinner spin?", head, head, 2)
+    assert made == [len(PATHS)]
+    monkeypatch.setattr(source, "paths", lambda: PATHS + ["rich/progress.py"])
+    s._named_file_hits("How does the progress bar move?", head, head, 2)
+    assert made == [len(PATHS), len(PATHS) + 1]
