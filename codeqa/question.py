@@ -66,6 +66,33 @@ def is_question(text: str) -> bool:
     return stripped.endswith("?") or _QUESTION_START.match(stripped) is not None
 
 
+# "How are options parsed from the command line?": a be-verb question whose deed is a participle
+_DEED_QUESTION = re.compile(r"^\W*(?:how|where|when|why|at what point)\s+(?:is|are|was|were|gets?|got)\s+(?P<rest>.+)$",
+                            re.IGNORECASE)
+_DEED = re.compile(r"\b([A-Za-z]{3,}ed|built|made|sent|written|kept|found|shown|drawn|thrown|taken|chosen|bound|split|read|run|set)"
+                   r"(?=\s*(?:[?.!,;:]|$)|\s+(?:from|into|in|on|onto|to|by|with|for|when|after|before|at|out|up|over|"
+                   r"through|via|during|against|per|if|so|once|while|between|and|or|the|a|an)\b)", re.IGNORECASE)
+# participles that say a question is about usage or about nothing in particular, not what the code does
+_VAGUE_DEEDS = frozenset(("used", "called", "based", "needed", "supposed", "required", "related", "involved",
+                          "concerned", "expected", "allowed", "intended", "designed", "structured", "organized",
+                          "organised", "implemented", "handled", "done", "made"))
+
+
+def question_deed(question: str) -> str | None:
+    """The deed a "how is/are X <participle>" question asks about, lower case: "parsed" in "How are options
+    parsed from the command line?", "pickled" in "How are slotted instances pickled?". The participle is
+    first one that ends a clause (a preposition, an article or the end follows it), so an adjective
+    before a noun ("slotted instances") is not taken, nor the deed of a clause that follows ("decoded
+    when it is gzipped" -> "decoded"). None when the question has no such word, or only a
+    vague one ("used", "handled", "implemented": the usage route and the words around them decide)."""
+    m = _DEED_QUESTION.match(question.strip())
+    if m is None:
+        return None
+    deeds = [w.lower() for w in _DEED.findall(m.group("rest"))]
+    deed = deeds[0] if deeds else None
+    return None if deed is None or deed in _VAGUE_DEEDS or deed in ARTICLES else deed
+
+
 # ---- names ---------------------------------------------------------------------------------------
 
 KIND_WORDS = {
@@ -408,4 +435,4 @@ def _identity(sym: Symbol) -> tuple[str, str]:
 
 __all__ = ["FILE_NAME", "parse_question", "ParsedQuestion", "Mention", "Choice", "choose_symbols", "matching_symbols", "rank_key",
            "looks_like_identifier", "USAGE_PATTERN", "RELATION_PATTERN", "INHERITANCE_QUESTION", "SECONDARY_WORDS",
-           "STOP_NAMES", "is_question"]
+           "STOP_NAMES", "is_question", "question_deed"]

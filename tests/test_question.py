@@ -206,3 +206,21 @@ def test_a_question_is_known_by_its_first_word_or_question_mark(query, asked):
     from codeqa.question import is_question
 
     assert is_question(query) is asked
+
+
+@pytest.mark.parametrize("question, deed", [
+    ("How are options parsed from the command line?", "parsed"),
+    ("How are slotted instances pickled?", "pickled"),  # "slotted" stands before a noun: no deed
+    ("How is the response body decoded when it is gzipped?", "decoded"),  # the main clause's
+    ("How is the parsed value of a parameter converted?", "converted"),
+    ("Where is the error raised when a parameter is missing?", "raised"),
+    ("How is the config file read?", "read"),
+    ("How is the echo function used to print output?", None),  # usage: vague
+    ("How is a missing value handled?", None),
+    ("How does Live redraw its renderable in place?", None),  # no be-verb participle
+    ("Return the parsed value", None),  # a description, not a question
+])
+def test_the_deed_of_a_question_is_its_clause_ending_participle(question, deed):
+    from codeqa.question import question_deed
+
+    assert question_deed(question) == deed

@@ -110,3 +110,22 @@ def test_file_names_are_stemmed_once_per_set_of_indexed_files(monkeypatch):
     monkeypatch.setattr(source, "paths", lambda: PATHS + ["rich/progress.py"])
     s._named_file_hits("How does the progress bar move?", head, head, 2)
     assert made == [len(PATHS), len(PATHS) + 1]
+
+
+def test_a_candidate_named_for_the_questions_deed_moves_up():
+    """"How are options parsed ...?" ranked Command.format_options (options, command) first by the dense
+    model; the names that carry the deed ("parsed": OptionParser, make_parser) lift above it."""
+    from codeqa.searcher import DEED_BOOST, _lift_deed, name_stems
+
+    def named(path: str, line: int, score: float, symbol: str) -> Hit:
+        return Hit(path, line, line + 5, score, "method", symbol, "", "python", (f"{path}#{symbol}@{line}",), ("dense",))
+
+    ranked = [named("src/click/core.py", 1378, 0.637, "Command.format_options"),
+              named("src/click/decorators.py", 351, 0.615, "option"),
+              named("src/click/parser.py", 355, 0.614, "OptionParser._process_args_for_options"),
+              named("src/click/core.py", 1312, 0.600, "Command.make_parser")]
+    lifted = _lift_deed(ranked, "parsed")
+    assert [h.symbol for h in lifted[:2]] == ["OptionParser._process_args_for_options", "Command.make_parser"]
+    assert "deed" in lifted[0].reasons and abs(lifted[0].score - (0.614 + DEED_BOOST)) < 1e-9
+    assert _lift_deed(ranked, None) == ranked
+    assert name_stems("OptionParser.parse_args") == {"option", "pars", "arg"}
