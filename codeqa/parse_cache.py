@@ -97,12 +97,15 @@ def _inflate(data: object) -> bytes | None:
     return out if inflater.eof and not inflater.unconsumed_tail else None
 
 
-def decode_parsed(blob: bytes, file: SourceFile, all_references: bool = True) -> ParsedFile | None:
+def decode_parsed(blob: bytes, file: SourceFile, all_references: bool = True,
+                  strings: dict | None = None) -> ParsedFile | None:
     """The ParsedFile encoded in `blob` (encode_parsed's bytes, or only its `data` part when
     `all_references` is False), for `file`; None when `blob` is anything but an entry of this format
     for this file. Never raises. With `all_references` False, its references are only those that
     resolving other files reads (TABLE_REFERENCE_KINDS, and those carrying type evidence): a file
-    whose own references are not resolved again costs a third of the objects."""
+    whose own references are not resolved again costs a third of the objects. `strings`: equal strings
+    decoded before (str -> itself), so that equal values share one object (JSON makes a new string per
+    value: the path of every reference, its kind, its scope); filled as it goes."""
     if not isinstance(blob, (bytes, bytearray)):  # SQLite hands back whatever type a crafted row holds
         return None
     head, _, rest = bytes(blob).partition(_SEPARATOR)
@@ -116,19 +119,20 @@ def decode_parsed(blob: bytes, file: SourceFile, all_references: bool = True) ->
             or data["path"] != file.path or data["sha256"] != file.sha256
             or type(data["error"]) not in (str, _NONE) or type(data["references"]) is not int):
         return None
-    symbols = _build(Symbol, data["symbols"], _SYMBOL_TYPES, _SYMBOL_TUPLES)
-    table = _build(Reference, data["table_references"], _REFERENCE_TYPES, _REFERENCE_TUPLES)
+    strings = {} if strings is None else strings
+    symbols = _build(Symbol, data["symbols"], _SYMBOL_TYPES, _SYMBOL_TUPLES, strings)
+    table = _build(Reference, data["table_references"], _REFERENCE_TYPES, _REFERENCE_TUPLES, strings)
     if symbols is None or table is None:
         return None
-    references = table if others is None else _merge(table, data["table_positions"], others, data["references"])
+    references = table if others is None else _merge(table, data["table_positions"], others, data["references"], strings)
     if references is None:
         return None
     return ParsedFile(file, symbols, references, error=data["error"])
 
 
-def _merge(table: tuple, positions: object, rest_columns: object, count: int) -> tuple | None:
+def _merge(table: tuple, positions: object, rest_columns: object, count: int, strings: dict) -> tuple | None:
     """The references in their parse order again: `table` at `positions`, the `rest` in the other places."""
-    rest = _build(Reference, rest_columns, _REFERENCE_TYPES, _REFERENCE_TUPLES)
+    rest = _build(Reference, rest_columns, _REFERENCE_TYPES, _REFERENCE_TUPLES, strings)
     if (rest is None or type(positions) is not list or not set(map(type, positions)) <= {int}
             or len(positions) != len(table) or len(table) + len(rest) != count
             or positions != sorted(set(positions)) or (positions and not 0 <= positions[0] <= positions[-1] < count)):
@@ -140,7 +144,7 @@ def _merge(table: tuple, positions: object, rest_columns: object, count: int) ->
     return tuple(r if r is not None else next(others) for r in out)
 
 
-def _build(cls: type, columns: object, allowed: list[set[type]], tuples: list[int]) -> tuple | None:
+def _build(cls: type, columns: object, allowed: list[set[type]], tuples: list[int], strings: dict) -> tuple | None:
     """Instances of `cls` from one column per field, or None when a value does not fit. The checks
     run over sets of types (C loops, no Python code per value): the cache of a big project holds
     hundreds of thousands of references and is read on every incremental run."""
@@ -150,7 +154,8 @@ def _build(cls: type, columns: object, allowed: list[set[type]], tuples: list[in
         return None
     if not all(set(map(type, column)) <= types for column, types in zip(columns, allowed)):
         return None
-    columns = list(columns)
+    columns = [list(map(strings.setdefault, column, column)) if str in types else column  # one object per value
+               for column, types in zip(columns, allowed)]
     for i in tuples:
         if not set(map(type, chain.from_iterable(columns[i]))) <= {str}:
             return None
@@ -181,6 +186,7 @@ class ParseCache:
         by_key = {self.key(f, fingerprint): f for f in files}
         keys = list(by_key)
         found: dict[str, ParsedFile] = {}
+        strings: dict = {}  # shared by the files read: names, kinds and scopes recur across them
         for start in range(0, len(keys), _BATCH):
             part = keys[start:start + _BATCH]
             columns = "key, data, rest" if all_references else "key, data, NULL"
@@ -195,7 +201,7 @@ class ParseCache:
                 if all_references:
                     tail = _inflate(rest)
                     head = head + _SEPARATOR + tail if head is not None and tail is not None else None
-                parsed = decode_parsed(head, file, all_references) if file is not None else None
+                parsed = decode_parsed(head, file, all_references, strings) if file is not None else None
                 if parsed is not None:
                     found[file.path] = parsed
         return found

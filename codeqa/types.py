@@ -37,7 +37,7 @@ class SkippedFile:
     detail: str = ""  # e.g. the OS error ("EACCES") or the size
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Symbol:
     id: str  # path + "#" + qualified_name + "@" + start_line: unique and stable
     name: str
@@ -78,7 +78,7 @@ def split_symbol_id(symbol_id: str) -> tuple[str, str]:
     return path, rest.rsplit("@", 1)[0]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reference:
     name: str
     path: str

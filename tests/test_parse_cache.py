@@ -313,3 +313,15 @@ def test_a_database_of_another_layout_is_replaced(tmp_path, parsed, schema):
             ("table", "parsed"), ("index", "sqlite_autoindex_parsed_1")]
     finally:
         db.close()
+
+
+def test_equal_strings_read_from_the_cache_share_one_object(cache, parsed):
+    """JSON makes a new string for every value: on site-packages the path, kind and scope of each of
+    millions of references were separate objects (resolution started at 3.2 GB, 1.7 GB with them shared)."""
+    cache.put_many([(pf.file, encode_parsed(pf)) for pf in parsed], FINGERPRINT)
+    found = cache.get_many([pf.file for pf in parsed], FINGERPRINT)
+    refs = [r for pf in found.values() for r in pf.references]
+    pf = found[_rich(parsed).file.path]
+    assert len(pf.references) > 2 and len({id(r.path) for r in pf.references}) == 1
+    assert len({id(r.kind) for r in refs}) == len({r.kind for r in refs})  # across files too
+    assert not hasattr(pf.references[0], "__dict__") and not hasattr(pf.symbols[0], "__dict__")  # slots

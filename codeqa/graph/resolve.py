@@ -132,7 +132,8 @@ def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = Non
 
 def _resolved(ref: Reference, target_ids: tuple[str, ...], confidence: str, kind: str) -> Reference:
     # faster than dataclasses.replace(), which re-checks every field: this runs for every reference
-    return Reference(**{**vars(ref), "target_ids": target_ids, "confidence": confidence, "kind": kind})
+    return Reference(ref.name, ref.path, ref.line, ref.column, kind, ref.enclosing_symbol_id, target_ids, confidence,
+                     ref.line_text, ref.receiver, ref.module, ref.alias, ref.assigned)
 
 
 class _Resolver:
