@@ -77,6 +77,8 @@ class Resolution:
 WEB_PROVIDERS_MAX = 16  # a name more files of one star-import web provide is left unresolved there
 PROGRESS_FILES = 64  # files resolved between two progress reports
 COMPLETE_BATCH = 256  # files whose whole parses are read at once
+# answers about a name or a receiver in one scope: dropped once their file is resolved (Memo.forget)
+FILE_LOCAL_ANSWERS = ("name", "receiver")
 
 
 def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = None, only: Collection[str] | None = None,
@@ -125,6 +127,7 @@ def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = Non
             resolved.append(_resolved(ref, tuple(targets), confidence, kind))
         by_file[path] = resolved
         reads[path] = memo.reads()
+        memo.forget(path)
     memo.begin()
     progress(len(todo), len(todo))
     return Resolution(by_file, reads, twins, only is None)
@@ -166,7 +169,7 @@ class _Resolver:
                         facts[key].append(ref)
         self.imported_names = {name for _, name in self.imports}
         self.facts = facts
-        self.memo = Memo()
+        self.memo = Memo(local_kinds=FILE_LOCAL_ANSWERS)
         self.webs = StarWebs(index, self.stars, self.imports, facts, self.language, self._module_path)
         self.members = MemberResolver(index, facts, inherits, self.memo, names=self)
 
