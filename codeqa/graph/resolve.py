@@ -326,7 +326,7 @@ class _Resolver:
             self.memo.note(webs.reads(scope))  # one atom for the web's files (incremental.file_graph opens it)
             self.memo.note(FILE_SET)
             self.memo.note(("e", name))
-            providers = webs.providers(scope).get(name, ())
+            providers = webs.providers(scope, name)
             if len(providers) > WEB_PROVIDERS_MAX:  # declared all over a web (a C++ include web): ambiguous
                 return UNKNOWN
             found = union(self._direct_export(f, name) for f in providers)
