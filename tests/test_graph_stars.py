@@ -49,5 +49,5 @@ def test_closures_of_every_scope_match_a_walk_star_by_star(seed):
         assert set(webs.closure(scope)) == _walk(stars, files_of, language, scope), scope
         assert list(webs.closure(scope)) == sorted(webs.closure(scope))
         for name in names:  # the files of the web that define, import or assign the name, in closure order
-            assert webs.providers(scope, name) == [f for f in webs.closure(scope) if name in top_level[f]
-                                                   or (f, name) in imports or (f, name) in facts]
+            assert list(webs.providers(scope, name)) == [f for f in webs.closure(scope) if name in top_level[f]
+                                                         or (f, name) in imports or (f, name) in facts]

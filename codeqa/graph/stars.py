@@ -35,6 +35,7 @@ class StarWebs:
         self._reads: dict[str, frozenset] = {}
         self._webs: dict[frozenset, frozenset] = {}  # the files of a web -> the one object standing for them
         self._by_name: dict[str, list[str]] | None = None  # name -> the files that provide it (`providers`)
+        self._provided: dict[tuple[frozenset, str], tuple[str, ...]] = {}  # (web, name) -> providers there
         self._bound: dict[str, set[str]] = {}  # scope -> names its imports or assignments bind
 
     def closure(self, scope: str) -> tuple[str, ...]:
@@ -145,14 +146,18 @@ class StarWebs:
             reads = self._reads[scope] = self._webs.setdefault(files, files)
         return reads
 
-    def providers(self, scope: str, name: str) -> list[str]:
+    def providers(self, scope: str, name: str) -> tuple[str, ...]:
         """The files of the web of `scope` that define, import or assign `name` (a package's submodules
         are not looked up through a web), in closure order.
 
-        From one project-wide table name -> files, cut to the web: a table per web (name -> files) was
-        the biggest part of the resolution's memory on site-packages, where every header of a C++
-        include web has a closure of its own (12M lists). The shorter side is walked: the files that
-        have the name, or the web's files."""
+        From one project-wide table name -> files, cut to the web, and kept per (web, name) asked: a
+        table per web (name -> every file) was the biggest part of the resolution's memory on
+        site-packages, where every header of a C++ include web has a closure of its own (12M lists).
+        The shorter side is walked: the files that have the name, or the web's files."""
+        files = self.reads(scope)
+        found = self._provided.get((files, name))
+        if found is not None:
+            return found
         if self._by_name is None:
             by_name: dict[str, list[str]] = {}
             bound: dict[str, set[str]] = {}
@@ -166,7 +171,9 @@ class StarWebs:
         having = self._by_name.get(name, ())
         closure = self.closure(scope)
         if len(having) <= len(closure):
-            files = self.reads(scope)
-            return [f for f in having if f in files]
-        top_level, bound = self.index.top_level, self._bound
-        return [f for f in closure if name in top_level.get(f, ()) or name in bound.get(f, ())]
+            found = tuple(f for f in having if f in files)
+        else:
+            top_level, bound = self.index.top_level, self._bound
+            found = tuple(f for f in closure if name in top_level.get(f, ()) or name in bound.get(f, ()))
+        self._provided[(files, name)] = found
+        return found
