@@ -16,7 +16,7 @@ from typing import Callable, Collection, Iterator, Sequence
 
 from .config import Settings
 from .graph import GraphIndex
-from .graph.incremental import FileGraph, files_to_resolve, summarize
+from .graph.incremental import FileGraph, file_graph, files_to_resolve, summarize
 from .graph.resolve import resolve_by_file
 from .parse_cache import TABLE_REFERENCE_KINDS, ParseCache
 from .parse_pool import _parse_and_chunk, _parse_and_chunk_all
@@ -117,11 +117,19 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
                       if p not in current or current[p].sha256 != g.sha256]
             only = files_to_resolve(graphs_before, parsed, cache.get_many(before, fingerprint), index)
         complete = set(fresh) | fresh_parse if light else {f.path for f in files}
+        by_path = {pf.file.path: pf for pf in parsed}
+        made: dict[str, FileGraph] = {}
+        shared: dict = {}
+
+        def on_file(path: str, refs: list[Reference], reads: frozenset) -> None:  # reads never all kept at once
+            made[path] = file_graph(by_path[path], refs, reads, index.by_id, shared)
+
         resolution = resolve_by_file(parsed, index, only, twins_before if only is not None else None,
                                      lambda paths: _complete_parses(paths, parsed, complete, cache, fingerprint, settings),
-                                     lambda done, total: progress("resolve", done, total))
+                                     lambda done, total: progress("resolve", done, total), on_file)
+        del by_path, shared
     references = [r for refs in resolution.references.values() for r in refs]
-    graphs = summarize(parsed, resolution, index, graphs_before)
+    graphs = summarize(parsed, resolution, index, graphs_before, made)
     if resolution.complete:
         return fresh, parsed, GraphUpdate(references, None, None, graphs, resolution.twins)
     resolved = list(resolution.references)

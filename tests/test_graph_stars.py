@@ -39,8 +39,15 @@ def test_closures_of_every_scope_match_a_walk_star_by_star(seed):
         for _ in range(rng.choice([0, 1, 1, 2, 3])):
             stars.setdefault(scope, []).append(SimpleNamespace(module=rng.choice(list(files_of)), path=scope.split("#")[0]))
     language = lambda f: STOPS if f in stops else PASSES  # noqa: E731
-    index = SimpleNamespace(files_for_module=lambda module, importer: files_of[module])
-    webs = StarWebs(index, stars, {}, {}, language, lambda star: star.module)
+    names = ["a", "b", "c", "d"]
+    top_level = {f: {n: [] for n in rng.sample(names, rng.randint(0, 2))} for f in files}
+    imports = {(rng.choice(scopes), rng.choice(names)): [] for _ in range(len(files) // 2)}
+    facts = {(rng.choice(scopes), rng.choice(names)): [] for _ in range(len(files) // 3)}
+    index = SimpleNamespace(files_for_module=lambda module, importer: files_of[module], top_level=top_level)
+    webs = StarWebs(index, stars, imports, facts, language, lambda star: star.module)
     for scope in rng.sample(scopes, len(scopes)):  # asked in any order: closures found on the way are reused
         assert set(webs.closure(scope)) == _walk(stars, files_of, language, scope), scope
         assert list(webs.closure(scope)) == sorted(webs.closure(scope))
+        for name in names:  # the files of the web that define, import or assign the name, in closure order
+            assert list(webs.providers(scope, name)) == [f for f in webs.closure(scope) if name in top_level[f]
+                                                         or (f, name) in imports or (f, name) in facts]

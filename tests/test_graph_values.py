@@ -38,3 +38,26 @@ def test_reads_of_nothing_or_of_one_part_keep_no_object_of_their_own():
     two.add(part)
     two.add(Reads(["y"]).shared())
     assert two.shared() is two and two.flatten() == {"x", "y"}
+
+
+def test_forget_drops_the_local_answers_of_one_file_and_asking_again_gives_the_same():
+    memo = Memo(local_kinds=("name",))
+    calls = []
+
+    def work(tag: str) -> str:
+        calls.append(tag)
+        memo.note(("n", tag))
+        return tag.upper()
+
+    memo.begin("a.py")
+    assert memo.value(("name", "a.py#f@1", "x"), None, work, "x") == "X"
+    assert memo.value(("name", "b.py", "y"), None, work, "y") == "Y"  # another file's scope
+    assert memo.value(("export", "a.py", "z"), None, work, "z") == "Z"  # not a local kind
+    before = memo.reads()
+    memo.forget("a.py")
+    assert set(memo.values) == {("name", "b.py", "y"), ("export", "a.py", "z")}
+    memo.begin("a.py")
+    assert memo.value(("name", "a.py#f@1", "x"), None, work, "x") == "X"
+    assert memo.value(("name", "b.py", "y"), None, work, "y") == "Y"
+    assert memo.value(("export", "a.py", "z"), None, work, "z") == "Z"
+    assert calls == ["x", "y", "z", "x"] and memo.reads() == before

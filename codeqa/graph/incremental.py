@@ -88,7 +88,10 @@ def _pair(x: object) -> bool:
     return type(x) is list and len(x) == 2 and type(x[0]) is str and type(x[1]) is int
 
 
-def file_graph(pf: ParsedFile, references: Sequence[Reference], reads: Iterable, by_id: Mapping[str, Symbol]) -> FileGraph:
+def file_graph(pf: ParsedFile, references: Sequence[Reference], reads: Iterable, by_id: Mapping[str, Symbol],
+               shared: dict | None = None) -> FileGraph:
+    """A file's FileGraph from its resolution. `shared` (kept across the files of a run) gives equal names
+    and equal lists of files one object each: most files of a project read the same names."""
     files, names = [], []
     file_set = members = False
     for atom in reads:
@@ -102,7 +105,11 @@ def file_graph(pf: ParsedFile, references: Sequence[Reference], reads: Iterable,
             members = True
         else:
             names.append(f"{atom[0]}:{atom[1]}")
-    return FileGraph(pf.file.sha256, pf.file.language or "", tuple(sorted(set(files))), tuple(sorted(names)), file_set,
+    read_files, read_names = tuple(sorted(set(files))), tuple(sorted(names))
+    if shared is not None:
+        read_names = tuple(map(shared.setdefault, read_names, read_names))
+        read_files = shared.setdefault(read_files, read_files)
+    return FileGraph(pf.file.sha256, pf.file.language or "", read_files, read_names, file_set,
                      members, len(references), tuple(sorted(Counter(r.confidence for r in references).items())),
                      tuple(sorted(used_names(references, by_id).items())))
 
@@ -185,12 +192,16 @@ def _type_name(s: Symbol) -> str:
 
 
 def summarize(parsed: Sequence[ParsedFile], resolution: Resolution, index: GraphIndex,
-              previous: Mapping[str, FileGraph]) -> dict[str, FileGraph]:
-    """Every file's FileGraph: from `resolution` for the files it resolved, else the last run's."""
+              previous: Mapping[str, FileGraph], made: Mapping[str, FileGraph] | None = None) -> dict[str, FileGraph]:
+    """Every file's FileGraph: `made` already (resolve_by_file's on_file), else from `resolution` for the
+    files it resolved, else the last run's."""
     out: dict[str, FileGraph] = {}
+    made = made or {}
     for pf in parsed:
         path = pf.file.path
-        if path in resolution.references:
+        if path in made:
+            out[path] = made[path]
+        elif path in resolution.references:
             out[path] = file_graph(pf, resolution.references[path], resolution.reads[path], index.by_id)
         else:
             out[path] = previous[path]

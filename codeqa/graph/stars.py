@@ -34,7 +34,8 @@ class StarWebs:
         self._closures: dict[str, tuple[str, ...]] = {}  # scope -> the files its star imports reach
         self._reads: dict[str, frozenset] = {}
         self._webs: dict[frozenset, frozenset] = {}  # the files of a web -> the one object standing for them
-        self._providers: dict[object, dict[str, list[str]]] = {}  # scope, and the web's files -> name -> files
+        self._by_name: dict[str, list[str]] | None = None  # name -> the files that provide it (`providers`)
+        self._provided: dict[tuple[frozenset, str], tuple[str, ...]] = {}  # (web, name) -> providers there
         self._bound: dict[str, set[str]] = {}  # scope -> names its imports or assignments bind
 
     def closure(self, scope: str) -> tuple[str, ...]:
@@ -145,21 +146,34 @@ class StarWebs:
             reads = self._reads[scope] = self._webs.setdefault(files, files)
         return reads
 
-    def providers(self, scope: str) -> dict[str, list[str]]:
-        """Name -> the files of the web that define, import or assign it (a package's submodules are not
-        looked up through a web), shared by every scope of the same web."""
-        providers = self._providers.get(scope)
-        if providers is None:
-            files = self.reads(scope)
-            providers = self._providers.get(files)
-            if providers is None:
-                if not self._bound:
-                    for scope_, bound in (*self.imports, *self.facts):
-                        self._bound.setdefault(scope_, set()).add(bound)
-                providers = {}
-                for f in self.closure(scope):
-                    for n in {*self.index.top_level.get(f, {}), *self._bound.get(f, ())}:
-                        providers.setdefault(n, []).append(f)
-                self._providers[files] = providers
-            self._providers[scope] = providers
-        return providers
+    def providers(self, scope: str, name: str) -> tuple[str, ...]:
+        """The files of the web of `scope` that define, import or assign `name` (a package's submodules
+        are not looked up through a web), in closure order.
+
+        From one project-wide table name -> files, cut to the web, and kept per (web, name) asked: a
+        table per web (name -> every file) was the biggest part of the resolution's memory on
+        site-packages, where every header of a C++ include web has a closure of its own (12M lists).
+        The shorter side is walked: the files that have the name, or the web's files."""
+        files = self.reads(scope)
+        found = self._provided.get((files, name))
+        if found is not None:
+            return found
+        if self._by_name is None:
+            by_name: dict[str, list[str]] = {}
+            bound: dict[str, set[str]] = {}
+            for scope_, n in (*self.imports, *self.facts):
+                bound.setdefault(scope_, set()).add(n)
+            self._bound = bound
+            for f in sorted({*self.index.top_level, *bound}):
+                for n in {*self.index.top_level.get(f, {}), *bound.get(f, ())}:
+                    by_name.setdefault(n, []).append(f)
+            self._by_name = by_name
+        having = self._by_name.get(name, ())
+        closure = self.closure(scope)
+        if len(having) <= len(closure):
+            found = tuple(f for f in having if f in files)
+        else:
+            top_level, bound = self.index.top_level, self._bound
+            found = tuple(f for f in closure if name in top_level.get(f, ()) or name in bound.get(f, ()))
+        self._provided[(files, name)] = found
+        return found

@@ -127,9 +127,11 @@ class Memo:
     per file (`begin`, then `reads`) what the outermost questions read: that says when the file must
     be resolved again."""
 
-    def __init__(self) -> None:
+    def __init__(self, local_kinds: Iterable[str] = ()) -> None:
         self.values: dict[tuple, tuple[object, Reads | None]] = {}  # key -> (answer, what it read: never changed after)
         self.deps = Reads()
+        self.local_kinds = frozenset(local_kinds)  # keys (kind, scope, ...) that `forget` drops
+        self._local: list[tuple] = []  # such keys kept since the last forget()
         self._active: dict[tuple, int] = {}
         self._lowest = _NEVER
 
@@ -140,6 +142,17 @@ class Memo:
     def reads(self) -> frozenset:
         """Everything read since `begin`."""
         return self.deps.flatten()
+
+    def forget(self, path: str) -> None:
+        """Drop the answers of `local_kinds` kept since the last call whose scope lies in file `path`
+        (a path, or a symbol id `path#...`): asked while resolving that file, they are rarely asked
+        again, and keeping every one of them was most of the resolution's memory on a big tree. An
+        answer asked again is worked out again, the same (see the class docstring)."""
+        values = self.values
+        for key in self._local:
+            if key[1].partition("#")[0] == path:
+                values.pop(key, None)
+        self._local.clear()
 
     def note(self, atom: object) -> None:
         self.deps.atoms.add(atom)
@@ -168,6 +181,8 @@ class Memo:
             self.deps, self._lowest = outer_deps, min(outer_lowest, lowest)
         if lowest > depth:
             self.values[key] = (value, deps)
+            if key[0] in self.local_kinds:
+                self._local.append(key)
         if deps is not None:
             outer_deps.add(deps)
         return value
