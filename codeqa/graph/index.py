@@ -179,9 +179,9 @@ class GraphIndex:
             found = self._files_at(posixpath.join(base, module.replace("::", "/")))
             if found:
                 return found
+        if lang is not None and lang.package_init:  # the import names the module in full: `web.c` is no file `web` + ".c"
+            return sorted(self.module_files.get(_dotted(module), ()))
         key = _dotted(_SOURCE_EXT.sub("", module))
-        if lang is not None and lang.package_init:  # the import names the module in full
-            return sorted(self.module_files.get(key, ()))
         for prefix in _STRIP_MODULE_PREFIXES:
             if key.startswith(prefix):
                 key = key[len(prefix):]
