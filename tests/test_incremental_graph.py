@@ -212,3 +212,40 @@ def test_resolution_reports_its_progress_file_by_file(tree, monkeypatch):
     n = len(parsed)
     assert seen[0] == (0, n) and seen[-1] == (n, n)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen) and len(seen) == 2 + (n - 1) // 4
+
+
+def test_a_file_that_read_a_big_star_web_keeps_any_file_and_still_equals_a_clean_run(tree, tmp_path, monkeypatch):
+    """Past WEB_FILES_KEPT a web's files are not listed in the state (site-packages: an 11 GB state file);
+    the file is resolved again on any change, so incremental runs still equal clean ones."""
+    import json
+
+    import codeqa.graph.incremental as incremental
+    from codeqa.graph.incremental import FileGraph
+
+    monkeypatch.setattr(incremental, "WEB_FILES_KEPT", 0)  # every web is a big one
+    settings = Settings.load(env={}, index_dir=tmp_path / "index")
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    state = GraphState(tmp_path / "index" / GRAPH_STATE_FILE)
+    graphs = state._db.execute("SELECT path, data FROM files").fetchall()
+    state.close()
+    flagged = [p for p, data in graphs if FileGraph.from_json(json.loads(data)).read_every_file]
+    assert flagged and all(p.startswith("web/") for p in flagged)
+    seen = resolved_files(monkeypatch)
+    for step, (what, apply) in enumerate(e for e in EDITS if "web" in e[0] or "vehicles" in e[0]):
+        apply(tree)
+        index_repo(tree, settings, embedder=ConstantEmbedder())
+        clean = Settings.load(env={}, index_dir=tmp_path / f"clean-{step}")
+        index_repo(tree, clean, embedder=ConstantEmbedder())
+        assert graph_of(tree, settings)[1] == graph_of(tree, clean)[1], what
+    assert seen and None not in seen[::2]  # the incremental runs stayed incremental
+
+
+def test_a_file_graph_that_read_every_file_is_moved_by_any_change_and_only_by_one():
+    from codeqa.graph.incremental import FileGraph, _read_any
+
+    graph = FileGraph("0" * 64, "python", ("a.py",), ("e:x",), False, False, 0, (), (), read_every_file=True)
+    assert _read_any(graph, {"far/away.py"}, set(), False, False)
+    assert not _read_any(graph, set(), set(), False, False)
+    lister = FileGraph("0" * 64, "python", ("a.py",), ("e:x",), False, False, 0, (), ())
+    assert not _read_any(lister, {"far/away.py"}, set(), False, False) and _read_any(lister, {"a.py"}, set(), False, False)
+    assert FileGraph.from_json(graph.to_json()) == graph and FileGraph.from_json(graph.to_json()[:9]) is None

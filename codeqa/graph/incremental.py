@@ -41,7 +41,12 @@ from .index import language_of
 from .imports import binds_no_name, import_local
 from .resolve import Resolution
 
-STATE_VERSION = 1
+STATE_VERSION = 2
+# A file that read a star web of more files than this keeps "any file" instead of the web's files: the
+# C++ include web of site-packages' torch/include gave every header its own closure of thousands, and
+# listing them in every FileGraph made an 11 GB state file (15.5 GB RSS while writing it). Such a file
+# is resolved again whenever any file changes: more work on those runs, never a stale reference.
+WEB_FILES_KEPT = 256
 _BATCH = 500
 _SCHEMA = [("table", "files", "CREATE TABLE files (path TEXT PRIMARY KEY, data TEXT NOT NULL)"),
            ("index", "sqlite_autoindex_files_1", None),
@@ -63,25 +68,26 @@ class FileGraph:
     references: int
     by_confidence: tuple[tuple[str, int], ...]
     used: tuple[tuple[str, int], ...]  # names of other files' symbols this file calls, instantiates or inherits
+    read_every_file: bool = False  # it read a star web bigger than WEB_FILES_KEPT: any changed file may move it
 
     def to_json(self) -> list:
         return [self.sha256, self.language, list(self.read_files), list(self.read_names), self.read_file_set,
                 self.read_outside_members, self.references, [list(x) for x in self.by_confidence],
-                [list(x) for x in self.used]]
+                [list(x) for x in self.used], self.read_every_file]
 
     @classmethod
     def from_json(cls, data: object) -> "FileGraph | None":
-        if type(data) is not list or len(data) != 9:
+        if type(data) is not list or len(data) != 10:
             return None
-        sha, language, files, names, file_set, members, count, confidence, used = data
+        sha, language, files, names, file_set, members, count, confidence, used, every = data
         if not (type(sha) is str and type(language) is str and type(files) is list and type(names) is list
-                and type(file_set) is bool and type(members) is bool and type(count) is int
+                and type(file_set) is bool and type(members) is bool and type(count) is int and type(every) is bool
                 and type(confidence) is list and type(used) is list
                 and set(map(type, files)) <= {str} and set(map(type, names)) <= {str}
                 and all(_pair(x) for x in confidence) and all(_pair(x) for x in used)):
             return None
         return cls(sha, language, tuple(files), tuple(names), file_set, members, count,
-                   tuple(map(tuple, confidence)), tuple(map(tuple, used)))
+                   tuple(map(tuple, confidence)), tuple(map(tuple, used)), every)
 
 
 def _pair(x: object) -> bool:
@@ -93,12 +99,15 @@ def file_graph(pf: ParsedFile, references: Sequence[Reference], reads: Iterable,
     """A file's FileGraph from its resolution. `shared` (kept across the files of a run) gives equal names
     and equal lists of files one object each: most files of a project read the same names."""
     files, names = [], []
-    file_set = members = False
+    file_set = members = every = False
     for atom in reads:
         if type(atom) is str:
             files.append(atom)
         elif type(atom) is frozenset:  # the files of a star web (graph/stars.py), noted as one
-            files.extend(atom)
+            if len(atom) > WEB_FILES_KEPT:
+                every = True
+            else:
+                files.extend(atom)
         elif atom == FILE_SET:
             file_set = True
         elif atom == OUTSIDE_MEMBERS:
@@ -111,7 +120,7 @@ def file_graph(pf: ParsedFile, references: Sequence[Reference], reads: Iterable,
         read_files = shared.setdefault(read_files, read_files)
     return FileGraph(pf.file.sha256, pf.file.language or "", read_files, read_names, file_set,
                      members, len(references), tuple(sorted(Counter(r.confidence for r in references).items())),
-                     tuple(sorted(used_names(references, by_id).items())))
+                     tuple(sorted(used_names(references, by_id).items())), every)
 
 
 def used_names(references: Iterable[Reference], by_id: Mapping[str, Symbol]) -> Counter[str]:
@@ -179,7 +188,7 @@ def _bound(parsed: Iterable[ParsedFile]) -> set[str]:
 
 
 def _read_any(g: FileGraph, files: set[str], names: set[str], file_set: bool, members: bool) -> bool:
-    return ((file_set and g.read_file_set) or (members and g.read_outside_members)
+    return ((file_set and g.read_file_set) or (members and g.read_outside_members) or (g.read_every_file and bool(files))
             or not files.isdisjoint(g.read_files) or not names.isdisjoint(g.read_names))
 
 
@@ -263,8 +272,9 @@ class GraphState:
             for start in range(0, len(gone), _BATCH):
                 part = gone[start:start + _BATCH]
                 db.execute(f"DELETE FROM files WHERE path IN ({','.join('?' * len(part))})", part)
+        # encoded row by row as SQLite takes them: all at once, site-packages' rows took 6 GB
         db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?)",
-                       [(p, json.dumps(graphs[p].to_json(), separators=(",", ":"))) for p in changed])
+                       ((p, json.dumps(graphs[p].to_json(), separators=(",", ":"))) for p in changed))
         db.execute("INSERT OR REPLACE INTO meta VALUES ('twins', ?)", (json.dumps({k: list(v) for k, v in twins.items()}),))
         db.execute("INSERT OR REPLACE INTO meta VALUES ('complete', ?)", (json.dumps([STATE_VERSION, fingerprint]),))
         db.commit()
