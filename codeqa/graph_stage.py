@@ -127,9 +127,8 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
         resolution = resolve_by_file(parsed, index, only, twins_before if only is not None else None,
                                      lambda paths: _complete_parses(paths, parsed, complete, cache, fingerprint, settings),
                                      lambda done, total: progress("resolve", done, total), on_file)
-        del by_path, shared
     references = [r for refs in resolution.references.values() for r in refs]
-    graphs = summarize(parsed, resolution, index, graphs_before, made)
+    graphs = summarize(parsed, made, graphs_before)
     if resolution.complete:
         return fresh, parsed, GraphUpdate(references, None, None, graphs, resolution.twins)
     resolved = list(resolution.references)

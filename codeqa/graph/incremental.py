@@ -39,7 +39,6 @@ from ..types import ParsedFile, Reference, Symbol
 from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex
 from .index import language_of
 from .imports import binds_no_name, import_local
-from .resolve import Resolution
 
 STATE_VERSION = 2
 # A file that read a star web of more files than this keeps "any file" instead of the web's files: the
@@ -200,21 +199,11 @@ def _type_name(s: Symbol) -> str:
     return s.qualified_name.rsplit(".", 1)[0].rsplit(".", 1)[-1]
 
 
-def summarize(parsed: Sequence[ParsedFile], resolution: Resolution, index: GraphIndex,
-              previous: Mapping[str, FileGraph], made: Mapping[str, FileGraph] | None = None) -> dict[str, FileGraph]:
-    """Every file's FileGraph: `made` already (resolve_by_file's on_file), else from `resolution` for the
-    files it resolved, else the last run's."""
-    out: dict[str, FileGraph] = {}
-    made = made or {}
-    for pf in parsed:
-        path = pf.file.path
-        if path in made:
-            out[path] = made[path]
-        elif path in resolution.references:
-            out[path] = file_graph(pf, resolution.references[path], resolution.reads[path], index.by_id)
-        else:
-            out[path] = previous[path]
-    return out
+def summarize(parsed: Sequence[ParsedFile], made: Mapping[str, FileGraph],
+              previous: Mapping[str, FileGraph]) -> dict[str, FileGraph]:
+    """Every file's FileGraph, in `parsed` order: `made` in this run (file_graph, as each file was
+    resolved), else the last run's."""
+    return {pf.file.path: made[pf.file.path] if pf.file.path in made else previous[pf.file.path] for pf in parsed}
 
 
 class GraphState:
