@@ -36,7 +36,6 @@ class StarWebs:
         self._webs: dict[frozenset, frozenset] = {}  # the files of a web -> the one object standing for them
         self._by_name: dict[str, list[str]] | None = None  # name -> the files that provide it (`providers`)
         self._provided: dict[tuple[frozenset, str], tuple[str, ...]] = {}  # (web, name) -> providers there
-        self._bound: dict[str, set[str]] = {}  # scope -> names its imports or assignments bind
 
     def closure(self, scope: str) -> tuple[str, ...]:
         """The files the star imports of `scope` reach, and theirs where their language passes them on
@@ -158,22 +157,18 @@ class StarWebs:
         found = self._provided.get((files, name))
         if found is not None:
             return found
-        if self._by_name is None:
+        if self._by_name is None:  # (file or scope, name) pairs sorted: each name's files in closure order
             by_name: dict[str, list[str]] = {}
-            bound: dict[str, set[str]] = {}
-            for scope_, n in (*self.imports, *self.facts):
-                bound.setdefault(scope_, set()).add(n)
-            self._bound = bound
-            for f in sorted({*self.index.top_level, *bound}):
-                for n in {*self.index.top_level.get(f, {}), *bound.get(f, ())}:
-                    by_name.setdefault(n, []).append(f)
+            top_level = self.index.top_level
+            for f, n in sorted({(f, n) for f in top_level for n in top_level[f]} | self.imports.keys() | self.facts.keys()):
+                by_name.setdefault(n, []).append(f)
             self._by_name = by_name
         having = self._by_name.get(name, ())
         closure = self.closure(scope)
         if len(having) <= len(closure):
             found = tuple(f for f in having if f in files)
         else:
-            top_level, bound = self.index.top_level, self._bound
-            found = tuple(f for f in closure if name in top_level.get(f, ()) or name in bound.get(f, ()))
+            top_level, imports, facts = self.index.top_level, self.imports, self.facts
+            found = tuple(f for f in closure if name in top_level.get(f, ()) or (f, name) in imports or (f, name) in facts)
         self._provided[(files, name)] = found
         return found
