@@ -81,6 +81,10 @@ def pack_hits(hits: Sequence[Hit], budget: int, header_spans: Callable[[str, int
             spans.append(_Span(h.path, start, end, h.score, ["header"], {rank}, True))
     merged = _merge_spans(spans)
     headers = [s for s in merged if s.header_only]
+    headers_of: dict[int, list[int]] = {}  # hit rank -> its headers (positions in `headers`): no scan of all per body
+    for i, h in enumerate(headers):
+        for rank in h.ranks:
+            headers_of.setdefault(rank, []).append(i)
     packed: list[tuple[int, Snippet]] = []
     used = 0
     for body in sorted((s for s in merged if not s.header_only), key=lambda s: (min(s.ranks), s.path, s.start)):
@@ -88,7 +92,8 @@ def pack_hits(hits: Sequence[Hit], budget: int, header_spans: Callable[[str, int
         if piece is None:
             continue
         lines, text, end = piece
-        own = [(h, _span_text(read_lines, h)) for h in headers if not h.packed and h.ranks & body.ranks]
+        mine = sorted({i for rank in body.ranks for i in headers_of.get(rank, ())})
+        own = [(h, _span_text(read_lines, h)) for h in (headers[i] for i in mine) if not h.packed]
         own = [(h, t) for h, t in own if t is not None]
         header_cost = sum(snippet_tokens(t[1]) for _, t in own)
         cost = snippet_tokens(text)
