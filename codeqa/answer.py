@@ -21,15 +21,16 @@ from typing import Iterator, Sequence
 from .chat import ChatModel, FakeChat, Message, OpenAIChat
 from .config import Settings
 from .errors import LLMError
-from .extractive import EXTRACTIVE_NOTE, describe_path, extractive_answer
+from .extractive import EXTRACTIVE_NOTE, describe_path, extractive_answer, refs_spec
 from .files import redact
+from .lookup import list_sites
 from .pack import CHARS_PER_TOKEN, count_tokens
-from .retrieve import Retriever, group_references
+from .retrieve import Retriever
 from .summary import describe_counts, summarize_usage, summary_to_json
 from .citations import CitedSpan, parse_citations, verify_citations
 from .types import Answer, Retrieval, Snippet, UsageSummary
 
-EXTRACTIVE_BUDGET_TOKENS = 40_000  # evidence of an answer no model reads: every reference site of a usage question fits
+EXTRACTIVE_BUDGET_TOKENS = 40_000  # evidence of an answer no model reads: every listed reference site fits
 
 SYSTEM_PROMPT = """You answer questions about a code repository using only the evidence in the user's \
 message: numbered code snippets, each labelled path:Lstart-Lend with every line numbered, and facts \
@@ -165,8 +166,8 @@ def format_snippet(number: int, snippet: Snippet) -> str:
 
 
 def graph_facts(retrieval: Retrieval, summary: UsageSummary | None = None) -> str:
-    """Usage: definitions, the account of the uses, and the complete reference list, grouped by file.
-    Relationship: the paths."""
+    """Usage: definitions, the account of the uses, and the listed reference sites (all of them up to
+    the cap: `Retrieval.listed`), grouped by file. Relationship: the paths."""
     lines: list[str] = []
     if retrieval.route == "usage":
         for sym in retrieval.definitions:
@@ -177,10 +178,14 @@ def graph_facts(retrieval: Retrieval, summary: UsageSummary | None = None) -> st
                 + ". Say which one the answer is about.")
         if summary is not None:
             lines.extend(describe_counts(summary))
-        groups = group_references(retrieval.references)
-        lines.append(f"{len(retrieval.references)} reference site(s) in {len(groups)} file(s):")
-        for path, refs in groups:
-            lines.append(f"- {path} ({len(refs)}): " + "; ".join(f"L{r.line} {r.kind}" for r in refs))
+        listed = retrieval.listed or list_sites(retrieval.references)
+        lines.append(f"{listed.total} reference site(s) in {listed.files} file(s)" + (":" if listed.complete else (
+            f"; {listed.shown} of them, in {len(listed.groups)} of the files (package code first), are listed here, "
+            f"the other {listed.total - listed.shown} are not (`codeqa refs {refs_spec(retrieval.definitions)} --json` "
+            "lists every site):")))
+        for group in listed.groups:
+            cut = f"; {group.total - len(group.sites)} more not listed" if len(group.sites) < group.total else ""
+            lines.append(f"- {group.path} ({group.total}): " + "; ".join(f"L{r.line} {r.kind}" for r in group.sites) + cut)
     elif retrieval.route == "relationship":
         if not retrieval.paths:
             lines.append("No path of at most 4 hops connects them in the reference graph.")
@@ -295,10 +300,11 @@ class Answerer:
             names = [m.text for m in self.retriever.match_question(question) if m.strength >= 2]
             query = conversation.rewrite(question, names)
         chat = None if no_llm else self.chat
-        # an extractive answer goes to no model: its evidence may cite every reference site
+        # an extractive answer goes to no model: its evidence may cite every listed reference site
         budget = self.settings.context_tokens if chat is not None else max(self.settings.context_tokens,
                                                                             EXTRACTIVE_BUDGET_TOKENS)
-        retrieval = self.retriever.retrieve(query, top_k=top_k or self.settings.top_k, budget_tokens=budget)
+        retrieval = self.retriever.retrieve(query, top_k=top_k or self.settings.top_k, budget_tokens=budget,
+                                            sites_listed=self.settings.usage_sites_listed)
         if query != question:
             retrieval = replace(retrieval, query=query)
         summary = summarize_usage(retrieval, self.retriever.symbols_by_id)
@@ -316,7 +322,7 @@ class Answerer:
         return Answer(answer=text, citations=tuple(citations), snippets=retrieval.snippets, mode=stream.mode,
                       route=retrieval.route, references=retrieval.references, error=stream.error, hits=retrieval.hits,
                       question=stream.question, query=stream.query, model=model, definitions=retrieval.definitions,
-                      summary=stream.summary)
+                      summary=stream.summary, listed=retrieval.listed)
 
     def subjects(self, retrieval: Retrieval) -> tuple[str, ...]:
         """What a turn was about: the symbols it named, else the symbol of the best hit."""
@@ -343,7 +349,9 @@ def ask(repo: Path | str, question: str, settings: Settings | None = None, *, no
 
 
 def answer_to_json(answer: Answer) -> dict:
-    """The `ask --json` shape (DESIGN.md), plus route, query, model, error and the reference list."""
+    """The `ask --json` shape (DESIGN.md), plus route, query, model, error and the reference sites the
+    answer lists (`references_total` counts them all; `codeqa refs --json` lists them all)."""
+    listed = answer.listed.references if answer.listed is not None else answer.references
     return {
         "answer": answer.answer,
         "citations": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line, "verified": c.verified,
@@ -356,7 +364,8 @@ def answer_to_json(answer: Answer) -> dict:
         "model": answer.model,
         "error": answer.error,
         "references": [{"path": r.path, "line": r.line, "kind": r.kind, "confidence": r.confidence,
-                        "text": r.line_text} for r in answer.references],
+                        "text": r.line_text} for r in listed],
+        "references_total": len(answer.references),
         "summary": summary_to_json(answer.summary),
     }
 

@@ -41,6 +41,9 @@ class Settings:
     # retrieval / answering
     top_k: int = 10
     context_tokens: int = 6000
+    # reference sites a usage answer lists one line each; past it the most relevant files, and a line
+    # saying how many more there are (`codeqa refs NAME --json` lists them all)
+    usage_sites_listed: int = 300
     model: str | None = None  # CODEQA_MODEL
     openai_base_url: str | None = None
     openai_api_key: str | None = None

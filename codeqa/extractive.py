@@ -1,7 +1,9 @@
 """Extractive answers: an answer from retrieval alone, when no LLM is configured or `--no-llm`.
 
 Usage questions: the definition, an account of the uses (counts by area and kind, keyword arguments,
-summary.py), the most informative sites shown in full, then every reference site grouped by file. Relationship questions: the graph paths between the two symbols. Anything
+summary.py), the most informative sites shown in full, then the reference sites grouped by file: all
+of them, or past a cap the most relevant files and a line saying how many more there are and how to
+list them (`codeqa refs`). Relationship questions: the graph paths between the two symbols. Anything
 else: the best hits with one-line explanations from symbol names, signatures and docstrings.
 Every citation written here lies inside the retrieval's snippets, so all of them verify.
 """
@@ -9,14 +11,18 @@ Every citation written here lies inside the retrieval's snippets, so all of them
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Callable, Sequence
 
-from .retrieve import Retriever, group_references
+from .lookup import list_sites
+from .retrieve import Retriever
 from .summary import describe_counts, first_sentence, summarize_usage
-from .types import Hit, Reference, Retrieval, Snippet, Symbol, UsageSummary, one_line, split_symbol_id
+from .types import Hit, Reference, Retrieval, SiteList, Snippet, Symbol, UsageSummary, one_line, split_symbol_id
 
 EXTRACTIVE_NOTE = "Produced without an LLM (extractive answer from retrieval alone)."
 FULL_LIST_HEADING = "All {count} reference sites in {files} files, by file:"
+CAPPED_LIST_HEADING = ("{shown} of {count} reference sites, in {listed_files} of {files} files, by file "
+                       "(package code first):")
 
 
 def extractive_answer(retrieval: Retrieval, retriever: Retriever, max_items: int = 5, max_code_lines: int = 30,
@@ -38,9 +44,12 @@ class _Coverage:
 
     def __init__(self, snippets: Sequence[Snippet]):
         self.snippets = snippets
+        self._by_path: dict[str, list[Snippet]] = {}
+        for s in snippets:
+            self._by_path.setdefault(s.path, []).append(s)
 
     def snippet_at(self, path: str, line: int) -> Snippet | None:
-        return next((s for s in self.snippets if s.path == path and s.start_line <= line <= s.end_line), None)
+        return next((s for s in self._by_path.get(path, ()) if s.start_line <= line <= s.end_line), None)
 
     def clip(self, path: str, start: int, end: int) -> tuple[int, int] | None:
         """start..end cut to the snippet that holds `start`, or None when `start` is not covered."""
@@ -109,13 +118,18 @@ def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage,
             else:
                 code = one_line(site.code, 100, drop_period=True)
                 out.append(f"\n{number}. `{site.path}` line {site.line} — {site.kind}{where}: `{code}`")
-    by_id = retriever.symbols_by_id(r.enclosing_symbol_id for r in refs if r.enclosing_symbol_id)
-    groups = group_references(refs)
-    out.append("\n" + FULL_LIST_HEADING.format(count=len(refs), files=len(groups), names=names))
+    listed = retrieval.listed or list_sites(refs)
+    by_id = retriever.symbols_by_id(r.enclosing_symbol_id for r in listed.references if r.enclosing_symbol_id)
+    if listed.complete:
+        out.append("\n" + FULL_LIST_HEADING.format(count=listed.total, files=listed.files))
+    else:
+        out.append("\n" + CAPPED_LIST_HEADING.format(shown=listed.shown, count=listed.total, listed_files=len(listed.groups),
+                                                     files=listed.files))
     uncited = 0
-    for path, file_refs in groups:
-        out.append(f"\n`{path}` ({len(file_refs)})")  # backticks: a path like pkg/__init__.py is not markdown
-        for r in file_refs:
+    for group in listed.groups:
+        count = f"{len(group.sites)} of {group.total}" if len(group.sites) < group.total else str(group.total)
+        out.append(f"\n`{group.path}` ({count})")  # backticks: a path like pkg/__init__.py is not markdown
+        for r in group.sites:
             enclosing = by_id.get(r.enclosing_symbol_id) if r.enclosing_symbol_id else None
             where = f" in `{enclosing.qualified_name}`" if enclosing else ""
             code = one_line(r.line_text.strip(), 100, drop_period=True)
@@ -126,7 +140,38 @@ def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage,
                 out.append(f"- line {r.line} {r.kind}{where}: `{code}`")
     if uncited:
         out.append(f"\n({uncited} site(s) did not fit into the context budget; they are listed without citations.)")
+    if not listed.complete:
+        out.append("\n" + _not_listed(listed, retrieval.definitions, retriever))
     return "\n".join(out)
+
+
+def _not_listed(listed: SiteList, definitions: Sequence[Symbol], retriever: Retriever) -> str:
+    """The line under a capped list: what it leaves out, and the command that lists every site."""
+    command = ["codeqa", "refs", refs_spec(definitions), "--repo", str(retriever.repo)]
+    if retriever.settings.index_dir:
+        command += ["--index-dir", str(retriever.settings.index_dir)]
+    return f"Not listed: {unlisted(listed)}. Every site: `{shlex.join([*command, '--json'])}` (MCP: `find_references`)."
+
+
+def unlisted(listed: SiteList) -> str:
+    """What a capped list leaves out, in words: "56136 more sites, in 2300 more files and the rest of `a.py`"."""
+    more_files = listed.files - len(listed.groups)
+    last = listed.groups[-1] if listed.groups else None
+    where = [f"{more_files} more file{'s' if more_files != 1 else ''}"] if more_files else []
+    if last is not None and len(last.sites) < last.total:
+        where.append(f"the rest of `{last.path}`")
+    more = listed.total - listed.shown
+    return f"{more} more site{'s' if more != 1 else ''}, in {' and '.join(where)}"
+
+
+def refs_spec(definitions: Sequence[Symbol]) -> str:
+    """What to give `codeqa refs` for the sites of these definitions: `path:Qualified.name` when they
+    are one (or overloads in one file), the qualified name when they share it, else the name (refs
+    then finds every definition of it)."""
+    qualified = {s.qualified_name for s in definitions}
+    if len(qualified) == 1 and len({s.path for s in definitions}) == 1:
+        return f"{definitions[0].path}:{definitions[0].qualified_name}"
+    return qualified.pop() if len(qualified) == 1 else definitions[0].name
 
 
 def _how_to_name(sym: Symbol) -> str:
@@ -138,8 +183,8 @@ def _how_to_name(sym: Symbol) -> str:
 
 
 def split_full_list(answer: str) -> tuple[str, str]:
-    """(the answer up to the complete list of reference sites, the list) — the UI folds the list."""
-    m = re.search(r"^All \d+ reference sites? in \d+ files?, by file:", answer, re.MULTILINE)
+    """(the answer up to the list of reference sites, the list) — the UI folds the list."""
+    m = re.search(r"^(?:All \d+|\d+ of \d+) reference sites?,? in (?:\d+ of )?\d+ files?, by file", answer, re.MULTILINE)
     return (answer, "") if m is None else (answer[:m.start()].rstrip() + "\n", answer[m.start():])
 
 
@@ -252,4 +297,5 @@ def _symbol_name(symbol_id: str) -> str:
     return split_symbol_id(symbol_id)[1]
 
 
-__all__ = ["extractive_answer", "describe_path", "span_label", "split_full_list", "EXTRACTIVE_NOTE", "FULL_LIST_HEADING"]
+__all__ = ["extractive_answer", "describe_path", "span_label", "split_full_list", "refs_spec", "unlisted", "EXTRACTIVE_NOTE",
+           "FULL_LIST_HEADING", "CAPPED_LIST_HEADING"]

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from typing import Iterable, Sequence
 
+from .files import ROLE_ORDER, path_role, top_folder
 from .store import Store
-from .types import Reference, Symbol, name_key
+from .types import FileSites, Reference, SiteList, Symbol, name_key
 
 
 class GraphQueries:
@@ -171,4 +172,26 @@ def group_references(references: Iterable[Reference]) -> list[tuple[str, list[Re
     return list(groups.items())
 
 
-__all__ = ["GraphQueries", "group_references"]
+def list_sites(references: Sequence[Reference], limit: int | None = None, home: str | None = None) -> SiteList:
+    """The sites a usage answer lists, grouped by file: all of them when there are at most `limit`
+    (None: no cap), files in path order. Past `limit`, whole files, most relevant first, until
+    `limit` sites are listed (the last file may be cut): package code before examples, docs, tests
+    and stubs, as the sites shown in full are ranked, and the definition's own top folder (`home`)
+    first; path order within each. A common name (`Tensor`: 56k sites in 2,392 files) is then
+    listed in a few hundred lines, not tens of thousands.
+    """
+    groups = group_references(references)
+    if limit is None or len(references) <= limit:
+        return SiteList(tuple(FileSites(path, tuple(refs), len(refs)) for path, refs in groups), len(references), len(groups))
+    groups.sort(key=lambda g: (ROLE_ORDER.get(path_role(g[0]), 0), home is not None and top_folder(g[0]) != home, g[0]))
+    listed: list[FileSites] = []
+    room = max(0, limit)
+    for path, refs in groups:
+        if room == 0:
+            break
+        listed.append(FileSites(path, tuple(refs[:room]), len(refs)))
+        room -= len(listed[-1].sites)
+    return SiteList(tuple(listed), len(references), len(groups))
+
+
+__all__ = ["GraphQueries", "group_references", "list_sites"]

@@ -2,7 +2,7 @@
 
     question --question.py--> intent + the symbol it is about
       usage         "how/where is X used", "who calls X", "what implements X": the definition plus every
-                    reference site from the graph (complete list, grouped by file)
+                    reference site from the graph, grouped by file (listed up to a cap: lookup.list_sites)
       relationship  "connection between A and B": graph paths between the two symbols (lookup.py)
       search        everything else: hybrid search (searcher.py), boosted by the symbols the question names
     --> pack.py: labelled, redacted snippets within the token budget
@@ -22,7 +22,7 @@ from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .errors import IndexMissingError
 from .files import ROLE_ORDER, path_role, top_folder
-from .lookup import GraphQueries, group_references
+from .lookup import GraphQueries, group_references, list_sites
 from .pack import pack_hits
 from .question import FILE_NAME, Mention, ParsedQuestion, choose_symbols, parse_question, select_mentions
 from .searcher import Searcher, code_terms
@@ -202,14 +202,16 @@ class Retriever:
 
     # ---- routing + packing ----------------------------------------------------------------------
     def retrieve(self, question: str, top_k: int | None = None, search_query: str | None = None,
-                 budget_tokens: int | None = None) -> Retrieval:
+                 budget_tokens: int | None = None, sites_listed: int | None = None) -> Retrieval:
         """Evidence for a question, routed (see the module docstring) and packed into snippets.
 
         `question` decides the route and the symbols; `search_query` (a history-aware rewrite) is
-        what the search route embeds when given. `top_k` and `budget_tokens` default to the settings.
+        what the search route embeds when given. `top_k`, `budget_tokens` and `sites_listed` (the
+        reference sites a usage answer lists, `Retrieval.listed`) default to the settings.
         """
         self.refresh()
         top_k = top_k or self.settings.top_k
+        sites_listed = self.settings.usage_sites_listed if sites_listed is None else sites_listed
         parsed = parse_question(question)
         matches = self.match_question(question, parsed)
         route = parsed.intent if matches else "search"
@@ -223,11 +225,13 @@ class Retriever:
             targets = list(first.symbols[:10]) + list(first.others[:10])
             references = self.store.references_to([s.id for s in targets])
             prefer = ("inheritance",) if parsed.inheritance else ()
+            home = top_folder(targets[0].path) if targets else None
+            listed = list_sites(references, sites_listed, home)
             hits = [h for h in map(self._definition_hit, targets) if h]
-            hits += self._usage_sites(references, prefer=prefer, home=top_folder(targets[0].path) if targets else None)
-            hits += self._reference_lines(references)
+            hits += self._usage_sites(references, prefer=prefer, home=home)
+            hits += self._reference_lines(listed.references)  # only the listed sites: their files are read
             return Retrieval(question, route, tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(targets),
-                             tuple(references), ambiguous=tuple(first.others))
+                             tuple(references), ambiguous=tuple(first.others), listed=listed)
         if route == "relationship":
             first = matches[0]
             second = next((m for m in matches[1:] if {s.name for s in m.symbols} != {s.name for s in first.symbols}), None)
@@ -309,9 +313,10 @@ class Retriever:
         return hits
 
     def _reference_lines(self, references: Sequence[Reference]) -> list[Hit]:
-        """Every reference site as a one-line hit (after the sites shown in full): the complete list."""
+        """Each of `references` (the listed sites, in listing order) as a one-line hit, after the sites
+        shown in full."""
         hits = []
-        for r in sorted(references, key=lambda r: (r.path, r.line)):
+        for r in references:
             text = self.file_text(r.path, r.line, r.line)
             if text is not None:
                 hits.append(Hit(r.path, r.line, r.line, 0.1, r.kind, r.name, text, None, (), ("reference",)))

@@ -6,8 +6,9 @@
     -> the three to five most informative sites, package code first
     -> the other definitions the name could have meant, when it stayed ambiguous
 
-The extractive answer renders it first (then the complete list), `ask --json` carries it as
-`summary`, and the UI shows it above the folded list.
+The extractive answer renders it first (then the list of sites), `ask --json` carries it as
+`summary`, and the UI shows it above the folded list. It counts every site from fields the store
+returns anyway (path, kind, line text); symbols are looked up for the sites shown only.
 """
 
 from __future__ import annotations
@@ -38,14 +39,16 @@ def summarize_usage(retrieval: Retrieval, symbols_by_id: Callable[[Iterable[str]
     keywords = Counter(k for r in refs if r.kind in ("call", "instantiation") for k in call_keywords(r))
     shown = site_hits(retrieval)
     by_line = {(r.path, r.line): r for r in refs}
-    enclosing = symbols_by_id(r.enclosing_symbol_id for r in refs if r.enclosing_symbol_id)
-    sites = []
     home = top_folder(symbol.path)
     at_home = [h for h in shown if path_role(h.path) == "code" and top_folder(h.path) == home]
     if len(at_home) < 3:  # too few in the definition's own package: package code elsewhere, then the rest
         at_home = sorted(shown, key=lambda h: (path_role(h.path) != "code", top_folder(h.path) != home))
-    for h in at_home[:SITES_SHOWN]:
-        ref = next((by_line[(h.path, line)] for line in range(h.start_line, h.end_line + 1) if (h.path, line) in by_line), None)
+    picked = [(h, next((by_line[(h.path, line)] for line in range(h.start_line, h.end_line + 1)
+                        if (h.path, line) in by_line), None)) for h in at_home[:SITES_SHOWN]]
+    # the enclosing symbols of the sites shown only: a common name has tens of thousands of sites
+    enclosing = symbols_by_id(r.enclosing_symbol_id for _, r in picked if r is not None and r.enclosing_symbol_id)
+    sites = []
+    for h, ref in picked:
         if ref is None:
             continue
         owner = enclosing.get(ref.enclosing_symbol_id) if ref.enclosing_symbol_id else None

@@ -189,6 +189,7 @@ class Answer:
     model: str | None = None  # the chat model, when mode is "llm"
     definitions: tuple[Symbol, ...] = ()
     summary: "UsageSummary | None" = None  # usage questions: the account of the uses (summary.py)
+    listed: "SiteList | None" = None  # usage questions: the reference sites the answer lists
 
 
 @dataclass(frozen=True)
@@ -199,7 +200,8 @@ class Retrieval:
     between two symbols) or "search" (hybrid search + one reference hop).
     `snippets` are already merged, deduplicated, redacted and cut to the token budget, best first.
     `references` is the complete list of reference sites for usage questions (may be longer than
-    what fits into snippets); `definitions` the symbols the question named.
+    what fits into snippets); `listed` those an answer lists, with a line each (all of them unless
+    there are more than the cap); `definitions` the symbols the question named.
     """
 
     query: str
@@ -214,6 +216,44 @@ class Retrieval:
     edges: tuple[tuple[str, str, Reference | None], ...] = ()
     # usage route: definitions that matched the name as well as `definitions` (the name was ambiguous)
     ambiguous: tuple[Symbol, ...] = ()
+    listed: "SiteList | None" = None  # usage route: the reference sites an answer lists
+
+
+@dataclass(frozen=True)
+class FileSites:
+    """The sites of one file a listing shows: `sites` in line order, `total` the sites the file has
+    (more than `sites` in the last file of a listing cut at its cap)."""
+
+    path: str
+    sites: tuple[Reference, ...]
+    total: int
+
+
+@dataclass(frozen=True)
+class SiteList:
+    """The reference sites a usage answer lists one line each, grouped by file (lookup.list_sites).
+
+    Every site when they fit the cap, files in path order; past the cap the most relevant files
+    first, up to the cap. `total` and `files` count every site and file, listed or not: the rest
+    is for `codeqa refs NAME --json`, which lists them all.
+    """
+
+    groups: tuple[FileSites, ...]
+    total: int
+    files: int
+
+    @property
+    def shown(self) -> int:
+        return sum(len(g.sites) for g in self.groups)
+
+    @property
+    def complete(self) -> bool:
+        return self.shown == self.total
+
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        """The listed sites in listing order."""
+        return tuple(r for g in self.groups for r in g.sites)
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,19 @@ users with different settings."""
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
-from codeqa.answer import EXTRACTIVE_NOTE, Answerer, FakeChat
+from codeqa.answer import EXTRACTIVE_NOTE, Answerer, FakeChat, answer_to_json
+from codeqa.cli import main
+from codeqa.config import Settings
+from codeqa.extractive import split_full_list
+from codeqa.index import index_repo
 from codeqa.pack import _load_tokenizer, count_tokens, snippet_tokens
 from codeqa.retrieve import Retriever
 from codeqa.types import Hit
@@ -207,3 +215,86 @@ def test_citations_in_quoted_code_and_urls_are_not_citations():
             "also http://foo.bar:3128 and foo.bar:L3128 and `app/main.py:L5`.")
     found = [(c.path, c.start_line) for c in parse_citations(text, {"requests/sessions.py", "app/main.py"})]
     assert found == [("requests/sessions.py", 10), ("app/main.py", 5)]
+
+
+# ---- a name with more reference sites than an answer lists -----------------------------------------
+
+class ConstantEmbedder:
+    """Phase 1 embeds nothing and a usage question searches nothing: no model is needed here."""
+
+    model_id, dimension = "constant", 8
+
+    def encode(self, texts, batch_size=64):
+        return np.full((len(texts), 8), 8 ** -0.5, dtype="float32")
+
+
+@pytest.fixture(scope="module")
+def common_name(tmp_path_factory):
+    """`Widget` defined once in widgets/core.py and used twice (import + instantiation) in each of 6
+    package files and 6 test files: 24 sites in 12 files. In path order tests/ comes before widgets/."""
+    root = tmp_path_factory.mktemp("common")
+    repo = root / "repo"
+    (repo / "widgets").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "widgets" / "__init__.py").write_text("")
+    (repo / "widgets" / "core.py").write_text('class Widget:\n    """A part."""\n\n    def __init__(self, size=1):\n'
+                                              '        self.size = size\n')
+    use = "from widgets.core import Widget\n\n\ndef make_{i}():\n    return Widget(size={i})\n"
+    for i in range(6):
+        (repo / "widgets" / f"user_{i}.py").write_text(use.format(i=i))
+        (repo / "tests" / f"test_{i}.py").write_text(use.format(i=i))
+    settings = Settings.load(env={}, index_dir=root / "index")
+    index_repo(repo, settings, embedder=ConstantEmbedder(), embed=False)
+    return repo, settings
+
+
+def test_a_common_name_lists_the_most_relevant_sites_up_to_the_cap_and_says_how_to_get_the_rest(common_name, capsys):
+    repo, settings = common_name
+    capped = settings.with_(usage_sites_listed=5)
+    with Retriever.open(repo, capped, embedder=ConstantEmbedder()) as retriever:
+        retrieval = retriever.retrieve("How is Widget used?")
+        answer = Answerer(retriever, capped).answer("How is Widget used?", no_llm=True)
+        prompt = Answerer(retriever, capped, chat=(chat := FakeChat())).answer("How is Widget used?")
+    assert retrieval.route == "usage" and len(retrieval.references) == 24
+    # only the listed sites become one-line evidence (their files are read), not all 24
+    assert sum(h.reasons == ("reference",) for h in retrieval.hits) == 5
+    # the account still counts every site
+    assert (answer.summary.total, answer.summary.files) == (24, 12)
+    assert dict(answer.summary.by_area) == {"package": 12, "tests": 12}
+    text = answer.answer
+    head, listing = split_full_list(text)
+    assert listing.startswith("5 of 24 reference sites, in 3 of 12 files, by file (package code first):")
+    # package code of the definition's package first, whole files, the last one cut at the cap
+    assert re.findall(r"^`(.+)` \((.+)\)$", listing, re.MULTILINE) == [
+        ("widgets/user_0.py", "2"), ("widgets/user_1.py", "2"), ("widgets/user_2.py", "1 of 2")]
+    assert len(re.findall(r"^- ", listing, re.MULTILINE)) == 5 and "tests/" not in listing
+    assert "Not listed: 19 more sites, in 9 more files and the rest of `widgets/user_2.py`." in listing
+    assert all(c.verified for c in answer.citations)
+    listed = {(r.path, r.line) for r in answer.listed.references}
+    assert listed <= {(c.path, c.start_line) for c in answer.citations} and len(listed) == 5
+    body = answer_to_json(answer)
+    assert len(body["references"]) == 5 and body["references_total"] == 24
+    # the LLM's graph facts are bounded the same way
+    facts = chat.requests[0][-1]["content"].partition("Graph facts")[2].partition("Snippets:")[0]
+    assert "24 reference site(s) in 12 file(s); 5 of them, in 3 of the files" in facts
+    assert len(re.findall(r"^- ", facts, re.MULTILINE)) == 3 and "tests/" not in facts
+    assert prompt.listed.shown == 5
+
+    # the command the answer names lists every site
+    command = re.search(r"Every site: `(codeqa refs [^`]+)`", listing).group(1)
+    assert main(shlex.split(command)[1:]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [d["qualified_name"] for d in result["definitions"]] == ["Widget"]
+    assert len(result["references"]) == 24 and len({r["path"] for r in result["references"]}) == 12
+
+
+def test_a_name_within_the_cap_is_listed_whole_in_path_order(common_name):
+    repo, settings = common_name
+    with Retriever.open(repo, settings, embedder=ConstantEmbedder()) as retriever:
+        answer = Answerer(retriever, settings.with_(usage_sites_listed=24)).answer("How is Widget used?", no_llm=True)
+    _, listing = split_full_list(answer.answer)
+    assert listing.startswith("All 24 reference sites in 12 files, by file:") and "Not listed" not in listing
+    files = re.findall(r"^`(.+)` \(2\)$", listing, re.MULTILINE)
+    assert files == sorted(files) and len(files) == 12 and files[0].startswith("tests/")
+    assert {(c.path, c.start_line) for c in answer.citations if c.verified} >= {(r.path, r.line) for r in answer.references}
+    assert answer_to_json(answer)["references_total"] == len(answer_to_json(answer)["references"]) == 24

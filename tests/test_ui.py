@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 import codeqa.embed
 from codeqa.config import Settings
 from codeqa.index import index_repo
+from codeqa.lookup import list_sites
 from codeqa.store import open_store
 from codeqa.retrieve import Retriever
 from codeqa.types import Answer, Citation, Reference, Snippet
@@ -100,7 +101,7 @@ def test_references_evidence_and_captions(ui):
     refs = [Reference("Enc", "b.py", 9, 4, "call", None, ("x",), "exact", "  y = Enc()`x`"),
             Reference("Enc", "a.py", 3, 0, "import", None, ("x",), "exact", "from m import Enc"),
             Reference("Enc", "b.py", 2, 0, "import", None, ("x",), "likely", "import Enc")]
-    md = ui.references_markdown(refs)
+    md = ui.references_markdown(list_sites(refs))
     assert md.index("**`a.py`** — 1 site") < md.index("**`b.py`** — 2 sites")
     assert "- L2 · import · `import Enc`\n- L9 · call · `` y = Enc()`x` ``" in md
     snippets = [Snippet("a.py", 1, 5, "x\n", "symbol,hybrid", 1.25), Snippet("b.py", 8, 10, "y\n", "call site", 0.5)]

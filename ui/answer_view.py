@@ -4,7 +4,7 @@
     code_views          cited snippets of an answer, cited lines marked; citation_anchors links them
     citation_chips      the chips under an answer (HTML); link_citations turns citations in the text into links
     highlighted_html    code highlighted with its real line numbers (pygments, inline styles)
-    references_markdown every reference site grouped by file; evidence_rows "why these snippets"
+    references_markdown the listed reference sites grouped by file; evidence_rows "why these snippets"
     plain, answer_summary, llm_description, time_ago, example_questions   small texts of the page
 
 `streamlit run ui/app.py` puts this folder on sys.path, so app.py imports this module as `answer_view`
@@ -23,9 +23,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from codeqa.answer import parse_citations
 from codeqa.config import Settings
-from codeqa.extractive import span_label
-from codeqa.retrieve import Retriever, group_references
-from codeqa.types import Answer, Citation, Reference, Snippet
+from codeqa.extractive import span_label, unlisted
+from codeqa.retrieve import Retriever
+from codeqa.types import Answer, Citation, SiteList, Snippet
 
 MAX_CHIPS = 24
 CONTEXT_LINES = 2  # lines shown around a citation that no snippet holds
@@ -191,17 +191,29 @@ def evidence_rows(snippets: Sequence[Snippet], citations: Sequence[Citation]) ->
     return rows
 
 
-def references_markdown(references: Sequence[Reference]) -> str:
-    """Every reference site grouped by file: `**path** — n sites`, then one line each with line, kind and code."""
+def references_markdown(listed: SiteList, name: str = "NAME") -> str:
+    """The listed reference sites grouped by file: `**path** — n sites`, then one line each with line, kind
+    and code; under a capped list, how many are not listed (`name`: what to give `codeqa refs` for them)."""
     parts = []
-    for path, refs in group_references(references):
-        parts.append(f"**{code_span(path)}** — {len(refs)} site{'s' if len(refs) != 1 else ''}")
+    for group in listed.groups:
+        count = f"{group.total} site{'s' if group.total != 1 else ''}"
+        if len(group.sites) < group.total:
+            count += f", {len(group.sites)} listed"
+        parts.append(f"**{code_span(group.path)}** — {count}")
         lines = []
-        for r in refs:
+        for r in group.sites:
             code = r.line_text.strip()
             lines.append(f"- L{r.line} · {r.kind}" + (f" · {code_span(code)}" if code else ""))
         parts.append("\n".join(lines))
+    if not listed.complete:
+        parts.append(f"Not listed: {unlisted(listed)}; {code_span(f'codeqa refs {name} --json')} lists every site.")
     return "\n\n".join(parts)
+
+
+def sites_label(listed: SiteList) -> str:
+    """The label of the folded list of sites: "Show all 5 reference sites", "Show 300 of 56436 reference sites"."""
+    return (f"Show all {listed.total} reference sites" if listed.complete
+            else f"Show {listed.shown} of {listed.total} reference sites")
 
 
 def plain(text: str) -> str:

@@ -29,14 +29,15 @@ import streamlit as st
 
 from answer_view import (answer_summary, citation_anchors, citation_chips, code_span, code_views, evidence_rows,
                          example_questions, highlighted_html, link_citations, llm_description, path_refusal, plain,
-                         references_markdown, time_ago)
+                         references_markdown, sites_label, time_ago)
 from codeqa.answer import Answerer, Conversation
 from codeqa.citations import parse_citations
 from codeqa.config import Settings
 from codeqa.embed import make_embedder
 from codeqa.errors import CodeQAError, IndexMissingError
-from codeqa.extractive import span_label, split_full_list
+from codeqa.extractive import refs_spec, span_label, split_full_list
 from codeqa.index import IndexStatus, index_repo, index_status
+from codeqa.lookup import list_sites
 from codeqa.retrieve import Retriever
 from codeqa.types import Answer
 
@@ -347,16 +348,16 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
     shown = [v for i, v in enumerate(views) if i < MAX_CODE_VIEWS or not v.verified]  # unverified ones always
     anchors = citation_anchors(shown)
     st.markdown(link_citations(head, answer.citations, anchors, retriever.indexed_paths, answer.answer))
+    listed = answer.listed or list_sites(answer.references)
     if full_list:
-        with st.expander(f"Show all {len(answer.references)} reference sites", icon=":material/list:"):
+        with st.expander(sites_label(listed), icon=":material/list:"):
             st.markdown(link_citations(full_list, answer.citations, anchors, retriever.indexed_paths, answer.answer))
     st.caption(answer_summary(answer, turn["seconds"]))
     if head_citations:
         st.caption("Citations (green: verified against the indexed lines; red: not) — click one to open its code:")
         st.html(citation_chips(head_citations, anchors))
         if len(answer.citations) > len(head_citations):
-            st.caption(f"{len(answer.citations) - len(head_citations)} more citations in “Show all "
-                       f"{len(answer.references)} reference sites”.")
+            st.caption(f"{len(answer.citations) - len(head_citations)} more citations in “{sites_label(listed)}”.")
     elif answer.mode == "llm":
         st.caption(":material/warning: The answer cites no code; see the evidence below.")
     for view in shown:
@@ -375,13 +376,12 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
                 st.info(view.note)
     if len(views) > len(shown):
         st.caption(f"…and {len(views) - len(shown)} more cited snippets, not opened here"
-                   + (": every reference site is in the list above." if answer.route == "usage" else "."))
+                   + (": the reference sites are in the list above." if answer.route == "usage" else "."))
     if answer.route == "usage" and answer.references and not full_list:
-        files = len({r.path for r in answer.references})
         names = ", ".join(dict.fromkeys(s.qualified_name for s in answer.definitions)) or "the symbol"
-        with st.expander(f"References to {plain(names)}: {len(answer.references)} sites in {files} files",
+        with st.expander(f"References to {plain(names)}: {listed.total} sites in {listed.files} files",
                          icon=":material/account_tree:"):
-            st.markdown(references_markdown(answer.references))
+            st.markdown(references_markdown(listed, refs_spec(answer.definitions)))
     with st.expander(f"Why these snippets: {len(answer.snippets)} retrieved", icon=":material/manage_search:"):
         if answer.query and answer.query != answer.question:
             st.caption(f"Follow-up read as: “{plain(answer.query)}”")
