@@ -256,8 +256,11 @@ class GraphDB:
         rows: list[tuple] = []
         for part in batches(sorted(self._numbers(ids).values()), 500):
             rows.extend(self.db.execute(sql.format(marks=",".join("?" * len(part))), part))
-        texts = self._texts(n for row in rows for n in (row[2], row[6], *_numbers_of(row[7])))
-        found = {row[0]: _reference(row, texts) for row in rows}
+        # each distinct target list decoded once: the sites of a common name share theirs (Tensor: 56k sites)
+        numbers = {raw: _numbers_of(raw) for raw in {row[7] for row in rows}}
+        texts = self._texts([*(n for row in rows for n in (row[2], row[6])), *(n for ns in numbers.values() for n in ns)])
+        targets = {raw: tuple(texts[t] for t in ns if t in texts) for raw, ns in numbers.items()}
+        found = {row[0]: _reference(row, texts, targets[row[7]]) for row in rows}
         return sorted((r for r in found.values() if r is not None), key=lambda r: (r.path, r.line, r.column))
 
     def references_to(self, symbol_ids: Sequence[str]) -> list[Reference]:
@@ -271,7 +274,8 @@ class GraphDB:
 
     def all_references(self) -> Iterator[Reference]:
         texts = self._all_texts()
-        found = (_reference(row, texts) for row in self.db.execute(f"SELECT {_REF_COLS} FROM refs"))
+        found = (_reference(row, texts, tuple(texts[t] for t in _numbers_of(row[7]) if t in texts))
+                 for row in self.db.execute(f"SELECT {_REF_COLS} FROM refs"))
         yield from sorted((r for r in found if r is not None), key=lambda r: (r.path, r.line, r.column))
 
 
@@ -285,11 +289,11 @@ def _numbers_of(raw: Any) -> list[int]:
         return []
 
 
-def _reference(row: Sequence[Any], texts: dict[int, str]) -> Reference | None:
-    """A refs row (_REF_COLS) as a Reference; None when its path has no name (a damaged file)."""
-    _, name, path, line, column, kind, enclosing, targets, *rest = row
+def _reference(row: Sequence[Any], texts: dict[int, str], target_ids: tuple[str, ...]) -> Reference | None:
+    """A refs row (_REF_COLS) with its targets' ids as a Reference; None when its path has no name (a damaged file)."""
+    _, name, path, line, column, kind, enclosing, _, *rest = row
     path_text = texts.get(path)
     if path_text is None:
         return None
     return Reference(name, path_text, line, column, kind, texts.get(enclosing) if enclosing is not None else None,
-                     tuple(texts[t] for t in _numbers_of(targets) if t in texts), *rest)
+                     target_ids, *rest)
