@@ -147,19 +147,22 @@ def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage,
 
 def _not_listed(listed: SiteList, definitions: Sequence[Symbol], retriever: Retriever) -> str:
     """The line under a capped list: what it leaves out, and the command that lists every site."""
-    command = ["codeqa", "refs", refs_spec(definitions), "--repo", str(retriever.repo)]
+    spec = refs_spec(definitions)
+    command = ["codeqa", "refs", spec, "--repo", str(retriever.repo)]
     if retriever.settings.index_dir:
         command += ["--index-dir", str(retriever.settings.index_dir)]
-    return f"Not listed: {unlisted(listed)}. Every site: `{shlex.join([*command, '--json'])}` (MCP: `find_references`)."
+    # a name in several files: refs takes every definition of that name, maybe more than were meant here
+    which = "" if ":" in spec else f"; it takes every definition named `{spec}`, and each site's `target_ids` says which"
+    return f"Not listed: {unlisted(listed)}. Every site: `{shlex.join([*command, '--json'])}` (MCP: `find_references`{which})."
 
 
 def unlisted(listed: SiteList) -> str:
-    """What a capped list leaves out, in words: "56136 more sites, in 2300 more files and the rest of `a.py`"."""
+    """What a capped list leaves out, in words: "56136 more sites, in 2372 more files and in 20 of the files above"."""
     more_files = listed.files - len(listed.groups)
-    last = listed.groups[-1] if listed.groups else None
+    cut = sum(len(g.sites) < g.total for g in listed.groups)
     where = [f"{more_files} more file{'s' if more_files != 1 else ''}"] if more_files else []
-    if last is not None and len(last.sites) < last.total:
-        where.append(f"the rest of `{last.path}`")
+    if cut:
+        where.append(f"{'in ' if where else ''}{cut} of the files above")
     more = listed.total - listed.shown
     return f"{more} more site{'s' if more != 1 else ''}, in {' and '.join(where)}"
 

@@ -14,6 +14,11 @@ from .store import Store
 from .types import FileSites, Reference, SiteList, Symbol, name_key
 
 
+# how telling a kind of use is, most first: what a usage answer shows and lists of a file first
+USE_ORDER = {"instantiation": 0, "call": 1, "inheritance": 2, "type": 3, "attribute": 4, "import": 5}
+FILES_LISTED = 20  # a capped list of sites spans at least this many files (each lists at most 1/20 of the cap)
+
+
 class GraphQueries:
     """Symbol and reference lookups over one store, cached per index generation."""
 
@@ -174,24 +179,41 @@ def group_references(references: Iterable[Reference]) -> list[tuple[str, list[Re
 
 def list_sites(references: Sequence[Reference], limit: int | None = None, home: str | None = None) -> SiteList:
     """The sites a usage answer lists, grouped by file: all of them when there are at most `limit`
-    (None: no cap), files in path order. Past `limit`, whole files, most relevant first, until
-    `limit` sites are listed (the last file may be cut): package code before examples, docs, tests
-    and stubs, as the sites shown in full are ranked, and the definition's own top folder (`home`)
-    first; path order within each. A common name (`Tensor`: 56k sites in 2,392 files) is then
-    listed in a few hundred lines, not tens of thousands.
+    (None: no cap), files in path order.
+
+    Past `limit`, files most relevant first until `limit` sites are listed: package code before
+    examples, docs, tests and stubs, as the sites shown in full are ranked, and the definition's own
+    top folder (`home`) first; path order within each. A file first gets at most 1/FILES_LISTED of
+    the cap (`Tensor` has 564 sites in one file of torch/_decomp, nearly all annotations, which
+    would otherwise fill the list); room left when there are few files goes to them in the same
+    order. A file that is cut lists its most telling uses (USE_ORDER: instantiations and calls
+    before type annotations and imports), in line order. `Tensor` (56k sites in 2,392 files) is so
+    listed in a few hundred lines from at least FILES_LISTED files, not tens of thousands.
     """
     groups = group_references(references)
     if limit is None or len(references) <= limit:
         return SiteList(tuple(FileSites(path, tuple(refs), len(refs)) for path, refs in groups), len(references), len(groups))
     groups.sort(key=lambda g: (ROLE_ORDER.get(path_role(g[0]), 0), home is not None and top_folder(g[0]) != home, g[0]))
-    listed: list[FileSites] = []
+    per_file = max(1, limit // FILES_LISTED)
     room = max(0, limit)
+    shares: dict[str, int] = {}
     for path, refs in groups:
         if room == 0:
             break
-        listed.append(FileSites(path, tuple(refs[:room]), len(refs)))
-        room -= len(listed[-1].sites)
+        shares[path] = min(room, per_file, len(refs))
+        room -= shares[path]
+    for path, refs in groups:
+        if room == 0 or path not in shares:
+            break
+        more = min(room, len(refs) - shares[path])
+        shares[path] += more
+        room -= more
+    listed = []
+    for path, refs in groups[:len(shares)]:
+        best = refs if shares[path] == len(refs) else sorted(
+            refs, key=lambda r: (USE_ORDER.get(r.kind, 9), r.line, r.column))[:shares[path]]
+        listed.append(FileSites(path, tuple(sorted(best, key=lambda r: (r.line, r.column))), len(refs)))
     return SiteList(tuple(listed), len(references), len(groups))
 
 
-__all__ = ["GraphQueries", "group_references", "list_sites"]
+__all__ = ["GraphQueries", "group_references", "list_sites", "USE_ORDER", "FILES_LISTED"]

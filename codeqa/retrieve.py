@@ -22,7 +22,7 @@ from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .errors import IndexMissingError
 from .files import ROLE_ORDER, path_role, top_folder
-from .lookup import GraphQueries, group_references, list_sites
+from .lookup import USE_ORDER, GraphQueries, group_references, list_sites
 from .pack import pack_hits
 from .question import FILE_NAME, Mention, ParsedQuestion, choose_symbols, parse_question, select_mentions
 from .searcher import Searcher, code_terms
@@ -276,10 +276,9 @@ class Retriever:
         short function shows the whole function; otherwise three lines either side.
         """
         limit = USAGE_SITES_SHOWN if limit is None else limit
-        order = {"instantiation": 0, "call": 1, "inheritance": 2, "type": 3, "attribute": 4, "import": 5}
         def rank(r: Reference) -> tuple:
             away = home is not None and top_folder(r.path) != home
-            return (ROLE_ORDER.get(path_role(r.path), 0), away, r.kind not in prefer, order.get(r.kind, 9),
+            return (ROLE_ORDER.get(path_role(r.path), 0), away, r.kind not in prefer, USE_ORDER.get(r.kind, 9),
                     r.confidence != "exact", r.path, r.line)
 
         ranked = sorted(references, key=rank)

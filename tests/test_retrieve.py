@@ -17,9 +17,10 @@ from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.extractive import split_full_list
 from codeqa.index import index_repo
+from codeqa.lookup import list_sites
 from codeqa.pack import _load_tokenizer, count_tokens, snippet_tokens
 from codeqa.retrieve import Retriever
-from codeqa.types import Hit
+from codeqa.types import Hit, Reference
 
 USAGE_Q = "Where is EncoderClass used?"
 
@@ -263,12 +264,14 @@ def test_a_common_name_lists_the_most_relevant_sites_up_to_the_cap_and_says_how_
     assert dict(answer.summary.by_area) == {"package": 12, "tests": 12}
     text = answer.answer
     head, listing = split_full_list(text)
-    assert listing.startswith("5 of 24 reference sites, in 3 of 12 files, by file (package code first):")
-    # package code of the definition's package first, whole files, the last one cut at the cap
-    assert re.findall(r"^`(.+)` \((.+)\)$", listing, re.MULTILINE) == [
-        ("widgets/user_0.py", "2"), ("widgets/user_1.py", "2"), ("widgets/user_2.py", "1 of 2")]
-    assert len(re.findall(r"^- ", listing, re.MULTILINE)) == 5 and "tests/" not in listing
-    assert "Not listed: 19 more sites, in 9 more files and the rest of `widgets/user_2.py`." in listing
+    assert listing.startswith("5 of 24 reference sites, in 5 of 12 files, by file (package code first):")
+    # package code of the definition's package first; a cap this small gives each file one site, its
+    # most telling one (the instantiation on line 5, not the import)
+    assert re.findall(r"^`(.+)` \((.+)\)$", listing, re.MULTILINE) == [(f"widgets/user_{i}.py", "1 of 2") for i in range(5)]
+    assert re.findall(r"^- (\S+) (\w+)", listing, re.MULTILINE) == [(f"widgets/user_{i}.py:L5", "instantiation")
+                                                                   for i in range(5)]
+    assert "tests/" not in listing
+    assert "Not listed: 19 more sites, in 7 more files and in 5 of the files above." in listing
     assert all(c.verified for c in answer.citations)
     listed = {(r.path, r.line) for r in answer.listed.references}
     assert listed <= {(c.path, c.start_line) for c in answer.citations} and len(listed) == 5
@@ -276,8 +279,9 @@ def test_a_common_name_lists_the_most_relevant_sites_up_to_the_cap_and_says_how_
     assert len(body["references"]) == 5 and body["references_total"] == 24
     # the LLM's graph facts are bounded the same way
     facts = chat.requests[0][-1]["content"].partition("Graph facts")[2].partition("Snippets:")[0]
-    assert "24 reference site(s) in 12 file(s); 5 of them, in 3 of the files" in facts
-    assert len(re.findall(r"^- ", facts, re.MULTILINE)) == 3 and "tests/" not in facts
+    assert "24 reference site(s) in 12 file(s); 5 of them, in 5 of the files" in facts
+    assert re.findall(r"^- (\S+) \((\d+)\): (.*)$", facts, re.MULTILINE) == [
+        (f"widgets/user_{i}.py", "2", "L5 instantiation; 1 more not listed") for i in range(5)]
     assert prompt.listed.shown == 5
 
     # the command the answer names lists every site
@@ -286,6 +290,28 @@ def test_a_common_name_lists_the_most_relevant_sites_up_to_the_cap_and_says_how_
     result = json.loads(capsys.readouterr().out)
     assert [d["qualified_name"] for d in result["definitions"]] == ["Widget"]
     assert len(result["references"]) == 24 and len({r["path"] for r in result["references"]}) == 12
+
+
+def test_a_capped_list_spreads_over_files_and_fills_the_cap_when_there_are_few():
+    def refs(path, kinds):
+        return [Reference("W", path, line, 0, kind, None, ("w.py#W@1",), "exact", "") for line, kind in kinds]
+
+    def lines(group):
+        return [r.line for r in group.sites]
+
+    big = refs("pkg/a.py", [(line, {20: "call", 25: "instantiation"}.get(line, "type")) for line in range(1, 31)])
+    tests = refs("tests/t.py", [(line, "call") for line in range(1, 21)])
+    singles = [r for i in range(50) for r in refs(f"pkg/f{i:02}.py", [(3, "call")])]
+
+    many = list_sites(big + singles + tests, limit=40, home="pkg")  # 2 sites a file at most, first
+    assert (many.shown, many.total, many.files, len(many.groups)) == (40, 100, 52, 39)
+    assert many.groups[0].path == "pkg/a.py" and lines(many.groups[0]) == [20, 25]  # the call and the instantiation
+    assert [g.path for g in many.groups[1:]] == [f"pkg/f{i:02}.py" for i in range(38)]  # tests/ comes after them
+    few = list_sites(big + tests, limit=40, home="pkg")  # two files: the room left goes to them in order
+    assert [(g.path, len(g.sites), g.total) for g in few.groups] == [("pkg/a.py", 30, 30), ("tests/t.py", 10, 20)]
+    assert lines(few.groups[1]) == list(range(1, 11)) and not few.complete
+    everything = list_sites(big + tests, limit=50)
+    assert everything.complete and [g.path for g in everything.groups] == ["pkg/a.py", "tests/t.py"]
 
 
 def test_a_name_within_the_cap_is_listed_whole_in_path_order(common_name):
