@@ -276,10 +276,12 @@ class Retriever:
         short function shows the whole function; otherwise three lines either side.
         """
         limit = USAGE_SITES_SHOWN if limit is None else limit
+        # a file's place once per file, not per site (path_role runs regexes; a common name has 56k sites)
+        place = {p: (ROLE_ORDER.get(path_role(p), 0), home is not None and top_folder(p) != home)
+                 for p in {r.path for r in references}}
+
         def rank(r: Reference) -> tuple:
-            away = home is not None and top_folder(r.path) != home
-            return (ROLE_ORDER.get(path_role(r.path), 0), away, r.kind not in prefer, USE_ORDER.get(r.kind, 9),
-                    r.confidence != "exact", r.path, r.line)
+            return (*place[r.path], r.kind not in prefer, USE_ORDER.get(r.kind, 9), r.confidence != "exact", r.path, r.line)
 
         ranked = sorted(references, key=rank)
         picked: list[Reference] = []

@@ -34,7 +34,9 @@ def summarize_usage(retrieval: Retrieval, symbols_by_id: Callable[[Iterable[str]
         return None
     symbol = retrieval.definitions[0]
     refs = retrieval.references
-    areas = Counter(AREAS[path_role(r.path)] for r in refs)
+    areas: Counter[str] = Counter()
+    for path, n in Counter(r.path for r in refs).items():  # a file's role once per file, not per site
+        areas[AREAS[path_role(path)]] += n
     kinds = Counter(r.kind for r in refs)
     keywords = Counter(k for r in refs if r.kind in ("call", "instantiation") for k in call_keywords(r))
     shown = site_hits(retrieval)
