@@ -2,7 +2,7 @@
 
     indexer = BackgroundIndexer(repo, settings)
     report = indexer.update()     # phase 1 now: on return search, refs and ask work by keywords and the graph
-    indexer.progress()            # EmbeddingProgress: running, finished, stopped or failed; chunks with vectors
+    indexer.progress()            # EmbeddingProgress: running, stopping, finished, stopped or failed; how far
     indexer.close()               # stops phase 2 after its batch in flight; the next run resumes it
 
 For a process that stays up and must keep answering (the MCP server, its --watch): phase 2 of a big
@@ -64,7 +64,8 @@ class BackgroundIndexer:
 
     def update(self, full: bool = False) -> IndexReport:
         """Bring the index up to date with the files on disk and return when phase 1 is committed; phase 2,
-        when chunks wait for their vectors, goes on in a background thread (see progress())."""
+        when chunks wait for their vectors, goes on in a background thread (see progress()). A phase 2 that
+        this object started is stopped first, and waited for until its batch in flight is committed."""
         with self._updating:
             self._stop_running(wait=None)  # its index lock must be free for this run
             report = index_repo(self.repo, self.settings, full=full, embedder=self.embedder, embed=False)
