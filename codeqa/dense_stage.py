@@ -13,6 +13,7 @@ stopped (the embedding cache keeps what was encoded). Readers see the progress a
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -88,11 +89,12 @@ def embedding_texts(store: Store, chunks: Sequence[Chunk]) -> list[str]:
 
 def fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, batch_size: int,
                progress: Callable[[str, int, int], None], publish: Callable[[int], None],
-               load_model: Callable[[], float]) -> DenseReport:
+               load_model: Callable[[], float], stop: threading.Event | None = None) -> DenseReport:
     """Give every chunk of the manifest's not-yet-embedded files its dense vector (see the module docstring).
 
     `publish(pending_chunks)` tells readers how far it has come; `load_model()` loads the model before
-    the first text the cache lacks and returns the seconds it took."""
+    the first text the cache lacks and returns the seconds it took. Once `stop` is set, no further batch
+    starts: every committed batch stays, and `pending_chunks` says what the next run has left."""
     report = DenseReport()
     started = time.perf_counter()
     files = pending_files(store.manifest())
@@ -110,6 +112,8 @@ def fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, batch_si
     # a commit's chunks: at least what an embedding server's requests in flight take at once
     per_commit = max(BATCH_CHUNKS, 2 * batch_size * getattr(embedder, "concurrency", 1))
     for group in _batches(files, per_commit):
+        if stop is not None and stop.is_set():
+            break
         chunks = store.chunks_of_files([e.path for e in group])
         texts = embedding_texts(store, chunks)
         known = cached_vectors(embedder, cache, texts)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
@@ -178,9 +179,11 @@ def index_status(repo: Path, settings: Settings, store: Store) -> IndexStatus:
 
 def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
                progress: ProgressCallback | None = None, embedder: Embedder | None = None,
-               embed: bool = True) -> IndexReport:
+               embed: bool = True, stop: threading.Event | None = None) -> IndexReport:
     """Index `repo` (see the module docstring); with `embed` False, stop after phase 1 (keyword and graph
-    search work, the chunks' dense vectors are left to a later run)."""
+    search work, the chunks' dense vectors are left to a later run). Once `stop` is set, phase 2 ends
+    after the batch it is embedding (a long-lived process stopping its background run); the report's
+    `chunks_deferred` says what is left, and the next run does it."""
     settings = settings or Settings.load()
     started = time.perf_counter()
     repo = Path(repo)
@@ -206,7 +209,8 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
             with parse_workers(likely_changed(state, wanted_meta, walked.files), settings) as pool:
                 store = open_store(repo, settings, create=True)
                 try:
-                    _run(repo, index_dir, settings, walked.files, store, embedder, full, progress, report, pool, embed)
+                    _run(repo, index_dir, settings, walked.files, store, embedder, full, progress, report, pool, embed,
+                         stop)
                 finally:
                     store.close()
             if not settings.qdrant_url and not report.chunks_deferred:  # else the next run has phase 2 to do
@@ -238,7 +242,7 @@ def _report_from_state(report: IndexReport, state: dict) -> None:
 
 def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: Store,
          embedder: Embedder, full: bool, progress: ProgressCallback, report: IndexReport,
-         pool: ProcessPoolExecutor | None = None, embed: bool = True) -> None:
+         pool: ProcessPoolExecutor | None = None, embed: bool = True, stop: threading.Event | None = None) -> None:
     run_started = time.perf_counter()
     meta = store.read_meta()
     if embedder.dimension == 0:  # an endpoint whose size we learn from one call
@@ -271,7 +275,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         report.nothing_to_do = not (embed and report.chunks_deferred)
         if not report.nothing_to_do:  # only phase 2 is left: an earlier run deferred it or was stopped in it
             with closing(EmbeddingCache(index_dir / "embeddings.sqlite")) as cache:
-                _fill_dense(store, embedder, cache, settings, progress, report)
+                _fill_dense(store, embedder, cache, settings, progress, report, stop)
         return
     store.write_meta({**meta, **wanted_meta, "graph_dirty": True, "repo": str(repo)}, publish=False)
     # write-ahead: every file this run touches is pending before any of its points changes
@@ -320,7 +324,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         report.searchable_seconds = time.perf_counter() - run_started
         if embed and pending:
             progress("searchable", report.chunks, report.chunks_deferred)
-            _fill_dense(store, embedder, cache, settings, progress, report)
+            _fill_dense(store, embedder, cache, settings, progress, report, stop)
         if report.chunks_embedded:
             cache.prune(keep=max(EMBED_CACHE_MIN, EMBED_CACHE_FACTOR * report.chunks))
     finally:
@@ -383,8 +387,8 @@ def _commit_graph(repo: Path, index_dir: Path, settings: Settings, files: list[S
 
 
 def _fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, settings: Settings,
-                progress: ProgressCallback, report: IndexReport) -> None:
-    """Phase 2 (dense_stage.py), then the meta that says semantic search is complete."""
+                progress: ProgressCallback, report: IndexReport, stop: threading.Event | None = None) -> None:
+    """Phase 2 (dense_stage.py), then the meta that says how far semantic search has come."""
 
     def load_model() -> float:  # before the first text the cache lacks: with every vector cached, never
         if not hasattr(embedder, "load") or getattr(embedder, "loaded", False):
@@ -399,12 +403,13 @@ def _fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, setting
         meta = store.read_meta()
         store.write_meta({**meta, "chunks_embedded": int(meta.get("chunks") or report.chunks) - pending})
 
-    dense = fill_dense(store, embedder, cache, settings.embedding_batch_size, progress, publish, load_model)
+    dense = fill_dense(store, embedder, cache, settings.embedding_batch_size, progress, publish, load_model, stop)
     report.chunks_embedded += dense.chunks_embedded
     report.chunks_deferred = dense.pending_chunks
     report.embedding_seconds = dense.encode_seconds
     report.chunks_per_second = dense.chunks_encoded / dense.encode_seconds if dense.encode_seconds > 0 else 0.0
-    store.optimize()  # before the meta that readers reload on: they load the reorganised segments
+    if not dense.pending_chunks:  # a stopped run leaves it to the one that completes phase 2: stopping stays quick
+        store.optimize()  # before the meta that readers reload on: they load the reorganised segments
     meta = store.read_meta()
     store.write_meta({**meta, "chunks_embedded": int(meta.get("chunks") or report.chunks) - dense.pending_chunks})
     store.flush()

@@ -4,6 +4,7 @@
     serve_stdio(repo, settings)                     # what `codeqa mcp` runs (an agent starts it as a child)
     host, port = http_address("127.0.0.1:8765", token)
     serve_http(repo, settings, host, port, token)   # Streamable HTTP at /mcp, `Authorization: Bearer <token>`
+    serve_stdio(repo, settings, watch)              # --watch: `watch(update)` re-indexes saves through `update`
 
 Every tool returns compact text for the model and structured content that its output schema
 (the pydantic model in its return annotation) describes. What an agent can act on (no index yet,
@@ -13,6 +14,13 @@ agent is a model, and a file's credentials never go into a prompt.
 
 One Retriever stays open for the server's life. It opens on the first call, so `tools/list` works
 before any index exists, and the embedding model loads on the first search, not at startup.
+
+reindex returns once phase 1 of the run is committed (search by keywords and the graph, references,
+ask) and phase 2, the dense vectors, goes on in a thread of the server (index_background.py): on a big
+repository that is hours with the bundled CPU model, and an agent must not wait for it. index_status
+says how far it is. A reindex (or a --watch run) meanwhile stops it after its batch in flight, indexes
+what changed and starts it again; the server stopping stops it too. Nothing embedded is lost: each
+batch is committed, and the next run (reindex, `codeqa index`) does what is left.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ import inspect
 import os
 import socket
 import threading
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Callable, Iterator, Literal
 
@@ -36,9 +44,10 @@ from . import __version__
 from .answer import Answerer
 from .config import Settings
 from .errors import CodeQAError, IndexMismatchError, IndexMissingError, UsageError
-from .index import index_repo, index_status
+from .index import IndexReport, index_status
+from .index_background import BackgroundIndexer, EmbeddingProgress
 from .retrieve import Retriever, group_references, semantic_note
-from .mcp_results import (AnswerResult, CitationInfo, CodeLines, EvidenceInfo, ReferenceSite, ReferencesResult,
+from .mcp_results import (AnswerResult, CitationInfo, CodeLines, EmbeddingInfo, EvidenceInfo, ReferenceSite, ReferencesResult,
                           ReindexResult, SearchHit, SearchResult, StatusResult, SymbolResult, _answer_text,
                           _references_text, _reindex_text, _result, _span, _status_text, _symbol_info, _symbol_text)
 from .types import Hit
@@ -47,12 +56,18 @@ LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 MAX_READ_LINES = 400  # one read_code call: a long file comes in pieces, not as one flood of context
 SEARCH_POOL = 50  # a filtered search keeps what matches among at least this many results
 LISTED_FILES = 50  # changed files and skipped paths named in a status or reindex summary
+# what a stopping server gives the background embedding to finish its batch: under the 2 s an MCP
+# client waits for a stdio server to exit before it kills it (a batch cut off is re-done by the next run)
+STOP_WAIT_SECONDS = 1.5
+# --watch beside the server: given the tools' own index run, a context manager that calls it after saves
+Watch = Callable[[Callable[[], IndexReport]], AbstractContextManager]
 ReferenceKind = Literal["call", "instantiation", "type", "import", "inheritance", "attribute"]
 
 INSTRUCTIONS = """codeqa answers questions about one repository from its index (a tree-sitter symbol graph and
 hybrid search). Start with search_code (a description or identifiers) or find_symbol (a name), follow
 find_references for every use of a symbol, read_code to read lines, ask for a cited answer. Locations are
-path:Lstart-Lend, relative to the repository. If a tool says the index is missing or stale, call reindex."""
+path:Lstart-Lend, relative to the repository. If a tool says the index is missing or stale, call reindex: it
+returns once the index is searchable and embeds the rest in the background (index_status shows how far)."""
 
 
 @contextmanager
@@ -73,6 +88,7 @@ class RepositoryTools:
     def __init__(self, repo: Path, settings: Settings):
         self.repo = Path(repo).resolve()
         self.settings = settings
+        self.indexer = BackgroundIndexer(self.repo, settings)  # the server's index runs: reindex and --watch
         self._lock = threading.Lock()
         self._retriever: Retriever | None = None
 
@@ -86,6 +102,7 @@ class RepositoryTools:
             yield self._retriever
 
     def close(self) -> None:
+        self.indexer.close(wait=STOP_WAIT_SECONDS)  # not under the lock: a stop must not wait for a call
         with self._lock:
             self._drop_retriever()
 
@@ -197,23 +214,34 @@ class RepositoryTools:
         return _result(_answer_text(result), result)
 
     def index_status(self) -> Annotated[CallToolResult, StatusResult]:
-        """What the index holds (files, chunks, symbols, when it was last built) and which files changed since."""
+        """What the index holds (files, chunks, symbols, when it was last built), which files changed since, how
+        much of it semantic search covers, and how far the background embedding that reindex started has come."""
         with self._opened() as retriever:
             status = index_status(self.repo, self.settings, retriever.store)
         result = StatusResult(repo=str(self.repo), files=status.files, chunks=status.chunks, symbols=status.symbols,
                               last_indexed=status.last_indexed, complete=status.complete, stale=status.stale,
                               semantic_search=round(status.semantic, 4),
-                              changed=list(status.changed[:LISTED_FILES]), deleted=list(status.deleted[:LISTED_FILES]))
+                              changed=list(status.changed[:LISTED_FILES]), deleted=list(status.deleted[:LISTED_FILES]),
+                              embedding=_embedding_info(self.indexer.progress()))
         return _result(_status_text(result), result)
 
     def reindex(self) -> Annotated[CallToolResult, ReindexResult]:
-        """Bring the index up to date with the files on disk (incremental: only changed files are parsed and
-        embedded). Other calls wait until it is done."""
+        """Bring the index up to date with the files on disk (incremental: only changed files are parsed) and
+        return as soon as search_code, find_symbol, find_references and ask work on it, by keywords and the
+        graph. The chunks' dense vectors are then embedded in the background (hours for a big repository on
+        a CPU): semantic search fills in meanwhile and index_status shows how far it is. A reindex while that
+        runs stops it after the batch in flight, indexes what changed, and starts it again; nothing is lost.
+        Other calls wait until the index is searchable, not for the embedding."""
         with self._lock, _as_tool_errors():
             self._drop_retriever()  # the next call opens the new run
-            d = index_repo(self.repo, self.settings).to_dict()
+            report = self.indexer.update()
+            progress = self.indexer.progress() if report.chunks_deferred else None
+        d = report.to_dict()
         # the report's other fields (every skipped path, timings by stage) are left out: ReindexResult ignores them
-        result = ReindexResult.model_validate({**d, "partial": [f"{p['path']}: {p['reason']}" for p in d["partial"][:LISTED_FILES]]})
+        result = ReindexResult.model_validate({
+            **d, "partial": [f"{p['path']}: {p['reason']}" for p in d["partial"][:LISTED_FILES]],
+            "semantic_search": round(1 - report.chunks_deferred / report.chunks, 4) if report.chunks else 1.0,
+            "embedding": _embedding_info(progress)})
         return _result(_reindex_text(result), result)
 
     def _indexed_path(self, retriever: Retriever, path: str) -> str:
@@ -230,6 +258,13 @@ class RepositoryTools:
                             "ignored, secret or binary ones). search_code and find_symbol print indexed paths; a new file "
                             "needs reindex first.")
         return rel
+
+
+def _embedding_info(progress: EmbeddingProgress | None) -> EmbeddingInfo | None:
+    if progress is None:
+        return None
+    return EmbeddingInfo(state=progress.state, chunks_embedded=progress.chunks_embedded, chunks=progress.chunks,
+                         error=progress.error, seconds=round(progress.seconds, 1))
 
 
 def _matches(h: Hit, path_glob: str | None, language: str | None) -> bool:
@@ -258,11 +293,14 @@ def build_server(repo: Path, settings: Settings) -> tuple[MCPServer, RepositoryT
     return server, tools
 
 
-def serve_stdio(repo: Path, settings: Settings) -> None:
-    """Serve over stdin/stdout until the client closes them (how agents start `codeqa mcp`)."""
+def serve_stdio(repo: Path, settings: Settings, watch: Watch | None = None) -> None:
+    """Serve over stdin/stdout until the client closes them (how agents start `codeqa mcp`). With `watch`,
+    saves are re-indexed by the tools' own index runs: they take turns with reindex and stop its background
+    embedding rather than wait hours for the index lock."""
     server, tools = build_server(repo, settings)
     try:
-        server.run("stdio")
+        with watch(tools.indexer.update) if watch else nullcontext():
+            server.run("stdio")
     finally:
         tools.close()
 
@@ -281,9 +319,9 @@ def http_address(spec: str, token: str | None) -> tuple[str, int]:
 
 
 def serve_http(repo: Path, settings: Settings, host: str, port: int, token: str | None,
-               listening: Callable[[str], None] = lambda url: None) -> None:
+               listening: Callable[[str], None] = lambda url: None, watch: Watch | None = None) -> None:
     """Serve Streamable HTTP at http://HOST:PORT/mcp until interrupted; with a token, every request needs
-    `Authorization: Bearer <token>`. `listening(url)` is called once the port is bound."""
+    `Authorization: Bearer <token>`. `listening(url)` is called once the port is bound; `watch` as in serve_stdio."""
     import anyio
     import uvicorn
 
@@ -295,7 +333,8 @@ def serve_http(repo: Path, settings: Settings, host: str, port: int, token: str 
     listening(f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp")
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     try:
-        anyio.run(lambda: uvicorn.Server(config).serve(sockets=[sock]))
+        with watch(tools.indexer.update) if watch else nullcontext():
+            anyio.run(lambda: uvicorn.Server(config).serve(sockets=[sock]))
     finally:
         sock.close()
         tools.close()

@@ -99,6 +99,14 @@ class AnswerResult(BaseModel):
     evidence: list[EvidenceInfo] = Field(description="the snippets the answer was built from")
 
 
+class EmbeddingInfo(BaseModel):
+    state: str = Field(description="running | stopping (after the batch in flight) | finished | stopped | failed")
+    chunks_embedded: int = Field(description="chunks of the index with their dense vector")
+    chunks: int = Field(description="chunks in the index")
+    error: str | None = Field(description="why it failed, when it did")
+    seconds: float = Field(description="how long it has run, or ran")
+
+
 class StatusResult(BaseModel):
     repo: str
     files: int
@@ -110,6 +118,8 @@ class StatusResult(BaseModel):
     stale: int = Field(description="files changed or deleted since the last run")
     changed: list[str]
     deleted: list[str]
+    embedding: EmbeddingInfo | None = Field(None, description="the background embedding (phase 2) this server's "
+                                                              "reindex started last; null when none")
 
 
 class ReindexResult(BaseModel):
@@ -122,7 +132,11 @@ class ReindexResult(BaseModel):
     symbols: int
     references: int
     chunks: int
-    chunks_embedded: int
+    chunks_embedded: int = Field(description="chunks given their dense vector by this call (from the embedding cache)")
+    chunks_deferred: int = Field(0, description="chunks still without their dense vector: embedded in the background")
+    semantic_search: float = Field(1.0, description="share of the chunks with dense vectors when the call returned")
+    embedding: EmbeddingInfo | None = Field(None, description="the background embedding this call started; null when "
+                                                              "every chunk already had its vector")
     skipped_by_reason: dict[str, int]
     partial: list[str] = Field(description="files parsed with errors")
     notes: list[str]
@@ -184,6 +198,10 @@ def _status_text(s: StatusResult) -> str:
     if s.semantic_search < 1:
         text += (f"\nSemantic search is at {int(s.semantic_search * 100)}%: the index run has not embedded every chunk "
                  "yet; search finds the rest by keywords and the graph.")
+        if s.embedding is None or s.embedding.state not in ("running", "stopping"):
+            text += " Call reindex to embed the rest in the background."
+    if s.embedding is not None:
+        text += "\n" + _embedding_text(s.embedding)
     if s.stale:
         listed = ", ".join(s.changed + [f"{p} (deleted)" for p in s.deleted])
         text += f"\n{s.stale} file(s) changed since: {listed}. Call reindex to bring the index up to date."
@@ -192,13 +210,29 @@ def _status_text(s: StatusResult) -> str:
     return text
 
 
+def _embedding_text(e: EmbeddingInfo) -> str:
+    done = f"{e.chunks_embedded} of {e.chunks} chunks have their vectors"
+    return {"running": f"Embedding in the background: {done} ({int(100 * e.chunks_embedded / max(e.chunks, 1))}%), "
+                       f"running for {e.seconds:.0f}s.",
+            "stopping": f"Embedding in the background: {done}; stopping after the batch in flight.",
+            "finished": f"Background embedding finished in {e.seconds:.0f}s: {done}.",
+            "stopped": f"Background embedding stopped: {done}. Call reindex to go on.",
+            "failed": f"Background embedding failed ({done}): {e.error}. Call reindex to try again."}[e.state]
+
+
 def _reindex_text(r: ReindexResult) -> str:
     if r.nothing_to_do:
         text = f"Index of {r.repo} already up to date ({r.files} files, {r.chunks} chunks)."
     else:
         text = (f"Indexed {r.repo}: {r.files_changed} changed, {r.files_deleted} deleted, {r.files_unchanged} unchanged "
                 f"of {r.files} files; {r.symbols} symbols, {r.references} references, {r.chunks} chunks "
-                f"({r.chunks_embedded} embedded this run) in {r.elapsed_seconds:.1f}s.")
+                f"in {r.elapsed_seconds:.1f}s.")
+    if r.chunks_deferred:
+        text += (f"\nsearch_code, find_symbol, find_references and ask work now, by keywords and the graph; semantic "
+                 f"search at {int(r.semantic_search * 100)}%: "
+                 + (f"embedding its {r.chunks_deferred} chunks without a vector continues in the background "
+                    "(index_status shows how far)." if r.embedding is not None and r.embedding.state == "running"
+                    else "call reindex again to embed the rest."))
     if r.skipped_by_reason:
         text += "\nNot indexed: " + ", ".join(f"{reason} {n}" for reason, n in sorted(r.skipped_by_reason.items()))
     return "\n".join([text, *r.notes, *(f"partially parsed: {p}" for p in r.partial)])

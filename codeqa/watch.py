@@ -7,6 +7,10 @@ an incremental `index_repo`. That run walks with the repository's `.gitignore` a
 rules, so a change to an ignored file costs a no-change run (well under a second: no model, no
 store). A run that finds another writer at work is retried after the next quiet spell.
 
+Beside the MCP server the runs go through the server's own BackgroundIndexer (`index`): a save then
+stops the background embedding that the server's reindex started, rather than meeting its index lock
+for hours, and the embedding starts again after the save's phase 1.
+
 The watcher reports through callbacks and never prints: `codeqa watch`, the MCP server and the UI
 decide what to show.
 """
@@ -33,11 +37,14 @@ class RepoWatcher:
 
     def __init__(self, repo: Path, settings: Settings, embedder: Embedder | None = None,
                  on_report: Callable[[IndexReport], None] | None = None,
-                 on_error: Callable[[Exception], None] | None = None, debounce: float = DEBOUNCE_SECONDS):
+                 on_error: Callable[[Exception], None] | None = None, debounce: float = DEBOUNCE_SECONDS,
+                 index: Callable[[], IndexReport] | None = None):
         self.repo = Path(repo).resolve()
         self.settings = settings
         # one embedder for every run: the model loads at the first change that needs it, once
         self.embedder = embedder or embedder_from_settings(settings)
+        # one run after a save: both phases, or the runs of the server it keeps fresh (BackgroundIndexer.update)
+        self.index = index or (lambda: index_repo(self.repo, self.settings, embedder=self.embedder))
         self.on_report = on_report or (lambda report: None)
         self.on_error = on_error or (lambda exc: None)
         self.debounce = debounce
@@ -111,7 +118,7 @@ class RepoWatcher:
                     continue
                 self._last_change = None
             try:
-                report = index_repo(self.repo, self.settings, embedder=self.embedder)
+                report = self.index()
             except IndexLockedError:  # another writer (`codeqa index`, the UI's button): its run may predate the change
                 self._changed_now()
                 continue

@@ -5,6 +5,7 @@
     stub.script(Reply(status=500), Reply("second"))   # the next requests, in order, then the default
     ... run code against stub.base_url ...
     stub.requests[-1].body["messages"]   # what the client sent
+    stub.hold_embeddings() ... stub.release_embeddings()   # an index run's embedding batches wait in between
     stub.stop()
 
 Endpoints: POST /v1/chat/completions (plain JSON, or SSE when the body says "stream": true),
@@ -55,6 +56,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any  # parsed JSON, or the raw text when it is not JSON
+    held: bool = False  # an embeddings request that waited for release_embeddings()
 
     @property
     def messages(self) -> list[dict]:
@@ -76,6 +78,9 @@ class LLMStub(LocalServer):
         self._queue: list[Reply] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._embeddings_open = threading.Event()
+        self._embeddings_open.set()
+        self._held_since = 0  # requests before the last hold_embeddings() are not counted by held_embeddings
 
     # ---- control --------------------------------------------------------------------------
     def stop(self) -> None:
@@ -95,6 +100,20 @@ class LLMStub(LocalServer):
         """Replies for the next requests, in order."""
         with self._lock:
             self._queue.extend(replies)
+
+    def hold_embeddings(self) -> None:
+        """From now on an embeddings request of several texts (an index run's batch) waits, until
+        release_embeddings() or the stub stops; one text (a search query, a dimension probe) goes through."""
+        self._held_since = len(self.requests)
+        self._embeddings_open.clear()
+
+    def release_embeddings(self) -> None:
+        self._embeddings_open.set()
+
+    @property
+    def held_embeddings(self) -> int:
+        """Embeddings requests held since the last hold_embeddings() (waiting now, or answered since)."""
+        return sum(1 for r in self.requests[self._held_since:] if r.held)
 
     @property
     def embedding_requests(self) -> list[RecordedRequest]:
@@ -142,10 +161,18 @@ class _Handler(JSONHandler):
             body = request.body if isinstance(request.body, dict) else {}
             inputs = body.get("input") or []
             inputs = [inputs] if isinstance(inputs, str) else inputs
-            self.send_json(200, {"object": "list", "model": body.get("model", "stub-embed"),
-                             "data": [{"object": "embedding", "index": i, "embedding": stub_embedding(t)}
-                                      for i, t in enumerate(inputs)],
-                             "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+            if len(inputs) > 1 and not self.owner._embeddings_open.is_set():
+                request.held = True
+                while not self.owner._embeddings_open.wait(0.05):
+                    if self.owner._stopping.is_set():
+                        return
+            try:
+                self.send_json(200, {"object": "list", "model": body.get("model", "stub-embed"),
+                                 "data": [{"object": "embedding", "index": i, "embedding": stub_embedding(t)}
+                                          for i, t in enumerate(inputs)],
+                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up while the batch was held
+                pass
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})

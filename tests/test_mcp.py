@@ -4,8 +4,10 @@ the local stub server, so that a server process starts in a second instead of lo
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -60,8 +62,9 @@ def repo(tmp_path_factory, env):
     return repo
 
 
-def stdio_client(env: dict, repo: Path) -> Client:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "codeqa", "mcp", "--repo", str(repo)], env=env)
+def stdio_client(env: dict, repo: Path, *options: str) -> Client:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "codeqa", "mcp", "--repo", str(repo), *options],
+                                   env=env)
     return Client(params, read_timeout_seconds=60)
 
 
@@ -88,6 +91,29 @@ async def ok(client: Client, tool: str, **arguments):
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, text_of(result)
     return result, result.structured_content
+
+
+async def wait_until(condition, what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {seconds}s for {what}"
+        await anyio.sleep(0.05)
+
+
+async def status_until(client: Client, condition, what: str, seconds: float = 60):
+    """index_status, asked until `condition(its structured content)` holds: the background embedding goes on
+    by itself."""
+    deadline = time.monotonic() + seconds
+    while True:
+        result, status = await ok(client, "index_status")
+        if condition(status):
+            return result, status
+        assert time.monotonic() < deadline, f"index_status never showed {what} in {seconds}s: {status}"
+        await anyio.sleep(0.1)
+
+
+def embedding_state(status: dict) -> str | None:
+    return (status.get("embedding") or {}).get("state")
 
 
 async def refused(client: Client, tool: str, **arguments) -> str:
@@ -200,9 +226,10 @@ def test_no_index_yet_then_reindex(tmp_path, env):
 
         result, report = await ok(client, "reindex")
         assert report["files"] > 5 and report["files_changed"] == report["files"] and not report["nothing_to_do"]
-        assert report["symbols"] > 5 and report["chunks_embedded"] > 0 and "Indexed" in text_of(result)
+        assert report["symbols"] > 5 and report["chunks_deferred"] == report["chunks"] and "Indexed" in text_of(result)
         _, found = await ok(client, "search_code", query="tokenize")
         assert found["hits"][0]["path"] == "encoders/encoder.py"
+        await status_until(client, lambda s: embedding_state(s) == "finished", "the background embedding's end")
 
         (repo / "app" / "fresh.py").write_text("def brand_new_helper(value):\n    return value * 2\n")
         result, status = await ok(client, "index_status")
@@ -302,3 +329,148 @@ def test_a_run_by_another_process_reaches_every_tool(tmp_path, env):
         assert "def caller" in lines["text"]
 
     run_session(stdio_client(env, repo), steps)
+
+
+# ---- reindex: phase 1 before it returns, phase 2 in the background --------------------------------
+# The stub holds every embedding batch (hold_embeddings) until the test releases it: "while the
+# embedding runs" is a state each test holds, not a race. Search queries (one text) go through.
+
+FRESH = "def brand_new_helper(value):\n    return value * 2\n"
+
+
+def test_reindex_returns_once_searchable_and_embeds_in_the_background(tmp_path, env, stub):
+    repo = copy_fixture_repo(tmp_path / "repo")
+
+    async def steps(client: Client):
+        result, report = await ok(client, "reindex")  # its batches are held: only phase 1 can have ended
+        assert report["files_changed"] == report["files"] > 5 and report["chunks"] > 10 and report["references"] > 5
+        assert report["chunks_deferred"] == report["chunks"] and report["semantic_search"] == 0.0
+        assert report["embedding"]["state"] == "running" and report["embedding"]["chunks_embedded"] == 0
+        text = text_of(result)
+        assert f"{report['references']} references, {report['chunks']} chunks" in text
+        assert "semantic search at 0%" in text and "continues in the background" in text
+
+        await wait_until(lambda: stub.held_embeddings == 1, "the background embedding's first batch")
+        result, status = await ok(client, "index_status")
+        assert status["embedding"]["state"] == "running" and status["embedding"]["chunks"] == report["chunks"]
+        assert status["embedding"]["chunks_embedded"] == 0 and status["semantic_search"] == 0.0
+        assert f"Embedding in the background: 0 of {report['chunks']} chunks" in text_of(result)
+        assert "Call reindex" not in text_of(result)  # it is running: nothing to do but wait
+        _, found = await ok(client, "search_code", query="tokenize")  # the other tools work meanwhile
+        assert found["hits"][0]["path"] == "encoders/encoder.py" and found["semantic_search"] == 0.0
+        _, refs = await ok(client, "find_references", symbol="EncoderClass")
+        assert refs["total"] > 1
+
+        stub.release_embeddings()
+        result, status = await status_until(client, lambda s: embedding_state(s) != "running", "the embedding's end")
+        assert status["embedding"]["state"] == "finished" and status["embedding"]["error"] is None
+        assert status["embedding"]["chunks_embedded"] == status["embedding"]["chunks"] == report["chunks"]
+        assert status["semantic_search"] == 1.0 and "Background embedding finished" in text_of(result)
+        assert "Semantic search is at" not in text_of(result)
+        _, found = await ok(client, "search_code", query="split text into lowercase words")
+        assert any("dense" in h["reasons"] for h in found["hits"])
+
+    stub.hold_embeddings()
+    try:
+        run_session(stdio_client(env, repo), steps)
+    finally:
+        stub.release_embeddings()
+
+
+def test_a_reindex_during_the_background_embedding_indexes_the_change_and_embedding_resumes(tmp_path, env, stub):
+    """Documented: a reindex while the embedding runs stops it after the batch in flight, indexes what
+    changed and starts it again. (Which ends first, that batch or the stop, does not change the outcome:
+    tests/test_index_background.py holds the stop itself.)"""
+    repo = copy_fixture_repo(tmp_path / "repo")
+
+    async def steps(client: Client):
+        _, first = await ok(client, "reindex")
+        await wait_until(lambda: stub.held_embeddings == 1, "the background embedding's first batch")
+        (repo / "app" / "fresh.py").write_text(FRESH)
+        second: dict = {}
+
+        async def reindex_again():
+            second.update((await ok(client, "reindex"))[1])
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(reindex_again)
+            await anyio.sleep(0.5)  # most often it has reached the server by now; the other order ends the same
+            stub.release_embeddings()  # the batch in flight ends, then the stop or the embedding
+        assert second["files_changed"] == 1 and second["chunks"] == first["chunks"] + 1
+        assert second["embedding"] is not None and second["chunks_deferred"] >= 1
+        _, status = await status_until(client, lambda s: embedding_state(s) == "finished", "the embedding's end")
+        assert status["embedding"]["chunks_embedded"] == status["chunks"] == second["chunks"]
+        assert status["semantic_search"] == 1.0
+        _, found = await ok(client, "find_symbol", name="brand_new_helper")
+        assert found["definitions"][0]["location"] == "app/fresh.py:L1-L2"
+
+    stub.hold_embeddings()
+    try:
+        run_session(stdio_client(env, repo), steps)
+    finally:
+        stub.release_embeddings()
+
+
+def test_a_save_under_watch_stops_the_background_embedding_instead_of_waiting_for_it(tmp_path, env, stub):
+    """mcp --watch re-indexes saves through the server's own runs: the save asks the background embedding
+    to stop (index_status: stopping) rather than meeting its index lock until it ends."""
+    repo = copy_fixture_repo(tmp_path / "repo")
+
+    async def steps(client: Client):
+        _, first = await ok(client, "reindex")
+        await wait_until(lambda: stub.held_embeddings == 1, "the background embedding's first batch")
+        (repo / "app" / "fresh.py").write_text(FRESH)
+        result, _ = await status_until(client, lambda s: embedding_state(s) == "stopping", "the save stopping it")
+        assert "stopping after the batch in flight" in text_of(result)
+        stub.release_embeddings()
+        # the save's phase 1 commits, then its embedding starts: finished and complete is after both
+        _, status = await status_until(client, lambda s: embedding_state(s) == "finished" and s["semantic_search"] == 1.0
+                                       and s["chunks"] > first["chunks"], "the save indexed and embedded")
+        assert status["chunks"] == first["chunks"] + 1 and status["stale"] == 0
+        _, found = await ok(client, "find_symbol", name="brand_new_helper")
+        assert found["definitions"][0]["location"] == "app/fresh.py:L1-L2"
+
+    stub.hold_embeddings()
+    try:
+        run_session(stdio_client(env, repo, "--watch"), steps)
+    finally:
+        stub.release_embeddings()
+
+
+def test_stopping_the_server_during_the_background_embedding_leaves_an_index_the_next_run_completes(tmp_path, env, stub):
+    repo = copy_fixture_repo(tmp_path / "repo")
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "codeqa", "mcp", "--repo", str(repo), "--http", f"127.0.0.1:{port}"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stub.hold_embeddings()
+    try:
+        wait_for_port(port, server)
+
+        async def first_server(client: Client):
+            _, report = await ok(client, "reindex")
+            assert report["embedding"]["state"] == "running"
+            await wait_until(lambda: stub.held_embeddings == 1, "the background embedding's first batch")
+
+        http_client = httpx2.AsyncClient(trust_env=False, timeout=httpx2.Timeout(30, read=120))
+        run_session(Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http_client),
+                           read_timeout_seconds=60), first_server)
+        server.send_signal(signal.SIGINT)  # Ctrl-C while its batch is held: the server must not wait for it
+        assert server.wait(timeout=30) == 130, server.stderr.read()
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait(timeout=30)
+        stub.release_embeddings()
+
+    async def next_server(client: Client):
+        result, status = await ok(client, "index_status")
+        assert status["semantic_search"] == 0.0 and status["embedding"] is None and status["complete"]
+        assert "Call reindex to embed the rest in the background" in text_of(result)
+        _, report = await ok(client, "reindex")
+        assert report["nothing_to_do"] and report["files_changed"] == 0 and report["chunks_deferred"] == report["chunks"]
+        _, status = await status_until(client, lambda s: embedding_state(s) == "finished", "the embedding's end")
+        assert status["semantic_search"] == 1.0 and status["embedding"]["chunks_embedded"] == report["chunks"]
+
+    run_session(stdio_client(env, repo), next_server)
+    done = codeqa(env, "index", str(repo), "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["nothing_to_do"]  # complete: its state.json is written

@@ -136,8 +136,9 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
 
     p = sub.add_parser("mcp", help="serve the index to coding agents over MCP",
                        description="An MCP server with the tools search_code, find_symbol, find_references, read_code, ask, "
-                                   "index_status and reindex. Over stdio by default (the agent starts it); --http serves "
-                                   "Streamable HTTP at http://HOST:PORT/mcp.")
+                                   "index_status and reindex (it returns once the index is searchable and embeds the "
+                                   "rest in a background thread). Over stdio by default (the agent starts it); --http "
+                                   "serves Streamable HTTP at http://HOST:PORT/mcp.")
     p.add_argument("--repo", type=Path, default=Path("."), help="the repository whose index to serve (default: the current folder)")
     _common(p, repo_required=False)
     p.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio, e.g. 127.0.0.1:8765")

@@ -8,9 +8,13 @@ import sys
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Callable
 
 from ..config import Settings
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from ..index import IndexReport
 
 _SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding codeqa/ (and ui/ in a source checkout)
 
@@ -350,28 +354,29 @@ def cmd_ui(args, settings: Settings) -> int:
 
 
 def cmd_mcp(args, settings: Settings) -> int:
-    from contextlib import nullcontext
-
     from ..mcp import http_address, serve_http, serve_stdio
 
     repo = _repo(args.repo)
     token = args.token or os.environ.get("CODEQA_MCP_TOKEN")
     address = http_address(args.http, token) if args.http else None
-    with _watcher(repo, settings) if args.watch else nullcontext():
-        if address is None:
-            serve_stdio(repo, settings)  # stdout is the protocol: nothing else may print to it
-            return 0
+    # the watcher re-indexes through the server's own runs, which take turns with its reindex tool
+    watch = (lambda update: _watcher(repo, settings, index=update)) if args.watch else None
+    if address is None:
+        serve_stdio(repo, settings, watch)  # stdout is the protocol: nothing else may print to it
+        return 0
 
-        def listening(url: str) -> None:
-            print(f"codeqa MCP on {url} for {repo}" + (" (bearer token required)" if token else ""), file=sys.stderr,
-                  flush=True)
+    def listening(url: str) -> None:
+        print(f"codeqa MCP on {url} for {repo}" + (" (bearer token required)" if token else ""), file=sys.stderr,
+              flush=True)
 
-        serve_http(repo, settings, *address, token, listening)
+    serve_http(repo, settings, *address, token, listening, watch)
     return 0
 
 
-def _watcher(repo: Path, settings: Settings, debounce: float = 1.0, quiet: bool = True):
-    """Live sync beside another command; what it does goes to stderr (stdout may be a protocol)."""
+def _watcher(repo: Path, settings: Settings, debounce: float = 1.0, quiet: bool = True,
+             index: Callable[[], IndexReport] | None = None):
+    """Live sync beside another command; what it does goes to stderr (stdout may be a protocol). `index`: how
+    a run indexes (the MCP server's own runs), by default both phases."""
     from ..watch import RepoWatcher
 
     def report(r) -> None:
@@ -383,7 +388,7 @@ def _watcher(repo: Path, settings: Settings, debounce: float = 1.0, quiet: bool 
     def error(exc: Exception) -> None:
         print(f"codeqa watch: {exc}", file=sys.stderr, flush=True)
 
-    return RepoWatcher(repo, settings, on_report=report, on_error=error, debounce=debounce)
+    return RepoWatcher(repo, settings, on_report=report, on_error=error, debounce=debounce, index=index)
 
 
 def cmd_watch(args, settings: Settings) -> int:
