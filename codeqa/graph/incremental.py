@@ -41,9 +41,10 @@ from .index import language_of
 from .imports import binds_no_name, import_local
 
 STATE_VERSION = 2
-# A file that read a star web of more files than this keeps "any file" instead of the web's files: the
-# C++ include web of site-packages' torch/include gave every header its own closure of thousands, and
-# listing them in every FileGraph made an 11 GB state file (15.5 GB RSS while writing it). Such a file
+# A file that read a star web (or a folder, for a name it never imported) of more files than this keeps
+# "any file" instead of the files: the C++ include web of site-packages' torch/include gave every
+# header its own closure of thousands (and torch/include/ATen/ops holds 7k headers), and listing them
+# in every FileGraph made an 11 GB state file (15.5 GB RSS while writing it). Such a file
 # is resolved again whenever any file changes: more work on those runs, never a stale reference.
 WEB_FILES_KEPT = 256
 _BATCH = 500
@@ -67,7 +68,7 @@ class FileGraph:
     references: int
     by_confidence: tuple[tuple[str, int], ...]
     used: tuple[tuple[str, int], ...]  # names of other files' symbols this file calls, instantiates or inherits
-    read_every_file: bool = False  # it read a star web bigger than WEB_FILES_KEPT: any changed file may move it
+    read_every_file: bool = False  # it read a web or folder bigger than WEB_FILES_KEPT: any changed file may move it
 
     def to_json(self) -> list:
         return [self.sha256, self.language, list(self.read_files), list(self.read_names), self.read_file_set,
@@ -102,7 +103,7 @@ def file_graph(pf: ParsedFile, references: Sequence[Reference], reads: Iterable,
     for atom in reads:
         if type(atom) is str:
             files.append(atom)
-        elif type(atom) is frozenset:  # the files of a star web (graph/stars.py), noted as one
+        elif type(atom) is frozenset:  # the files of a star web (graph/stars.py) or a folder, noted as one
             if len(atom) > WEB_FILES_KEPT:
                 every = True
             else:
