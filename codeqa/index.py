@@ -71,6 +71,9 @@ EMBED_CACHE_FACTOR = 4
 EMBED_CACHE_MIN = 20_000
 GRAPH_STATE_FILE = "resolved.sqlite"  # graph/incremental.py's GraphState
 MOST_USED = 5  # names in the meta's most_used (the UI's example questions)
+# Phase 1 seals what it has stored every this many chunks (store.optimize: EdgeStore then holds ~1-2 KB a
+# chunk in memory instead of an appendable segment's ~4.5 KB); below it, one optimize at the end.
+SEAL_CHUNKS = 100_000
 
 
 
@@ -299,11 +302,15 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     # stored batch by batch as files are parsed; a file's manifest entry gets its hash last
     cache = EmbeddingCache(index_dir / "embeddings.sqlite")
     try:
-        stored = [0]
+        stored = [0, 0]  # files stored, chunks stored since the last seal
 
         def store_batch(batch: list) -> None:
             _store_chunks(store, embedder, cache, batch, report)
             stored[0] += len(batch)
+            stored[1] += sum(len(chunks) for _, chunks in batch)
+            if stored[1] >= SEAL_CHUNKS:  # a big phase 1's appendable segment is sealed as it grows
+                store.optimize()
+                stored[1] = 0
             progress("store", stored[0], len(changed))
 
         try:

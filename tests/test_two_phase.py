@@ -111,3 +111,54 @@ def test_phase_two_goes_package_code_first_and_small_files_first():
     entries["pkg/pending.py"] = ManifestEntry.pending("pkg/pending.py")
     assert [e.path for e in pending_files(entries)] == ["pkg/small.py", "pkg/big.py", "examples/demo.py",
                                                         "docs/guide.md", "tests/test_big.py"]
+
+
+def test_a_big_phase_one_seals_its_segments_as_it_goes_and_finds_the_same(repo, tmp_path, monkeypatch):
+    """Every SEAL_CHUNKS chunks phase 1 seals what it stored (EdgeStore.optimize: an immutable segment,
+    the shard loaded again, which frees the appendable segment's memory), and the index answers as one
+    built in one go."""
+    import numpy as np
+
+    import codeqa.index as index_module
+    from codeqa.config import Settings
+    from codeqa.store import query_sparse_vector
+
+    class Constant:
+        model_id, dimension = "constant", 8
+
+        def encode(self, texts, batch_size=64):
+            return np.full((len(texts), 8), 8 ** -0.5, dtype="float32")
+
+    def built(name: str):
+        settings = Settings.load(env={}, index_dir=tmp_path / name, parse_workers=1)
+        calls.clear()
+        index_repo(repo, settings, embedder=Constant(), embed=False)
+        store = open_store(repo, settings)
+        try:
+            found = [sorted((h.path, h.start_line, round(h.score, 4)) for h in store.search(None, query_sparse_vector(q), 500))
+                     for q in ("encoder class", "greeter hello", "main command line")]  # every hit: ties come in any order
+        finally:
+            store.close()
+        return index_snapshot(repo, settings), found, len(calls)
+
+    import codeqa.store.edge as edge
+
+    monkeypatch.setattr(edge, "OPTIMIZE_THRESHOLD_KB", 1)  # the fixture's segments count as big ones
+    calls: list = []
+    real = edge.EdgeStore.optimize
+
+    def optimize(self):  # a seal: the shard is loaded again, so the appendable segment's memory is freed
+        before = self._shard
+        real(self)
+        if self._shard is not before:
+            calls.append(before)
+
+    monkeypatch.setattr(edge.EdgeStore, "optimize", optimize)
+    once = built("once")
+    import codeqa.graph_stage as graph_stage
+
+    monkeypatch.setattr(graph_stage, "FILE_BATCH", 2)  # stored two files at a time
+    monkeypatch.setattr(index_module, "SEAL_CHUNKS", 5)
+    sealed = built("sealed")
+    assert all(once[1]) and sealed[:2] == once[:2]
+    assert once[2] == 1 and sealed[2] > 2
