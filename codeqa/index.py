@@ -71,8 +71,9 @@ EMBED_CACHE_FACTOR = 4
 EMBED_CACHE_MIN = 20_000
 GRAPH_STATE_FILE = "resolved.sqlite"  # graph/incremental.py's GraphState
 MOST_USED = 5  # names in the meta's most_used (the UI's example questions)
-# Phase 1 seals what it has stored every this many chunks (store.optimize: EdgeStore then holds ~1-2 KB a
-# chunk in memory instead of an appendable segment's ~4.5 KB); below it, one optimize at the end.
+# Phase 1 seals what it has stored every this many chunks, and phase 2 what it has embedded
+# (store.optimize: EdgeStore then holds ~1-2 KB a chunk in memory instead of an appendable segment's
+# ~4.5 KB); below it, one optimize at the end.
 SEAL_CHUNKS = 100_000
 
 
@@ -410,7 +411,8 @@ def _fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, setting
         meta = store.read_meta()
         store.write_meta({**meta, "chunks_embedded": int(meta.get("chunks") or report.chunks) - pending})
 
-    dense = fill_dense(store, embedder, cache, settings.embedding_batch_size, progress, publish, load_model, stop)
+    dense = fill_dense(store, embedder, cache, settings.embedding_batch_size, progress, publish, load_model, stop,
+                       SEAL_CHUNKS)
     report.chunks_embedded += dense.chunks_embedded
     report.chunks_deferred = dense.pending_chunks
     report.embedding_seconds = dense.encode_seconds

@@ -113,7 +113,7 @@ def test_phase_two_goes_package_code_first_and_small_files_first():
                                                         "docs/guide.md", "tests/test_big.py"]
 
 
-def test_a_big_phase_one_seals_its_segments_as_it_goes_and_finds_the_same(repo, tmp_path, monkeypatch):
+def test_both_phases_seal_their_segments_as_they_go_and_find_the_same(repo, tmp_path, monkeypatch):
     """Every SEAL_CHUNKS chunks phase 1 seals what it stored (EdgeStore.optimize: an immutable segment,
     the shard loaded again, which frees the appendable segment's memory), and the index answers as one
     built in one go."""
@@ -162,3 +162,12 @@ def test_a_big_phase_one_seals_its_segments_as_it_goes_and_finds_the_same(repo, 
     sealed = built("sealed")
     assert all(once[1]) and sealed[:2] == once[:2]
     assert once[2] == 1 and sealed[2] > 2
+    # phase 2 seals as it embeds too (setting a vector moves the point into an appendable segment)
+    import codeqa.dense_stage as dense_stage
+
+    monkeypatch.setattr(dense_stage, "BATCH_CHUNKS", 4)
+    settings = Settings.load(env={}, index_dir=tmp_path / "sealed", parse_workers=1, embedding_batch_size=1)
+    calls.clear()
+    report = index_repo(repo, settings, embedder=Constant())
+    assert report.chunks_embedded == report.chunks and not report.chunks_deferred and len(calls) > 2
+    assert index_snapshot(repo, settings) == once[0]
