@@ -34,7 +34,7 @@ def parse_fingerprint(meta: dict) -> str:
 class GraphUpdate:
     """What the graph stage changes in the stored references, and every file's FileGraph."""
 
-    references: list[Reference]  # the resolved references of the files resolved
+    references: list[Reference]  # the resolved references of the files resolved (none given to on_resolved)
     paths: set[str] | None  # the files whose stored references `references` replace; None: all
     resolved: list[str] | None  # the files resolved; None: all
     graphs: dict[str, FileGraph]
@@ -45,6 +45,7 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
                 fingerprint: str, pool: ProcessPoolExecutor | None = None, progress: ProgressCallback | None = None,
                 previous: tuple[dict[str, FileGraph], dict[str, tuple[str, ...]]] | None = None,
                 on_parsed: Callable[[list[tuple[ParsedFile, list[Chunk]]]], None] | None = None,
+                on_resolved: Callable[[list[Reference]], None] | None = None,
                 ) -> tuple[dict[str, tuple[ParsedFile, list[Chunk]]], list[ParsedFile], GraphUpdate]:
     """Parse + chunk the changed files (in worker processes when there are many; `pool` shut down
     after), take the others' parses from the cache, and resolve references: a change in one file can
@@ -58,7 +59,9 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     With `on_parsed`, the changed files' (parse, chunks) go to it batch by batch as they are parsed
     (index.py stores them) and are not returned; only what resolving other files reads stays in
     memory, and the rest of a parse is read back from the cache when its file is resolved: a big
-    tree's parses never sit in memory all at once (site-packages, 19k files)."""
+    tree's parses never sit in memory all at once (site-packages, 19k files). With `on_resolved`, each
+    resolved file's references go to it (index.py stages them in the store) and the GraphUpdate holds
+    none."""
     progress = progress or (lambda stage, done, total: None)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
     kept: dict[str, ParsedFile] = {}  # with on_parsed: the changed files' parses, cut to what others read
@@ -123,10 +126,13 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
 
         def on_file(path: str, refs: list[Reference], reads: frozenset) -> None:  # reads never all kept at once
             made[path] = file_graph(by_path[path], refs, reads, index.by_id, shared)
+            if on_resolved is not None:
+                on_resolved(refs)
 
         resolution = resolve_by_file(parsed, index, only, twins_before if only is not None else None,
                                      lambda paths: _complete_parses(paths, parsed, complete, cache, fingerprint, settings),
-                                     lambda done, total: progress("resolve", done, total), on_file)
+                                     lambda done, total: progress("resolve", done, total), on_file,
+                                     keep_references=on_resolved is None)
     references = [r for refs in resolution.references.values() for r in refs]
     graphs = summarize(parsed, made, graphs_before)
     if resolution.complete:

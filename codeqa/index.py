@@ -63,7 +63,7 @@ from .index_state import likely_changed, migrate_legacy_index, read_state, remov
 from .parse_cache import ParseCache
 from .parse_pool import parse_workers
 from .store import ManifestEntry, Store, dir_size, open_store, semantic_coverage
-from .types import SkippedFile, SourceFile
+from .types import Reference, SkippedFile, SourceFile
 
 # The embedding cache keeps the vectors most recently written or read, this many times the index's
 # chunks (at least EMBED_CACHE_MIN): enough for a few branches' worth of changes, not years of churn.
@@ -75,6 +75,7 @@ MOST_USED = 5  # names in the meta's most_used (the UI's example questions)
 # (store.optimize: EdgeStore then holds ~1-2 KB a chunk in memory instead of an appendable segment's
 # ~4.5 KB); below it, one optimize at the end.
 SEAL_CHUNKS = 100_000
+STAGE_REFERENCES = 20_000  # resolved references written to the store's staging rows at a time
 
 
 
@@ -314,10 +315,19 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
                 stored[1] = 0
             progress("store", stored[0], len(changed))
 
+        staged: list[Reference] = []
+
+        def stage(references: list[Reference]) -> None:  # into the store as they are resolved, not all at the end
+            staged.extend(references)
+            if len(staged) >= STAGE_REFERENCES:
+                store.stage_references(staged)
+                staged.clear()
+
         try:
             graph_started = time.perf_counter()
             _, parsed, update = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, progress, previous,
-                                            on_parsed=store_batch)
+                                            on_parsed=store_batch, on_resolved=stage)
+            store.stage_references(staged)
             report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve + chunk writes
             parse_cache.prune({parse_cache.key(f, fingerprint) for f in files})
         finally:

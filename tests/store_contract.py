@@ -131,6 +131,27 @@ class StoreContract:
         assert store.replace_references([], {"enc.py"}) == (0, 1)
         assert [r.path for r in store.all_references()] == ["app/main.py"]
 
+    def test_staged_references_join_the_next_replace_and_a_new_run_drops_them(self, store):
+        keep = ref("enc.py", 6, "tokenize", (TOKENIZE.id,), ENCODE.id)
+        new = ref("tok.py", 2, "split", (ENCODER.id, TOKENIZE.id), TOKENIZE.id)
+        store.stage_references([keep])
+        store.stage_references([new, keep])
+        assert len(list(store.all_references())) == 3  # staged: nothing a reader sees changed yet
+        assert store.replace_references([new]) == (1, 2)
+        assert {(r.path, r.line) for r in store.all_references()} == {("enc.py", 6), ("tok.py", 2)}
+        assert [r.path for r in store.references_to([ENCODER.id])] == ["tok.py"]
+        assert store.replace_references([keep, new]) == (0, 0)  # what was staged went with the last call
+        store.stage_references([ref("gone.py", 1, "x", (MAIN.id,), None)])  # a run killed after staging
+        store.ensure_schema(DIM)
+        assert store.replace_references([keep, new]) == (0, 0)
+
+    def test_staged_references_of_some_files(self, store):
+        moved = ref("app/main.py", 2, "encode", (TOKENIZE.id,), MAIN.id, column=14)
+        store.stage_references([moved])
+        assert store.replace_references([], {"app/main.py", "gone.py"}) == (1, 2)
+        assert sorted((r.path, r.line, r.target_ids) for r in store.all_references()) == [
+            ("app/main.py", 2, (TOKENIZE.id,)), ("enc.py", 6, (TOKENIZE.id,))]
+
     def test_chunk_lookups(self, store):
         assert store.count_chunks() == 4
         hits = store.chunks_for_symbols([TOKENIZE.id])

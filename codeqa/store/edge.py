@@ -223,7 +223,10 @@ class EdgeStore:
             shard.update(UpdateOperation.delete_points_by_filter(_filter(SearchFilter(paths=tuple(batch)))))
         self.graph.delete_symbols_in(paths)
 
-    def replace_references(self, references: Sequence[Reference], paths: Collection[str] | None = None) -> tuple[int, int]:
+    def stage_references(self, references: Iterable[Reference]) -> None:
+        self.graph.stage_references(references)
+
+    def replace_references(self, references: Iterable[Reference], paths: Collection[str] | None = None) -> tuple[int, int]:
         return self.graph.replace_references(references, paths)
 
     # ---- reads ----------------------------------------------------------------------------------

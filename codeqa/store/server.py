@@ -46,6 +46,7 @@ class ServerStore:
         self.prefix = prefix
         self.shards, self.replicas = shards, replicas
         self._token_ids: dict[str, tuple[int, ...]] = {}  # identifier -> sparse token ids (see sparse_vector)
+        self._staged: list[Reference] = []  # stage_references: part of the next replace_references
         self.chunks = f"{prefix}_chunks"
         self.symbols = f"{prefix}_symbols"
         self.references = f"{prefix}_references"
@@ -74,6 +75,8 @@ class ServerStore:
 
     def ensure_schema(self, vector_size: int) -> None:
         from qdrant_client import models
+
+        self._staged = []
 
         extra: dict[str, Any] = {}
         if self.shards:
@@ -190,11 +193,16 @@ class ServerStore:
             for name in (self.chunks, self.symbols):
                 self.client.delete(name, models.FilterSelector(filter=flt))
 
-    def replace_references(self, references: Sequence[Reference], paths: Collection[str] | None = None) -> tuple[int, int]:
+    def stage_references(self, references: Iterable[Reference]) -> None:
+        """Kept in memory until replace_references: the difference is worked out against the server then."""
+        self._staged.extend(references)
+
+    def replace_references(self, references: Iterable[Reference], paths: Collection[str] | None = None) -> tuple[int, int]:
         """Writes only the difference: a reference's point id is a hash of everything it holds."""
         from qdrant_client import models
 
-        wanted = {point_id("ref", reference_key(r)): r for r in references}
+        staged, self._staged = self._staged, []
+        wanted = {point_id("ref", reference_key(r)): r for refs in (staged, references) for r in refs}
         if paths is None:
             existing = {str(rec.id) for rec in self._scroll(self.references, with_payload=False)}
         else:  # only these files' references are replaced
