@@ -338,6 +338,15 @@ def test_a_run_by_another_process_reaches_every_tool(tmp_path, env):
 FRESH = "def brand_new_helper(value):\n    return value * 2\n"
 
 
+def run_holding_embeddings(stub, transport, steps) -> None:
+    """A session while the stub holds every embedding request of several texts (released at the end)."""
+    stub.hold_embeddings()
+    try:
+        run_session(transport, steps)
+    finally:
+        stub.release_embeddings()
+
+
 def test_reindex_returns_once_searchable_and_embeds_in_the_background(tmp_path, env, stub):
     repo = copy_fixture_repo(tmp_path / "repo")
 
@@ -370,11 +379,7 @@ def test_reindex_returns_once_searchable_and_embeds_in_the_background(tmp_path, 
         _, found = await ok(client, "search_code", query="split text into lowercase words")
         assert any("dense" in h["reasons"] for h in found["hits"])
 
-    stub.hold_embeddings()
-    try:
-        run_session(stdio_client(env, repo), steps)
-    finally:
-        stub.release_embeddings()
+    run_holding_embeddings(stub, stdio_client(env, repo), steps)
 
 
 def test_a_reindex_during_the_background_embedding_indexes_the_change_and_embedding_resumes(tmp_path, env, stub):
@@ -404,11 +409,7 @@ def test_a_reindex_during_the_background_embedding_indexes_the_change_and_embedd
         _, found = await ok(client, "find_symbol", name="brand_new_helper")
         assert found["definitions"][0]["location"] == "app/fresh.py:L1-L2"
 
-    stub.hold_embeddings()
-    try:
-        run_session(stdio_client(env, repo), steps)
-    finally:
-        stub.release_embeddings()
+    run_holding_embeddings(stub, stdio_client(env, repo), steps)
 
 
 def test_a_save_under_watch_stops_the_background_embedding_instead_of_waiting_for_it(tmp_path, env, stub):
@@ -430,11 +431,7 @@ def test_a_save_under_watch_stops_the_background_embedding_instead_of_waiting_fo
         _, found = await ok(client, "find_symbol", name="brand_new_helper")
         assert found["definitions"][0]["location"] == "app/fresh.py:L1-L2"
 
-    stub.hold_embeddings()
-    try:
-        run_session(stdio_client(env, repo, "--watch"), steps)
-    finally:
-        stub.release_embeddings()
+    run_holding_embeddings(stub, stdio_client(env, repo, "--watch"), steps)
 
 
 def test_stopping_the_server_during_the_background_embedding_leaves_an_index_the_next_run_completes(tmp_path, env, stub):
