@@ -112,9 +112,9 @@ class EdgeStore:
     def optimize(self) -> None:
         """Rebuild big appendable segments as immutable ones (see OPTIMIZE_THRESHOLD_KB); durable on return.
 
-        The shard is then closed and loaded again, and the freed heap handed back to the system: an
-        appendable segment holds ~4.5 KB a chunk in memory, and the engine keeps that memory (plus the
-        optimizer's working copy) until the shard is closed, while a loaded immutable segment holds
+        The shard is then closed (loaded again on its next use) and the freed heap handed back to the
+        system: an appendable segment holds ~4.5 KB a chunk in memory, and the engine keeps that memory
+        (plus the optimizer's working copy) until the shard is closed, while a loaded immutable segment holds
         ~1-2 KB (site-packages, 550k chunks: 2.4 GB before, and a 2.5 GB spike while optimizing at
         the end). index.py calls this every SEAL_CHUNKS chunks of a big phase 1 for that reason."""
         shard = self._chunks()
@@ -122,7 +122,6 @@ class EdgeStore:
             shard.flush()
             self._release_shard()
             _return_freed_memory()
-            self._chunks()
 
     # ---- schema ---------------------------------------------------------------------------------
     def exists(self) -> bool:
