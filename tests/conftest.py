@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -263,3 +264,13 @@ def remove_deep_tree(top: Path) -> None:
             else:
                 os.unlink(entry.path)
         os.rmdir(folder)
+
+
+def wait_for(condition, seconds: float = 30.0) -> bool:
+    """Polls `condition` until it holds (True) or `seconds` pass (False)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False

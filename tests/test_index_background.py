@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from codeqa.index import index_repo, index_status
 from codeqa.index_background import BackgroundIndexer
 from codeqa.retrieve import Retriever
 from codeqa.store import open_store
-from conftest import copy_fixture_repo, index_snapshot
+from conftest import copy_fixture_repo, index_snapshot, wait_for
 
 DIMENSION = 16
 GATE_LIMIT_S = 60  # a gate the test forgets to open fails the run instead of hanging it
@@ -82,15 +81,6 @@ def dense_chunks(repo, settings) -> int:
         return len(store.search([1.0] + [0.0] * (DIMENSION - 1), None, store.count_chunks() + 10))
     finally:
         store.close()
-
-
-def wait_for(condition, seconds: float = GATE_LIMIT_S) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_a_stop_ends_phase_two_between_batches_and_the_next_run_completes(repo, small_batches, tmp_path):
@@ -164,7 +154,7 @@ def test_an_update_during_phase_two_stops_it_indexes_the_change_and_resumes(repo
         updating = threading.Thread(target=lambda: second.update(report=indexer.update()))
         updating.start()
         # the update waits for the batch in flight, and has told phase 2 to stop after it
-        assert wait_for(lambda: indexer.progress().state == "stopping")
+        assert wait_for(lambda: indexer.progress().state == "stopping", GATE_LIMIT_S)
         assert updating.is_alive()
         gated.gate.set()
         updating.join(GATE_LIMIT_S)

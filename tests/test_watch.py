@@ -18,18 +18,9 @@ from codeqa.answer import Answerer
 from codeqa.index import index_repo
 from codeqa.retrieve import Retriever
 from codeqa.watch import RepoWatcher
-from conftest import copy_fixture_repo
+from conftest import copy_fixture_repo, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def wait_for(condition, seconds: float = 30.0) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_save_is_indexed_within_seconds_and_ignored_folders_are_not(tmp_path, settings, embedder):
