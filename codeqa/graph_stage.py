@@ -18,7 +18,7 @@ from .config import Settings
 from .graph import GraphIndex
 from .graph.incremental import FileGraph, file_graph, files_to_resolve, summarize
 from .graph.resolve import resolve_by_file
-from .parse_cache import TABLE_REFERENCE_KINDS, ParseCache
+from .parse_cache import ParseCache, table_only
 from .parse_pool import _parse_and_chunk, _parse_and_chunk_all
 from .types import Chunk, ParsedFile, Reference, SourceFile
 
@@ -46,6 +46,7 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
                 previous: tuple[dict[str, FileGraph], dict[str, tuple[str, ...]]] | None = None,
                 on_parsed: Callable[[list[tuple[ParsedFile, list[Chunk]]]], None] | None = None,
                 on_resolved: Callable[[list[Reference]], None] | None = None,
+                on_parse_done: Callable[[], None] | None = None,
                 ) -> tuple[dict[str, tuple[ParsedFile, list[Chunk]]], list[ParsedFile], GraphUpdate]:
     """Parse + chunk the changed files (in worker processes when there are many; `pool` shut down
     after), take the others' parses from the cache, and resolve references: a change in one file can
@@ -61,7 +62,8 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     memory, and the rest of a parse is read back from the cache when its file is resolved: a big
     tree's parses never sit in memory all at once (site-packages, 19k files). With `on_resolved`, each
     resolved file's references go to it (index.py stages them in the store) and the GraphUpdate holds
-    none."""
+    none. `on_parse_done()` is called once every changed file went to `on_parsed`, before resolution
+    begins."""
     progress = progress or (lambda stage, done, total: None)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
     kept: dict[str, ParsedFile] = {}  # with on_parsed: the changed files' parses, cut to what others read
@@ -72,11 +74,12 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     with _gc_paused():
         written: list[tuple[SourceFile, bytes]] = []
         batch: list[tuple[ParsedFile, list[Chunk]]] = []
-        for done, (pf, chunks, blob) in enumerate(_parse_and_chunk_all(changed, settings, pool), start=1):
+        for done, (pf, chunks, blob) in enumerate(_parse_and_chunk_all(changed, settings, pool, cut=on_parsed is not None),
+                                                         start=1):
             if on_parsed is None:
                 fresh[pf.file.path] = (pf, chunks)
             else:
-                kept[pf.file.path] = table_only(pf)
+                kept[pf.file.path] = pf  # cut by the worker: the whole parse is in its cache entry
                 batch.append((pf, chunks))
             written.append((pf.file, blob))
             if len(written) >= FILE_BATCH:
@@ -91,6 +94,8 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
         del batch
         if pool is not None:
             pool.shutdown()  # idle workers would hold memory through the embedding
+        if on_parse_done is not None:
+            on_parse_done()
         # with the last run's state most files' own references are not resolved again: of those, only
         # what resolving the others reads is decoded, the rest once it turns out to be needed
         light = previous is not None or on_parsed is not None
@@ -140,13 +145,6 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     resolved = list(resolution.references)
     paths = set(resolved) | (set(graphs_before) - set(graphs))
     return fresh, parsed, GraphUpdate(references, paths, resolved, graphs, resolution.twins)
-
-
-def table_only(pf: ParsedFile) -> ParsedFile:
-    """A parse cut to what resolving other files reads: its symbols, and the references ParseCache's
-    all_references=False keeps (imports, base classes, type evidence)."""
-    return ParsedFile(pf.file, pf.symbols, tuple(r for r in pf.references if r.assigned or r.kind in TABLE_REFERENCE_KINDS),
-                      pf.error)
 
 
 def _complete_parses(paths: Collection[str], parsed: Sequence[ParsedFile], complete: Collection[str],

@@ -304,7 +304,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     # stored batch by batch as files are parsed; a file's manifest entry gets its hash last
     cache = EmbeddingCache(index_dir / "embeddings.sqlite")
     try:
-        stored = [0, 0]  # files stored, chunks stored since the last seal
+        stored = [0, 0, 0]  # files stored, chunks stored since the last seal, seals
 
         def store_batch(batch: list) -> None:
             _store_chunks(store, embedder, cache, batch, report)
@@ -313,7 +313,15 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             if stored[1] >= SEAL_CHUNKS:  # a big phase 1's appendable segment is sealed as it grows
                 store.optimize()
                 stored[1] = 0
+                stored[2] += 1
             progress("store", stored[0], len(changed))
+
+        def parse_done() -> None:
+            # resolution never reads the chunks: a big run seals the last of them and lets the shard go
+            # (store.optimize), so it is not in memory through the resolution (site-packages: 1.2 GB)
+            if stored[2] and stored[1]:
+                store.optimize()
+                stored[1] = 0
 
         staged: list[Reference] = []
 
@@ -326,7 +334,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         try:
             graph_started = time.perf_counter()
             _, parsed, update = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, progress, previous,
-                                            on_parsed=store_batch, on_resolved=stage)
+                                            on_parsed=store_batch, on_resolved=stage, on_parse_done=parse_done)
             store.stage_references(staged)
             report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve + chunk writes
             parse_cache.prune({parse_cache.key(f, fingerprint) for f in files})

@@ -62,6 +62,13 @@ MAX_ENTRY_BYTES = 256 * 1024 * 1024
 TABLE_REFERENCE_KINDS = frozenset({"import", "inheritance"})
 
 
+def table_only(pf: ParsedFile) -> ParsedFile:
+    """A parse cut to what resolving other files reads: its symbols, and the references that
+    get_many(all_references=False) keeps (TABLE_REFERENCE_KINDS, type evidence)."""
+    return ParsedFile(pf.file, pf.symbols, tuple(r for r in pf.references if r.assigned or r.kind in TABLE_REFERENCE_KINDS),
+                      pf.error)
+
+
 def encode_parsed(parsed: ParsedFile) -> bytes:
     """`parsed` as compact JSON (without the file's absolute path): the `data` part, a newline, the `rest` part."""
     table = [i for i, r in enumerate(parsed.references) if r.assigned or r.kind in TABLE_REFERENCE_KINDS]

@@ -59,6 +59,24 @@ def test_workers_give_the_serial_result_and_encode_every_file(project, tmp_path,
     assert sorted(parallel, key=lambda r: r[0].file.path) == serial and len(serial) == MODULES + 1
 
 
+def test_cut_parses_come_back_with_what_other_files_read_and_the_blob_with_everything(project):
+    """An index run (graph_stage with on_parsed) has the workers cut each parse to what resolving the
+    other files reads; the cache entry they encode keeps every reference for the file's own resolution."""
+    from codeqa.parse_cache import decode_parsed, table_only
+
+    files = walk_repository(project).files
+    whole = {r[0].file.path: r for r in _run(project, workers=2)}
+    cut = list(parse_pool._parse_and_chunk_all(files, Settings(parse_workers=2), cut=True))
+    assert len(cut) == len(whole) == MODULES + 1
+    dropped = 0
+    for pf, chunks, blob in cut:
+        full, full_chunks, full_blob = whole[pf.file.path]
+        assert pf == table_only(full) and chunks == full_chunks and blob == full_blob
+        assert decode_parsed(blob, pf.file) == full
+        dropped += len(full.references) - len(pf.references)
+    assert dropped >= MODULES  # each module's call of its helper went no further than the cache
+
+
 def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch):
     serial = _run(project, workers=1)
     parent = os.getpid()

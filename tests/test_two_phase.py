@@ -171,3 +171,33 @@ def test_both_phases_seal_their_segments_as_they_go_and_find_the_same(repo, tmp_
     report = index_repo(repo, settings, embedder=Constant())
     assert report.chunks_embedded == report.chunks and not report.chunks_deferred and len(calls) > 2
     assert index_snapshot(repo, settings) == once[0]
+
+
+def test_a_big_phase_1_resolves_references_with_the_chunks_shard_let_go(repo, tmp_path, monkeypatch, embedder):
+    """Resolution never reads the chunks: once a run has sealed (a big one), it seals the rest after the
+    parse and the shard is not in memory while references are resolved; the index is the same."""
+    import codeqa.graph_stage as graph_stage
+    import codeqa.index as index_module
+    import codeqa.store.edge as edge
+    from codeqa.config import Settings
+
+    stores: list = []
+    real_open = edge.EdgeStore.open.__func__
+    monkeypatch.setattr(edge.EdgeStore, "open", classmethod(lambda cls, *a, **k: stores.append(real_open(cls, *a, **k)) or stores[-1]))
+    loaded: list[bool] = []
+    real_resolve = graph_stage.resolve_by_file
+
+    def resolve(*args, **kwargs):
+        loaded.append(stores[-1]._shard is not None)
+        return real_resolve(*args, **kwargs)
+
+    monkeypatch.setattr(graph_stage, "resolve_by_file", resolve)
+    once = Settings.load(env={}, index_dir=tmp_path / "once", parse_workers=1)
+    chunks = index_repo(repo, once, embed=False, embedder=embedder).chunks
+    monkeypatch.setattr(edge, "OPTIMIZE_THRESHOLD_KB", 1)  # the fixture's segments count as big ones
+    monkeypatch.setattr(graph_stage, "FILE_BATCH", 2)
+    monkeypatch.setattr(index_module, "SEAL_CHUNKS", chunks // 2 + 1)  # one seal mid-way, some chunks after it
+    sealed = Settings.load(env={}, index_dir=tmp_path / "sealed", parse_workers=1)
+    index_repo(repo, sealed, embed=False, embedder=embedder)
+    assert loaded == [True, False]  # a small run keeps its shard; a sealing one lets it go
+    assert index_snapshot(repo, sealed) == index_snapshot(repo, once)

@@ -118,10 +118,10 @@ class EdgeStore:
         ~1-2 KB (site-packages, 550k chunks: 2.4 GB before, and a 2.5 GB spike while optimizing at
         the end). index.py calls this every SEAL_CHUNKS chunks of a big phase 1 for that reason."""
         shard = self._chunks()
-        if shard.optimize():
-            shard.flush()
-            self._release_shard()
-            _return_freed_memory()
+        shard.optimize()
+        shard.flush()
+        self._release_shard()
+        _return_freed_memory()
 
     # ---- schema ---------------------------------------------------------------------------------
     def exists(self) -> bool:
