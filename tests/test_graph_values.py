@@ -61,3 +61,63 @@ def test_forget_drops_the_local_answers_of_one_file_and_asking_again_gives_the_s
     assert memo.value(("name", "b.py", "y"), None, work, "y") == "Y"
     assert memo.value(("export", "a.py", "z"), None, work, "z") == "Z"
     assert calls == ["x", "y", "z", "x"] and memo.reads() == before
+
+
+def test_a_popular_part_keeps_its_flattened_reads_and_flattens_give_the_same():
+    from codeqa.graph import values
+
+    def web(prefix: str, width: int) -> Reads:  # a part over `width` leaves, one atom each, with a shared leaf
+        shared_leaf = Reads(["shared"]).shared()
+        top = Reads([prefix])
+        for i in range(width):
+            leaf = Reads([f"{prefix}{i}"])
+            leaf.add(shared_leaf)
+            top.add(leaf.shared())
+        return top.shared()
+
+    popular, small = web("p", values.FLAT_MIN_PARTS), web("s", 2)
+    flats = values.Flats(atoms=1000)
+    expected = set()
+    for n in range(values.FLAT_AFTER + 2):
+        root = Reads([f"file{n}"])
+        root.add(popular)
+        root.add(small)
+        expected = {f"file{n}", "p", "s", "shared", *(f"p{i}" for i in range(values.FLAT_MIN_PARTS)), "s0", "s1"}
+        assert root.flatten(flats) == expected == root.flatten()
+        assert (popular.flat is not None) == (n + 1 >= values.FLAT_AFTER)  # met often enough, and wide enough
+    assert popular.flat == expected - {f"file{values.FLAT_AFTER + 1}", "s", "s0", "s1"}
+    assert small.flat is None  # too little below it to be worth a set of its own
+    assert flats.left == 1000 - len(popular.flat)
+    spent = values.Flats(atoms=0)  # no budget left: nothing kept, the same result
+    other = web("q", values.FLAT_MIN_PARTS)
+    for _ in range(values.FLAT_AFTER + 1):
+        root = Reads(["f"])
+        root.add(other)
+        assert root.flatten(spent) == root.flatten()
+    assert other.flat is None
+
+
+def test_the_reads_of_an_answer_not_kept_join_the_answer_under_way():
+    """An answer that met a cycle is not kept, and is worked out again each time it is asked: its reads
+    become the asking answer's own, not a part of their own each time (site-packages' import cycles
+    left 7.2M parts for 1.1M kept answers)."""
+    memo = Memo()
+
+    def a() -> str:
+        memo.note("a.py")
+        return "a" + memo.value(("k", "b"), "", b)
+
+    def b() -> str:
+        memo.note(("n", "B"))
+        return "b" + memo.value(("k", "a"), "", a)  # back to a: a cycle, so neither a nor b is kept
+
+    def root() -> str:
+        memo.note("root.py")
+        return memo.value(("k", "a"), "", a)
+
+    memo.begin("file.py")
+    assert memo.value(("k", "root"), "", root) == "ab"
+    assert set(memo.values) == {("k", "root")}
+    kept = memo.values[("k", "root")][1]
+    assert set(kept.atoms) == {"root.py", "a.py", ("n", "B")} and kept.parts == ()
+    assert memo.reads() == {"file.py", "root.py", "a.py", ("n", "B")}

@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a big tree's resolution keeps a million of them (336 -> 104 bytes)
 class Value:
     """What a name or an expression stands for, as far as the evidence goes."""
 
@@ -62,6 +62,7 @@ def likely(v: Value) -> Value:
 
 
 _NEVER = 1 << 62  # no cycle reached back this far
+FLAT_ATOMS = 8_000_000  # atoms a resolution run's Reads may keep flattened (~30 B each)
 _MISSING = object()
 
 
@@ -72,13 +73,21 @@ class Reads:
     (site-packages: chains of imports across thousands of files) merging those copies was most of the
     resolution's time. A kept answer's Reads is shared instead, never changed after it is kept
     (`shared` freezes it into tuples: a set and a dict per kept answer were a third of the resolution's
-    memory on SQLAlchemy), and `flatten` gathers a file's reads once, visiting each shared part once."""
+    memory on SQLAlchemy), and `flatten` gathers a file's reads once, visiting each shared part once.
 
-    __slots__ = ("atoms", "parts")
+    Most files of a big tree reach the same few popular answers (a package's exports), each over a
+    web of thousands of parts that hold few atoms between them: walking that web again for every
+    file was 44 % of site-packages' resolution. So a kept part that flattens meet for the FLAT_AFTER-th
+    time keeps its own flattened set (`flat`), and later flattens take that set instead of walking
+    below it; a budget (`Flats`) bounds the atoms kept so."""
+
+    __slots__ = ("atoms", "parts", "flat", "met")
 
     def __init__(self, atoms: Iterable[object] = ()) -> None:
         self.atoms: set | tuple = set(atoms)
         self.parts: dict[int, Reads] | tuple[Reads, ...] = {}
+        self.flat: frozenset | None = None  # every atom read below and here, once kept (see flatten)
+        self.met = 0  # flattens that reached this part
 
     def add(self, other: "Reads") -> None:
         if other is not self:
@@ -92,18 +101,56 @@ class Reads:
             self.atoms, self.parts = tuple(self.atoms), tuple(self.parts.values())
         return self
 
-    def flatten(self) -> frozenset:
+    def flatten(self, flats: "Flats | None" = None) -> frozenset:
+        """Every atom read here and below. With `flats`, popular parts keep their flattened sets (see
+        the class docstring); the result is the same."""
         out = set(self.atoms)
-        seen = {id(p) for p in _parts(self)}
-        stack = list(_parts(self))
-        while stack:
-            node = stack.pop()
-            out.update(node.atoms)
-            for part in _parts(node):
-                if id(part) not in seen:
-                    seen.add(id(part))
-                    stack.append(part)
+        _gather(self, out, flats)
         return frozenset(out)
+
+
+FLAT_AFTER = 3  # a part's flattened set is kept from the flatten that meets it this many times
+FLAT_MIN_PARTS = 16  # ... when that flatten walked at least this many parts below it
+
+
+class Flats:
+    """The budget of atoms that parts may keep in their flattened sets (Reads.flatten)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, atoms: int) -> None:
+        self.left = atoms
+
+
+def _gather(root: Reads, out: set, flats: Flats | None) -> int:
+    """Add the atoms below `root` (not its own) to `out`; the number of parts walked."""
+    seen = {id(root)}
+    stack = list(_parts(root))
+    walked = 0
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        walked += 1
+        flat = node.flat
+        if flat is not None:
+            out.update(flat)
+            continue
+        if flats is not None and type(node.parts) is tuple:
+            node.met += 1
+            if node.met >= FLAT_AFTER and flats.left > 0:
+                below: set = set(node.atoms)
+                if _gather(node, below, None) >= FLAT_MIN_PARTS:  # None: no nesting, however deep the web
+                    node.flat = frozenset(below)
+                    flats.left -= len(below)
+                else:
+                    node.met = -(1 << 30)  # too little below it to be worth a set: never asked again
+                out.update(below)
+                continue
+        out.update(node.atoms)
+        stack.extend(_parts(node))
+    return walked
 
 
 def _parts(reads: Reads) -> Iterable[Reads]:
@@ -131,6 +178,8 @@ class Memo:
         self.values: dict[tuple, tuple[object, Reads | None]] = {}  # key -> (answer, what it read: never changed after)
         self.deps = Reads()
         self.local_kinds = frozenset(local_kinds)  # keys (kind, scope, ...) that `forget` drops
+        self.flats = Flats(FLAT_ATOMS)
+        self._atoms: dict[object, object] = {}  # see note
         self._local: list[tuple] = []  # such keys kept since the last forget()
         self._active: dict[tuple, int] = {}
         self._lowest = _NEVER
@@ -141,7 +190,7 @@ class Memo:
 
     def reads(self) -> frozenset:
         """Everything read since `begin`."""
-        return self.deps.flatten()
+        return self.deps.flatten(self.flats)
 
     def forget(self, path: str) -> None:
         """Drop the answers of `local_kinds` kept since the last call whose scope lies in file `path`
@@ -155,7 +204,9 @@ class Memo:
         self._local.clear()
 
     def note(self, atom: object) -> None:
-        self.deps.atoms.add(atom)
+        # one object per atom: a note is a fresh tuple (`("e", name)`) each time, and millions of kept
+        # Reads held copies of the same few
+        self.deps.atoms.add(self._atoms.setdefault(atom, atom))  # type: ignore[union-attr]
 
     def value(self, key: tuple, placeholder: object, compute: Callable[..., object], *args: object):
         found = self.values.get(key, _MISSING)
@@ -177,14 +228,20 @@ class Memo:
             value = compute(*args)
         finally:
             del active[key]
-            deps, lowest = self.deps.shared(), self._lowest
+            inner, lowest = self.deps, self._lowest
             self.deps, self._lowest = outer_deps, min(outer_lowest, lowest)
         if lowest > depth:
+            deps = inner.shared()
             self.values[key] = (value, deps)
             if key[0] in self.local_kinds:
                 self._local.append(key)
-        if deps is not None:
-            outer_deps.add(deps)
+            if deps is not None:
+                outer_deps.add(deps)
+        else:  # not kept (it met a cycle): its reads are no one else's, so they join the answer under way
+            # (as a part of their own, the answers worked out again and again in the import cycles
+            # of site-packages left 7.2M parts for 1.1M kept answers)
+            outer_deps.atoms.update(inner.atoms)  # type: ignore[union-attr]  (both under way: a set and a dict)
+            outer_deps.parts.update(inner.parts)  # type: ignore[union-attr]
         return value
 
 

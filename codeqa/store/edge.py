@@ -121,6 +121,7 @@ class EdgeStore:
         shard.optimize()
         shard.flush()
         self._release_shard()
+        self._token_ids.clear()  # up to a million identifiers (~200 MB): a project's names repeat within a stretch
         _return_freed_memory()
 
     # ---- schema ---------------------------------------------------------------------------------
