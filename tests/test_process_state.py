@@ -110,6 +110,9 @@ def test_parse_workers_leave_the_callers_frozen_objects_frozen(frozen_by_caller)
         frozen = gc.get_freeze_count()
         with parse_workers(many, Settings.load(env={}, parse_workers=2)) as pool:
             assert pool is not None
-        assert gc.get_freeze_count() == frozen
+        # a frozen object that is freed leaves the count (another test's thread ending meanwhile), so
+        # the count may drop a little, never to nothing (an unfreeze) and never grow (a freeze of ours)
+        after = gc.get_freeze_count()
+        assert (0 < after <= frozen) if frozen_by_caller else after == frozen == 0
     finally:
         gc.unfreeze()
