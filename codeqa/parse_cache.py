@@ -62,16 +62,19 @@ MAX_ENTRY_BYTES = 256 * 1024 * 1024
 TABLE_REFERENCE_KINDS = frozenset({"import", "inheritance"})
 
 
+def _read_by_others(r: Reference) -> bool:
+    return bool(r.assigned) or r.kind in TABLE_REFERENCE_KINDS
+
+
 def table_only(pf: ParsedFile) -> ParsedFile:
     """A parse cut to what resolving other files reads: its symbols, and the references that
     get_many(all_references=False) keeps (TABLE_REFERENCE_KINDS, type evidence)."""
-    return ParsedFile(pf.file, pf.symbols, tuple(r for r in pf.references if r.assigned or r.kind in TABLE_REFERENCE_KINDS),
-                      pf.error)
+    return ParsedFile(pf.file, pf.symbols, tuple(filter(_read_by_others, pf.references)), pf.error)
 
 
 def encode_parsed(parsed: ParsedFile) -> bytes:
     """`parsed` as compact JSON (without the file's absolute path): the `data` part, a newline, the `rest` part."""
-    table = [i for i, r in enumerate(parsed.references) if r.assigned or r.kind in TABLE_REFERENCE_KINDS]
+    table = [i for i, r in enumerate(parsed.references) if _read_by_others(r)]
     chosen = set(table)
     head = json.dumps({
         "v": FORMAT_VERSION, "symbol_fields": _SYMBOL_FIELDS, "reference_fields": _REFERENCE_FIELDS,
