@@ -1,6 +1,6 @@
 """index_repo(): the one place where the indexing stages are wired together, in two phases.
 
-    phase 1: walk (files) -> parse (parse) -> chunk (chunk) -> store chunks with BM25 vectors (store)
+    phase 1: walk (files) -> parse (parse) -> chunk (chunk) -> store chunks with BM25 vectors (store_writer)
                                    \\-> resolve references against the whole project (graph) -> store
              committed: search (keywords + graph), refs, ask, the UI and MCP work from here on
     phase 2: dense vectors by priority, in committed batches (dense_stage) -> semantic search complete
@@ -8,7 +8,9 @@
 Embedding is most of a big project's run (the bundled model embeds 14-25 chunks/s on 2 cores), so
 phase 1 never waits for the model: a chunk gets its dense vector in phase 1 only when the embedding
 cache has it. `index_repo(embed=False)` (`codeqa index --defer-embeddings`) stops after phase 1; any
-later run does what phase 2 left, first of all.
+later run does what phase 2 left, first of all. A big embedded run stores its chunks from a writer
+process (store_writer.py), beside the resolution of references, which can only begin once every file
+is parsed and runs on one core.
 
 References are resolved again for the files whose last resolution read something that changed
 (graph/incremental.py, with what each file read kept in `resolved.sqlite`), and only their stored
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sys
 import threading
 import time
 from collections import Counter
@@ -48,11 +51,10 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
-from .chunk import chunk_embedding_text
 from .config import Settings
-from .dense_stage import cached_vectors, fill_dense, pending_files
+from .dense_stage import fill_dense, pending_files
 from .embed import Embedder, EmbeddingCache, embedder_from_settings
 from .errors import IndexLockedError
 from .files import walk_repository
@@ -62,7 +64,8 @@ from .graph_stage import ProgressCallback, graph_stage, parse_fingerprint
 from .index_state import likely_changed, migrate_legacy_index, read_state, remove_state, state_is_current, write_state
 from .parse_cache import ParseCache
 from .parse_pool import parse_workers
-from .store import ManifestEntry, Store, dir_size, open_store, semantic_coverage
+from .store import Store, dir_size, open_store, semantic_coverage
+from .store_writer import WRITER_MIN_FILES, CacheKeys, Sealer, StoreWriter, store_chunks
 from .types import Reference, SkippedFile, SourceFile
 
 # The embedding cache keeps the vectors most recently written or read, this many times the index's
@@ -71,10 +74,13 @@ EMBED_CACHE_FACTOR = 4
 EMBED_CACHE_MIN = 20_000
 GRAPH_STATE_FILE = "resolved.sqlite"  # graph/incremental.py's GraphState
 MOST_USED = 5  # names in the meta's most_used (the UI's example questions)
-# Phase 1 seals what it has stored every this many chunks, and phase 2 what it has embedded
-# (store.optimize: EdgeStore then holds ~1-2 KB a chunk in memory instead of an appendable segment's
-# ~4.5 KB); below it, one optimize at the end.
-SEAL_CHUNKS = 100_000
+# Phase 1 seals what it has stored every SEAL_CHUNKS chunks, and phase 2 what it has embedded every
+# DENSE_SEAL_CHUNKS (store.optimize: EdgeStore then holds ~1-2 KB a chunk in memory instead of an
+# appendable segment's ~4.5 KB); below it, one optimize at the end. Phase 1's are smaller: a big run's
+# writer process seals beside the resolution, and a seal of 100k chunks took it up by ~0.6 GB for a while
+# (site-packages: the run's peak, 4.3 GB).
+SEAL_CHUNKS = 50_000
+DENSE_SEAL_CHUNKS = 100_000
 STAGE_REFERENCES = 20_000  # resolved references written to the store's staging rows at a time
 
 
@@ -210,12 +216,15 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
             _report_from_state(report, state)  # nothing to do, and no need to open the store to know it
         else:
             remove_state(index_dir)  # from here on the index may be half-updated until the run ends
-            # parse workers start before the store opens, and get ready meanwhile
-            with parse_workers(likely_changed(state, wanted_meta, walked.files), settings) as pool:
+            likely = likely_changed(state, wanted_meta, walked.files)
+            # the writer and the parse workers start before the store opens (a fork must not inherit its
+            # handles), and get ready meanwhile
+            with _writer_for(likely, repo, settings, embedder, index_dir) as writer, \
+                    parse_workers(likely, settings) as pool:
                 store = open_store(repo, settings, create=True)
                 try:
                     _run(repo, index_dir, settings, walked.files, store, embedder, full, progress, report, pool, embed,
-                         stop)
+                         stop, writer)
                 finally:
                     store.close()
             if not settings.qdrant_url and not report.chunks_deferred:  # else the next run has phase 2 to do
@@ -224,6 +233,19 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
     report.index_bytes = dir_size(index_dir)
     report.elapsed_seconds = time.perf_counter() - started
     return report
+
+
+@contextmanager
+def _writer_for(likely: Sequence[SourceFile], repo: Path, settings: Settings, embedder: Embedder,
+                index_dir: Path) -> Iterator[StoreWriter | None]:
+    """A writer process for phase 1's chunks (store_writer.py) when the run is a big one on an embedded
+    index and a second core can take the writes; else None (the run writes them itself)."""
+    if (settings.qdrant_url or len(likely) < WRITER_MIN_FILES or (os.cpu_count() or 1) < 2
+            or not sys.platform.startswith("linux")):
+        yield None
+        return
+    with StoreWriter(repo, settings, CacheKeys(embedder.model_id, embedder.dimension), index_dir, SEAL_CHUNKS) as writer:
+        yield writer
 
 
 def _summary(report: IndexReport) -> dict:
@@ -247,7 +269,8 @@ def _report_from_state(report: IndexReport, state: dict) -> None:
 
 def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: Store,
          embedder: Embedder, full: bool, progress: ProgressCallback, report: IndexReport,
-         pool: ProcessPoolExecutor | None = None, embed: bool = True, stop: threading.Event | None = None) -> None:
+         pool: ProcessPoolExecutor | None = None, embed: bool = True, stop: threading.Event | None = None,
+         writer: StoreWriter | None = None) -> None:
     run_started = time.perf_counter()
     meta = store.read_meta()
     if embedder.dimension == 0:  # an endpoint whose size we learn from one call
@@ -304,26 +327,33 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     # stored batch by batch as files are parsed; a file's manifest entry gets its hash last
     cache = EmbeddingCache(index_dir / "embeddings.sqlite")
     try:
-        stored = [0, 0, 0]  # files stored, chunks stored since the last seal, seals
-
-        def seal() -> None:
-            store.optimize()
-            stored[1] = 0
-            stored[2] += 1
+        stored = [0]  # files stored (by this process; a writer counts its own)
+        sealer = Sealer(store, SEAL_CHUNKS)
+        if writer is not None:  # it writes the chunks from here on: what this process wrote is on disk, let go
+            store.flush()
+            store.release()
+            writer.start()
 
         def store_batch(batch: list) -> None:
-            _store_chunks(store, embedder, cache, batch, report)
+            if writer is not None:
+                writer.add([packed for _, packed in batch])
+                progress("store", writer.stored, len(changed))
+                return
+            report.chunks_embedded += store_chunks(store, embedder, cache, batch)
             stored[0] += len(batch)
-            stored[1] += sum(len(chunks) for _, chunks in batch)
-            if stored[1] >= SEAL_CHUNKS:  # a big phase 1's appendable segment is sealed as it grows
-                seal()
+            sealer.stored(sum(len(chunks) for _, chunks in batch))  # a big phase 1 seals its segment as it grows
             progress("store", stored[0], len(changed))
 
         def parse_done() -> None:
-            # resolution never reads the chunks: a big run seals the last of them and lets the shard go
-            # (store.optimize), so it is not in memory through the resolution (site-packages: 2.7 -> 2.0 GB)
-            if stored[2] and stored[1]:
-                seal()
+            if writer is not None:
+                writer.end_input()  # it ends once it has stored the rest, and its memory goes with it
+            else:
+                sealer.done()  # a big run lets the shard go: it is not in memory while references are resolved
+
+        def step(stage: str, done: int, total: int) -> None:
+            progress(stage, done, total)
+            if writer is not None and stage == "resolve":  # the writer stores meanwhile
+                progress("store", writer.stored, len(changed))
 
         staged: list[Reference] = []
 
@@ -335,19 +365,27 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
 
         try:
             graph_started = time.perf_counter()
-            _, parsed, update = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, progress, previous,
-                                            on_parsed=store_batch, on_resolved=stage, on_parse_done=parse_done)
+            _, parsed, update = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, step, previous,
+                                            on_parsed=store_batch, on_resolved=stage, on_parse_done=parse_done,
+                                            pack=writer is not None)
             store.stage_references(staged)
+            written = None
+            if writer is not None:
+                written = writer.finish(lambda n: progress("store", n, len(changed)))
+                report.chunks_embedded += written.chunks_embedded
+                progress("store", len(changed), len(changed))
             report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve + chunk writes
             parse_cache.prune({parse_cache.key(f, fingerprint) for f in files})
         finally:
             parse_cache.close()
         report.partial = sorted((pf.file.path, pf.error) for pf in parsed if pf.error)
-        report.chunks = store.count_chunks()  # final: only the references are written after this
+        # final: only the references are written after this (a writer counted them: loading the chunks here
+        # would add them to the resolution's memory, not yet handed back)
+        report.chunks = written.total_chunks if written is not None else store.count_chunks()
         pending = pending_files(store.manifest())
         report.chunks_deferred = sum(e.chunks for e in pending)
         _commit_graph(repo, index_dir, settings, files, store, wanted_meta, report, parsed, update, len(changed),
-                      fingerprint, not (embed and pending), progress)
+                      fingerprint, written is None and not (embed and pending), progress)  # a writer optimized
         del parsed, update  # phase 2 needs none of it
         report.searchable_seconds = time.perf_counter() - run_started
         if embed and pending:
@@ -357,25 +395,6 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             cache.prune(keep=max(EMBED_CACHE_MIN, EMBED_CACHE_FACTOR * report.chunks))
     finally:
         cache.close()
-
-
-def _store_chunks(store: Store, embedder: Embedder, cache: EmbeddingCache, group: list, report: IndexReport) -> None:
-    """Phase 1's writes for a batch of parsed files: their chunks (BM25 vectors; dense ones only from the
-    cache) and symbols, flushed, then their manifest entries (embedded when every chunk got a cached
-    dense vector)."""
-    chunks = [c for _, cs in group for c in cs]
-    by_id = {s.id: s for pf, _ in group for s in pf.symbols}
-    texts = [chunk_embedding_text(c, by_id) for c in chunks]
-    vectors = cached_vectors(embedder, cache, texts)
-    store.upsert_chunks(chunks, vectors, texts)
-    store.upsert_symbols([s for pf, _ in group for s in pf.symbols])
-    store.flush()  # the points are on disk before the entries that vouch for them
-    has_dense = dict(zip((c.id for c in chunks), (v is not None for v in vectors)))
-    report.chunks_embedded += sum(has_dense.values())
-    store.put_manifest([ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols),
-                                      "partial" if pf.error else ("ok" if pf.file.language else "text"), pf.error or "",
-                                      embedded=all(has_dense[c.id] for c in cs))
-                        for pf, cs in group])
 
 
 def _commit_graph(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: Store,
@@ -432,7 +451,7 @@ def _fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, setting
         store.write_meta({**meta, "chunks_embedded": int(meta.get("chunks") or report.chunks) - pending})
 
     dense = fill_dense(store, embedder, cache, settings.embedding_batch_size, progress, publish, load_model, stop,
-                       SEAL_CHUNKS)
+                       DENSE_SEAL_CHUNKS)
     report.chunks_embedded += dense.chunks_embedded
     report.chunks_deferred = dense.pending_chunks
     report.embedding_seconds = dense.encode_seconds

@@ -23,6 +23,7 @@ from .config import Settings
 from .files import read_source_text, redact_source
 from .parse import parse_source, prepare_language
 from .parse_cache import encode_parsed, table_only
+from .store_writer import pack
 from .types import Chunk, ParsedFile, SourceFile
 
 # Below these many changed files, starting worker processes costs more than it saves: a forked
@@ -47,32 +48,34 @@ def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list
     return parsed, chunks
 
 
-def _parse_chunk_encode(job: tuple[SourceFile, int, int, bool]) -> tuple[ParsedFile, list[Chunk], bytes]:
+def _parse_chunk_encode(job: tuple[SourceFile, int, int, bool, bool]) -> tuple[ParsedFile, list[Chunk] | bytes, bytes]:
     """One changed file: its parse, chunks, and the parse as the cache stores it (plain JSON).
     A worker encodes, so the parent only writes the bytes. With the job's `cut`, the parse comes
     back cut to what resolving other files reads (parse_cache.table_only): most of a file's
     references are read back from the cache when the file itself is resolved, and sending them
-    all between processes was a tenth of the parent's time on site-packages."""
+    all between processes was a tenth of the parent's time on site-packages. With its `pack`, the
+    chunks come back packed for a store writer (store_writer.pack), which the parent only passes on."""
     parsed, chunks = _parse_and_chunk(job[:3])
     blob = encode_parsed(parsed)
-    return (table_only(parsed) if job[3] else parsed), chunks, blob
+    return (table_only(parsed) if job[3] else parsed), (pack(parsed, chunks) if job[4] else chunks), blob
 
 
 def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, pool: ProcessPoolExecutor | None = None,
-                         cut: bool = False) -> Iterator[tuple[ParsedFile, list[Chunk], bytes]]:
+                         cut: bool = False, packed: bool = False) -> Iterator[tuple[ParsedFile, list[Chunk] | bytes, bytes]]:
     """Parse and chunk `files`: in `pool` (see parse_workers) when given, in workers started now when
     there are enough files, else in order here. Workers take the biggest files first, and results
     come back in that order. With `cut`, each parse holds only what resolving other files reads
-    (parse_cache.table_only; the blob has it all).
+    (parse_cache.table_only; the blob has it all). With `packed`, each file's chunks come as
+    store_writer.pack's bytes.
 
     A worker pool that breaks (a worker killed, out of memory) costs nothing but time: the files it
     had not returned are parsed here.
     """
     if pool is None and _worker_count(files, settings) > 1:
         with parse_workers(files, settings) as own:
-            yield from _parse_and_chunk_all(files, settings, own, cut)
+            yield from _parse_and_chunk_all(files, settings, own, cut, packed)
         return
-    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars, cut) for f in files]
+    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars, cut, packed) for f in files]
     if pool is None:
         yield from map(_parse_chunk_encode, jobs)
         return

@@ -209,6 +209,15 @@ class StoreContract:
         after = [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)]
         assert after == before and store.count_chunks() == 4
 
+    def test_release_lets_go_and_the_next_use_answers_the_same(self, store):
+        before = [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)]
+        store.release()
+        store.release()  # twice is harmless
+        assert [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)] == before
+        store.upsert_chunks([chunk("more.py", 1, "def tokenize_more(): pass")], [vec(5)], ["more.py"])
+        store.release()
+        assert store.count_chunks() == 5 and store.search(vec(5), None, 1)[0].path == "more.py"
+
     def test_chunks_without_dense_vectors_until_set_dense(self, store):
         later = chunk("later.py", 1, "def tokenize_later(text):\n    return tokenize(text)", ())
         store.upsert_chunks([later], [None], ["later.py tokenize_later"])

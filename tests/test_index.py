@@ -190,6 +190,9 @@ from codeqa.config import Settings
 from codeqa.index import index_repo
 
 codeqa.dense_stage.BATCH_CHUNKS = 32  # phase 2 commits several batches here, so a kill can land between them
+if sys.argv[2:] == ["writer"]:  # phase 1's chunks from a writer process, as a big run's (store_writer.py)
+    import codeqa.index
+    codeqa.index.WRITER_MIN_FILES = 1
 
 def progress(stage, done, total):
     print("STAGE", stage, done, total, flush=True)
@@ -211,11 +214,12 @@ def _write_generated(repo: Path, round_: int) -> None:
                                             f"def step_{i}(x):\n    \"\"\"Step {i} of round {round_}.\"\"\"\n    {calls}\n")
 
 
-def _kill_at(repo: Path, stage: str, min_done: int, delay: float) -> tuple[str, bool]:
+def _kill_at(repo: Path, stage: str, min_done: int, delay: float, writer: bool = False) -> tuple[str, bool]:
     """Run `index` in a child and SIGKILL it `delay` s after it reports `stage` with done >= min_done.
     Returns the last progress line seen before the kill and whether the child was still running."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(repo)], env=env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(repo), *(["writer"] if writer else [])], env=env,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     last = ""
     try:
@@ -247,11 +251,13 @@ def _no_duplicates(repo: Path, settings: Settings) -> None:
 
 
 @pytest.mark.slow
-def test_sigkill_at_any_moment_then_rerun_equals_clean_index(repo, settings, embedder):
+@pytest.mark.parametrize("writer", [False, True], ids=["in-process", "writer-process"])
+def test_sigkill_at_any_moment_then_rerun_equals_clean_index(repo, settings, embedder, writer):
     """Kill `codeqa index` in each stage (phase 1: deleting, parsing, writing a batch of points, resolving
     references; phase 2: loading the model, embedding the first batch, after some batches were committed),
     changing files between kills; the next run completes an index equal to a clean build of the same
-    tree, without duplicates, every chunk with its dense vector."""
+    tree, without duplicates, every chunk with its dense vector. Phase 1's chunks are written in the
+    run's process, or by a writer process as on a big tree (killed with the run)."""
     formatting = repo / "app" / "formatting.py"
     original = formatting.read_text()
     _write_generated(repo, 0)
@@ -267,7 +273,7 @@ def test_sigkill_at_any_moment_then_rerun_equals_clean_index(repo, settings, emb
         if round_ > 1:
             (repo / "gen" / f"extra_{round_ - 1}.py").unlink()
         for attempt in range(3):  # a fast stage can finish between the report and the kill: then try again
-            last, alive = _kill_at(repo, stage, min_done, delay)
+            last, alive = _kill_at(repo, stage, min_done, delay, writer)
             if alive and not (settings.index_dir_for(repo.resolve()) / "state.json").exists():
                 break
             (repo / "gen" / f"extra_{round_}.py").write_text(f"def extra_{round_}():\n    return {round_ + attempt + 1}\n")

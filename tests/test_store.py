@@ -107,3 +107,25 @@ def test_the_embedding_cache_stores_float16_and_still_reads_float32_rows(tmp_pat
         assert np.allclose(found[cache.key("new")], vector[0], atol=1e-3) and not (found[cache.key("new")] == vector[0]).all()
     finally:
         cache.close()
+
+
+def test_an_edge_store_that_let_go_sees_what_another_writer_stored_meanwhile(tmp_path):
+    """An index run hands its chunk writes to a writer process (store_writer.py): after release(), the
+    run's own store object loads the chunks again with the writer's points in them."""
+    from codeqa.store.edge import EdgeStore
+    from store_contract import DIM, chunk, fill, vec
+
+    run = EdgeStore.open(tmp_path / "repo", tmp_path / "index", create=True)
+    try:
+        fill(run)
+        assert run.count_chunks() == 4
+        run.release()
+        writer = EdgeStore.open(tmp_path / "repo", tmp_path / "index")
+        try:
+            writer.upsert_chunks([chunk("late.py", 1, "def written_elsewhere(): pass")], [vec(DIM - 1)], ["late.py"])
+            writer.flush()
+        finally:
+            writer.close()
+        assert run.count_chunks() == 5 and run.search(vec(DIM - 1), None, 1)[0].path == "late.py"
+    finally:
+        run.close()

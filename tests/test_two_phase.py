@@ -166,6 +166,7 @@ def test_both_phases_seal_their_segments_as_they_go_and_find_the_same(repo, tmp_
     import codeqa.dense_stage as dense_stage
 
     monkeypatch.setattr(dense_stage, "BATCH_CHUNKS", 4)
+    monkeypatch.setattr(index_module, "DENSE_SEAL_CHUNKS", 5)
     settings = Settings.load(env={}, index_dir=tmp_path / "sealed", parse_workers=1, embedding_batch_size=1)
     calls.clear()
     report = index_repo(repo, settings, embedder=Constant())
@@ -201,3 +202,119 @@ def test_a_big_phase_1_resolves_references_with_the_chunks_shard_let_go(repo, tm
     index_repo(repo, sealed, embed=False, embedder=embedder)
     assert loaded == [True, False]  # a small run keeps its shard; a sealing one lets it go
     assert index_snapshot(repo, sealed) == index_snapshot(repo, once)
+
+
+def _writer_on(monkeypatch) -> None:
+    """The fixture repo is far below WRITER_MIN_FILES: a run with the writer, as a big one has it."""
+    import codeqa.index as index_module
+
+    monkeypatch.setattr(index_module, "WRITER_MIN_FILES", 1)
+
+
+def test_a_writer_process_stores_phase_1_and_the_index_is_the_same(repo, tmp_path, monkeypatch, embedder):
+    """A big embedded run stores its chunks from a writer process (store_writer.py) while it resolves
+    references: the index equals one written in the run's process, sealed segments included."""
+    import codeqa.graph_stage as graph_stage
+    import codeqa.index as index_module
+    import codeqa.store_writer as store_writer
+    from codeqa.config import Settings
+
+    once = Settings.load(env={}, index_dir=tmp_path / "once", parse_workers=1)
+    plain = index_repo(repo, once, embed=False, embedder=embedder)
+    here: list = []
+    monkeypatch.setattr(index_module, "store_chunks", lambda *a: here.append(a))  # this process stores nothing
+    writers: list = []
+    real_finish = store_writer.StoreWriter.finish
+    monkeypatch.setattr(store_writer.StoreWriter, "finish", lambda self, *a: writers.append(real_finish(self, *a))
+                        or writers[-1])
+    _writer_on(monkeypatch)
+    monkeypatch.setattr(graph_stage, "FILE_BATCH", 2)
+    monkeypatch.setattr(index_module, "SEAL_CHUNKS", plain.chunks // 3 + 1)  # the writer seals mid-way
+    written = Settings.load(env={}, index_dir=tmp_path / "written", parse_workers=2)
+    report = index_repo(repo, written, embed=False, embedder=embedder)
+    assert not here and len(writers) == 1
+    assert writers[0].files == report.files_changed and writers[0].chunks == writers[0].total_chunks == plain.chunks
+    assert writers[0].seals >= 1  # it takes what the spool holds, up to 64 files a batch: one seal or more
+    assert (report.chunks, report.symbols, report.references) == (plain.chunks, plain.symbols, plain.references)
+    assert index_snapshot(repo, written) == index_snapshot(repo, once)
+    assert not [p for p in (tmp_path / "written").iterdir() if p.name.startswith("writer-spool-")]  # spool gone
+    again = index_repo(repo, written, embedder=embedder)  # phase 2 completes it as after any phase 1
+    assert again.files_changed == 0 and again.chunks_embedded == plain.chunks and not again.chunks_deferred
+
+
+def test_a_writer_that_dies_fails_the_run_and_the_next_run_completes(repo, tmp_path, monkeypatch, embedder):
+    import os
+    import signal
+
+    import codeqa.graph_stage as graph_stage
+    import codeqa.store_writer as store_writer
+    from codeqa.config import Settings
+    from codeqa.errors import StoreError
+
+    once = Settings.load(env={}, index_dir=tmp_path / "once", parse_workers=1)
+    index_repo(repo, once, embed=False, embedder=embedder)
+    real_add = store_writer.StoreWriter.add
+
+    def add(self, packed):  # the writer is killed (out of memory, say) once it has had the first files
+        real_add(self, packed)
+        os.kill(self.pid, signal.SIGKILL)
+
+    monkeypatch.setattr(store_writer.StoreWriter, "add", add)
+    monkeypatch.setattr(graph_stage, "FILE_BATCH", 2)
+    _writer_on(monkeypatch)
+    settings = Settings.load(env={}, index_dir=tmp_path / "failed", parse_workers=2)
+    with pytest.raises(StoreError, match="ended without finishing"):
+        index_repo(repo, settings, embed=False, embedder=embedder)
+    monkeypatch.setattr(store_writer.StoreWriter, "add", real_add)
+    index_repo(repo, settings, embed=False, embedder=embedder)
+    assert index_snapshot(repo, settings) == index_snapshot(repo, once)
+
+
+def test_a_writer_error_is_the_runs_message():
+    from codeqa.store_writer import write_outcome
+
+    def full():
+        raise OSError(28, "No space left on device")
+
+    assert write_outcome(full) == "Writing the index's chunks failed: [Errno 28] No space left on device"
+    assert write_outcome(lambda: (_ for _ in ()).throw(RuntimeError())) == "Writing the index's chunks failed (RuntimeError)."
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="the writer is Linux's (/proc, prctl)")
+def test_a_killed_run_takes_its_writer_with_it(tmp_path):
+    """SIGKILL on a run: its writer process dies too, and writes nothing after it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = f"""
+import time
+from pathlib import Path
+from codeqa.config import Settings
+from codeqa.store_writer import CacheKeys, StoreWriter
+w = StoreWriter(Path({str(tmp_path)!r}), Settings(), CacheKeys("m", 8), Path({str(tmp_path / 'index')!r}), 10)
+print(w.pid, flush=True)
+time.sleep(60)
+"""
+    run = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        writer = int(run.stdout.readline())
+        time.sleep(1)  # started (prctl is among its first lines)
+        os.kill(writer, 0)  # alive while the run is
+        run.send_signal(signal.SIGKILL)
+        run.wait(10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{writer}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":  # dead, not yet reaped by whoever adopted it
+                        break
+            except FileNotFoundError:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the writer outlived its run")
+    finally:
+        run.kill()

@@ -122,7 +122,9 @@ class Store(Protocol):
       None the chunks best by BM25 over `sparse`; otherwise dense and sparse candidates (limit * 4
       each) fused by weighted RRF (k = RRF_K) inside the engine. Hits carry the stored chunk text.
     - `flush()` makes every write so far durable; `optimize()` reorganises what was written for fast
-      opens and queries (search results stay the same); `close()` releases the index (idempotent).
+      opens and queries (search results stay the same); `release()` lets go of whatever this process
+      holds of the chunks (after a flush: another process may then write them; the next use here sees
+      what it wrote); `close()` releases the index (idempotent).
     - Several processes may open one index to read while one writes; writers are serialised by the
       caller (index.py's lock).
     """
@@ -160,6 +162,7 @@ class Store(Protocol):
                weights: tuple[float, float] = (1.0, 1.0), where: SearchFilter | None = None) -> list[Hit]: ...
     def flush(self) -> None: ...
     def optimize(self) -> None: ...
+    def release(self) -> None: ...
     def close(self) -> None: ...
 
 

@@ -32,11 +32,12 @@ UPSERT_BATCH = 512
 # open 3.1 s -> see bench/search_latency.py). No HNSW graph is built (m=0): a full scan of the dense
 # vectors answers in ~45 ms at 500k chunks on 2 cores, and building the graph took minutes.
 OPTIMIZE_THRESHOLD_KB = 1000
-# Segments the optimizer keeps before it merges them: a big phase 1 seals a segment every 100k chunks
+# Segments the optimizer keeps before it merges them: a big phase 1 seals a segment every 50k chunks
 # (index.SEAL_CHUNKS), and with the default (about one per core) each seal merged every earlier one
-# again (300k chunks: seals took 18, 32, 73 s; with 8: 12, 16, 14 s). Search cost is the same either
-# way: the dense vectors are scanned in full (m=0 below) and each segment's sparse index is its own.
-SEGMENTS = 8
+# again (300k chunks: seals took 18, 32, 73 s; with 8: 12, 16, 14 s); 16 leaves site-packages' 11
+# seals unmerged (a merge would build a segment as big as the seals were kept small to avoid). Search
+# cost is about the same: the dense vectors are scanned in full (m=0 below), each segment's sparse index is its own.
+SEGMENTS = 16
 CHUNKS_DIR = "chunks"
 GRAPH_FILE = "graph.sqlite"
 _PAYLOAD_INDEXES = ("path", "symbol_ids", "language")
@@ -108,6 +109,13 @@ class EdgeStore:
     def flush(self) -> None:
         if self._shard is not None:
             self._shard.flush()
+
+    def release(self) -> None:
+        """Let go of the chunks in this process (loaded again on next use, with what another process wrote
+        meanwhile): a run hands the chunk writes to its writer process (store_writer.py)."""
+        self._release_shard()
+        self._token_ids.clear()
+        _return_freed_memory()
 
     def optimize(self) -> None:
         """Rebuild big appendable segments as immutable ones (see OPTIMIZE_THRESHOLD_KB); durable on return.

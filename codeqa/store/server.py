@@ -69,6 +69,9 @@ class ServerStore:
     def optimize(self) -> None:
         """The server optimizes its segments itself."""
 
+    def release(self) -> None:
+        """Nothing of the chunks is held here: the server has them."""
+
     # ---- schema ---------------------------------------------------------------------------------
     def exists(self) -> bool:
         return self.client.collection_exists(self.files) and bool(self.read_meta())
