@@ -121,3 +121,41 @@ def test_the_reads_of_an_answer_not_kept_join_the_answer_under_way():
     kept = memo.values[("k", "root")][1]
     assert set(kept.atoms) == {"root.py", "a.py", ("n", "B")} and kept.parts == ()
     assert memo.reads() == {"file.py", "root.py", "a.py", ("n", "B")}
+
+
+def test_reads_that_take_in_a_wide_set_of_files_are_that_set_alone():
+    """A file whose resolution read a star web or folder wider than `wide` is resolved again after any
+    change (incremental.WEB_FILES_KEPT): its reads are that set alone, however deep the answer that read
+    it lies, kept or met in a cycle, and without flattening the rest."""
+    wide, narrow = frozenset({"w1.py", "w2.py", "w3.py"}), frozenset({"n1.py", "n2.py"})
+    memo = Memo(wide=2)
+
+    def web() -> str:
+        memo.note_files(wide)
+        memo.note(("e", "x"))
+        return "web"
+
+    def folder() -> str:
+        memo.note_files(narrow)
+        return "folder"
+
+    def cyclic() -> str:  # not kept (it meets itself): its reads join the answer under way
+        memo.note_files(wide)
+        return memo.value(("k", "cyclic"), "", cyclic)
+
+    memo.begin("f.py")
+    memo.value(("k", "folder"), "", folder)
+    assert memo.reads() == {"f.py", narrow}  # within the limit: flattened as always
+    memo.value(("k", "outer"), "", lambda: memo.value(("k", "web"), "", web))
+    assert memo.reads() == {wide}
+    memo.begin("g.py")
+    memo.value(("k", "outer"), "", lambda: "x")  # kept earlier: its reads come with it
+    assert memo.reads() == {wide}
+    memo.begin("h.py")
+    memo.value(("k", "around"), "", cyclic)
+    assert memo.reads() == {wide} and ("k", "cyclic") not in memo.values
+    assert Memo().reads() == frozenset() and Memo(wide=None).deps.wide is None
+    unlimited = Memo()
+    unlimited.begin("f.py")
+    unlimited.note_files(wide)
+    assert unlimited.reads() == {"f.py", wide}

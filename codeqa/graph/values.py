@@ -81,17 +81,20 @@ class Reads:
     time keeps its own flattened set (`flat`), and later flattens take that set instead of walking
     below it; a budget (`Flats`) bounds the atoms kept so."""
 
-    __slots__ = ("atoms", "parts", "flat", "met")
+    __slots__ = ("atoms", "parts", "flat", "met", "wide")
 
     def __init__(self, atoms: Iterable[object] = ()) -> None:
         self.atoms: set | tuple = set(atoms)
         self.parts: dict[int, Reads] | tuple[Reads, ...] = {}
         self.flat: frozenset | None = None  # every atom read below and here, once kept (see flatten)
         self.met = 0  # flattens that reached this part
+        self.wide: frozenset | None = None  # a set of files wider than Memo's `wide`, read here or below
 
     def add(self, other: "Reads") -> None:
         if other is not self:
             self.parts[id(other)] = other  # type: ignore[index]  (only a Reads under way is added to)
+            if other.wide is not None and self.wide is None:
+                self.wide = other.wide
 
     def shared(self) -> "Reads | None":
         """What to keep with an answer, frozen: None when it read nothing, its one part when that is all it read."""
@@ -174,10 +177,11 @@ class Memo:
     per file (`begin`, then `reads`) what the outermost questions read: that says when the file must
     be resolved again."""
 
-    def __init__(self, local_kinds: Iterable[str] = ()) -> None:
+    def __init__(self, local_kinds: Iterable[str] = (), wide: int | None = None) -> None:
         self.values: dict[tuple, tuple[object, Reads | None]] = {}  # key -> (answer, what it read: never changed after)
         self.deps = Reads()
         self.local_kinds = frozenset(local_kinds)  # keys (kind, scope, ...) that `forget` drops
+        self.wide = wide  # see note_files
         self.flats = Flats(FLAT_ATOMS)
         self._atoms: dict[object, object] = {}  # see note
         self._local: list[tuple] = []  # such keys kept since the last forget()
@@ -189,7 +193,12 @@ class Memo:
         self.deps = Reads(atoms)
 
     def reads(self) -> frozenset:
-        """Everything read since `begin`."""
+        """Everything read since `begin`; when that includes a set of files wider than `wide`
+        (note_files), that set alone: whoever reads so much is looked at again after any change
+        (incremental.WEB_FILES_KEPT), and 29,632 of site-packages' 36,528 files did, each flattening
+        thousands of parts for nothing."""
+        if self.deps.wide is not None:
+            return frozenset((self.deps.wide,))
         return self.deps.flatten(self.flats)
 
     def forget(self, path: str) -> None:
@@ -207,6 +216,12 @@ class Memo:
         # one object per atom: a note is a fresh tuple (`("e", name)`) each time, and millions of kept
         # Reads held copies of the same few
         self.deps.atoms.add(self._atoms.setdefault(atom, atom))  # type: ignore[union-attr]
+
+    def note_files(self, files: frozenset) -> None:
+        """Note a set of files as one atom (a star web's, a folder's: graph/stars.py, resolve.py)."""
+        self.note(files)
+        if self.wide is not None and len(files) > self.wide and self.deps.wide is None:
+            self.deps.wide = files
 
     def value(self, key: tuple, placeholder: object, compute: Callable[..., object], *args: object):
         found = self.values.get(key, _MISSING)
@@ -242,6 +257,8 @@ class Memo:
             # of site-packages left 7.2M parts for 1.1M kept answers)
             outer_deps.atoms.update(inner.atoms)  # type: ignore[union-attr]  (both under way: a set and a dict)
             outer_deps.parts.update(inner.parts)  # type: ignore[union-attr]
+            if inner.wide is not None and outer_deps.wide is None:
+                outer_deps.wide = inner.wide
         return value
 
 
