@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import sys
 import threading
 import time
 from collections import Counter
@@ -65,7 +64,7 @@ from .index_state import likely_changed, migrate_legacy_index, read_state, remov
 from .parse_cache import ParseCache
 from .parse_pool import parse_workers
 from .store import Store, dir_size, open_store, semantic_coverage
-from .store_writer import WRITER_MIN_FILES, CacheKeys, Sealer, StoreWriter, store_chunks
+from .store_writer import WRITER_MIN_FILES, CacheKeys, Sealer, StoreWriter, store_chunks, writes_beside
 from .types import Reference, SkippedFile, SourceFile
 
 # The embedding cache keeps the vectors most recently written or read, this many times the index's
@@ -240,8 +239,7 @@ def _writer_for(likely: Sequence[SourceFile], repo: Path, settings: Settings, em
                 index_dir: Path) -> Iterator[StoreWriter | None]:
     """A writer process for phase 1's chunks (store_writer.py) when the run is a big one on an embedded
     index and a second core can take the writes; else None (the run writes them itself)."""
-    if (settings.qdrant_url or len(likely) < WRITER_MIN_FILES or (os.cpu_count() or 1) < 2
-            or not sys.platform.startswith("linux")):
+    if not writes_beside(len(likely), settings, WRITER_MIN_FILES):
         yield None
         return
     with StoreWriter(repo, settings, CacheKeys(embedder.model_id, embedder.dimension), index_dir, SEAL_CHUNKS) as writer:

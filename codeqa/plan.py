@@ -34,6 +34,7 @@ from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .files import read_source_text, redact_source, walk_repository
 from .graph import resolve_references
+from .store_writer import writes_beside
 from .parse_pool import PARALLEL_PARSE_MIN_FILES
 from .parse import parse_source
 from .parse_cache import encode_parsed
@@ -121,6 +122,7 @@ class IndexPlan:
     embed_sample_seconds: float
     embed_seconds: float  # estimated, model load excluded
     notes: tuple[str, ...] = ()
+    store_beside: bool = False  # a writer process stores the chunks while references are resolved (store_writer.py)
 
     @property
     def skipped_by_reason(self) -> dict[str, int]:
@@ -132,8 +134,11 @@ class IndexPlan:
 
     @property
     def phase1_seconds(self) -> float:
-        """Walk, parse, chunk, resolve references and store: keyword and graph search work from here."""
-        return self.walk_seconds + self.parse_seconds + self.resolve_seconds + self.store_seconds
+        """Walk, parse, chunk, resolve references and store: keyword and graph search work from here. With
+        a writer process the store writes run beside the resolution, on the other core."""
+        after_parse = (max(self.resolve_seconds, self.store_seconds) if self.store_beside
+                       else self.resolve_seconds + self.store_seconds)
+        return self.walk_seconds + self.parse_seconds + after_parse
 
     @property
     def phase2_seconds(self) -> float:
@@ -195,6 +200,10 @@ def plan_index(repo: Path, settings: Settings | None = None, embedder: Embedder 
     estimated_chunks = round(len(chunks) * scale)
     embed_seconds = _embed_seconds(embedder, embed_sample_seconds, embedded_texts, texts, settings) * scale
     store_sample_seconds = _time_store(repo, settings, parsed, chunks, texts, references, embedder.dimension)
+    beside = writes_beside(len(files), settings)
+    if beside:
+        notes.append("The chunks are stored by a second process while references are resolved: phase 1 counts "
+                     "the longer of the two.")
     if settings.qdrant_url:
         notes.append("Store writes were timed on the embedded engine; a Qdrant server's speed may differ.")
     if index_dir.exists():
@@ -220,7 +229,8 @@ def plan_index(repo: Path, settings: Settings | None = None, embedder: Embedder 
         chunks=estimated_chunks, parse_workers=workers, parse_seconds=parse_sample_seconds * scale / speedup,
         resolve_seconds=resolve_sample_seconds * scale, store_seconds=store_sample_seconds * scale,
         model_id=embedder.model_id, model_load_seconds=load_seconds, embed_sample_chunks=embedded,
-        embed_sample_seconds=embed_sample_seconds, embed_seconds=embed_seconds, notes=tuple(notes))
+        embed_sample_seconds=embed_sample_seconds, embed_seconds=embed_seconds, notes=tuple(notes),
+        store_beside=beside)
 
 
 # ---- the sample ------------------------------------------------------------------------------

@@ -55,6 +55,13 @@ _IDLE_WAIT = 0.05  # seconds the writer sleeps when the spool has nothing new
 _LENGTH = struct.Struct("<Q")
 
 
+def writes_beside(changed_files: int, settings: Settings, min_files: int | None = None) -> bool:
+    """Whether a run that parses `changed_files` files stores its chunks from a writer process: a big run
+    on an embedded index, on Linux, with a second core to run it (min_files: WRITER_MIN_FILES)."""
+    return (not settings.qdrant_url and changed_files >= (WRITER_MIN_FILES if min_files is None else min_files)
+            and (os.cpu_count() or 1) >= 2 and sys.platform.startswith("linux"))
+
+
 def store_chunks(store: Store, embedder: Embedder | CacheKeys, cache: EmbeddingCache,
                  group: Sequence[tuple[ParsedFile, Sequence[Chunk]]]) -> int:
     """Phase 1's writes for a batch of parsed files: their chunks (BM25 vectors; dense ones only from

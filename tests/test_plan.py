@@ -105,6 +105,28 @@ def test_estimates_scale_the_measured_sample(tmp_path):
     assert plan.model_load_seconds >= 0.2  # the load is timed apart from the embedding speed
     assert plan.phase2_seconds == pytest.approx(plan.model_load_seconds + plan.embed_seconds)
     assert any("sample of 1 of 13 files" in note for note in plan.notes)
+    assert not plan.store_beside  # a small tree: the run stores its chunks itself, after resolving
+    assert plan.phase1_seconds == pytest.approx(plan.walk_seconds + plan.parse_seconds + plan.resolve_seconds
+                                                + plan.store_seconds)
+
+
+def test_a_big_trees_estimate_counts_the_store_writes_beside_the_references(tmp_path, monkeypatch):
+    """From WRITER_MIN_FILES changed files a writer process stores the chunks while references are
+    resolved (store_writer.py): phase 1 is the parse, then the longer of the two."""
+    import dataclasses
+    import sys
+
+    import codeqa.store_writer as store_writer
+
+    repo = copy_fixture_repo(tmp_path / "repo")
+    monkeypatch.setattr(store_writer, "WRITER_MIN_FILES", 1)
+    plan = plan_index(repo, Settings.load(env={}), embedder=TimedEmbedder(), sample_seconds=0.0)
+    if sys.platform.startswith("linux") and (__import__("os").cpu_count() or 1) >= 2:
+        assert plan.store_beside and any("second process" in note for note in plan.notes)
+    slow_store = dataclasses.replace(plan, store_beside=True, resolve_seconds=2.0, store_seconds=5.0)
+    assert slow_store.phase1_seconds == pytest.approx(plan.walk_seconds + plan.parse_seconds + 5.0)
+    assert dataclasses.replace(slow_store, store_beside=False).phase1_seconds == pytest.approx(
+        plan.walk_seconds + plan.parse_seconds + 7.0)
 
 
 def test_embedding_time_follows_the_length_of_every_chunk(tmp_path):

@@ -167,7 +167,8 @@ def _print_plan(plan, console) -> None:
     console.print("[bold]Estimated time on this machine[/] (extrapolated from a measured sample: an estimate)")
     console.print(f"  phase 1  ~{_duration(plan.phase1_seconds):<9} walk {plan.walk_seconds:.1f} s, parse + chunk "
                   f"{plan.parse_seconds:.1f} s ({plan.parse_workers} process{'es' if plan.parse_workers > 1 else ''}), "
-                  f"references {plan.resolve_seconds:.1f} s, store {plan.store_seconds:.1f} s: keyword and graph search")
+                  f"references {plan.resolve_seconds:.1f} s, store {plan.store_seconds:.1f} s"
+                  f"{' (beside the references)' if plan.store_beside else ''}: keyword and graph search")
     console.print(f"  phase 2  ~{_duration(plan.phase2_seconds):<9} load {escape(plan.model_id)} {plan.model_load_seconds:.1f} s, "
                   f"embed ~{plan.chunks:,} chunks at {plan.chunks_per_second:,.1f}/s: semantic search")
     console.print(f"  total    ~{_duration(plan.phase1_seconds + plan.phase2_seconds)}")
