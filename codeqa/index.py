@@ -64,7 +64,7 @@ from .index_state import likely_changed, migrate_legacy_index, read_state, remov
 from .parse_cache import ParseCache
 from .parse_pool import parse_workers
 from .store import Store, dir_size, open_store, semantic_coverage
-from .store_writer import WRITER_MIN_FILES, CacheKeys, Sealer, StoreWriter, store_chunks, writes_beside
+from .store_writer import CacheKeys, Sealer, StoreWriter, store_chunks, writes_beside
 from .types import Reference, SkippedFile, SourceFile
 
 # The embedding cache keeps the vectors most recently written or read, this many times the index's
@@ -239,7 +239,7 @@ def _writer_for(likely: Sequence[SourceFile], repo: Path, settings: Settings, em
                 index_dir: Path) -> Iterator[StoreWriter | None]:
     """A writer process for phase 1's chunks (store_writer.py) when the run is a big one on an embedded
     index and a second core can take the writes; else None (the run writes them itself)."""
-    if not writes_beside(len(likely), settings, WRITER_MIN_FILES):
+    if not writes_beside(len(likely), settings):
         yield None
         return
     with StoreWriter(repo, settings, CacheKeys(embedder.model_id, embedder.dimension), index_dir, SEAL_CHUNKS) as writer:

@@ -55,11 +55,11 @@ _IDLE_WAIT = 0.05  # seconds the writer sleeps when the spool has nothing new
 _LENGTH = struct.Struct("<Q")
 
 
-def writes_beside(changed_files: int, settings: Settings, min_files: int | None = None) -> bool:
+def writes_beside(changed_files: int, settings: Settings) -> bool:
     """Whether a run that parses `changed_files` files stores its chunks from a writer process: a big run
-    on an embedded index, on Linux, with a second core to run it (min_files: WRITER_MIN_FILES)."""
-    return (not settings.qdrant_url and changed_files >= (WRITER_MIN_FILES if min_files is None else min_files)
-            and (os.cpu_count() or 1) >= 2 and sys.platform.startswith("linux"))
+    (WRITER_MIN_FILES) on an embedded index, on Linux, with a second core to run it."""
+    return (not settings.qdrant_url and changed_files >= WRITER_MIN_FILES and (os.cpu_count() or 1) >= 2
+            and sys.platform.startswith("linux"))
 
 
 def store_chunks(store: Store, embedder: Embedder | CacheKeys, cache: EmbeddingCache,
@@ -156,7 +156,6 @@ class StoreWriter:
         self._folder = Path(tempfile.mkdtemp(prefix="writer-spool-", dir=index_dir))  # mode 0700
         self._spool_path = self._folder / "spool"
         self._spool = open(self._spool_path, "wb")
-        self._written = 0  # bytes of whole records in the spool
         self._end = ctx.Value("q", 0, lock=False)  # bytes the writer may read
         self._state = ctx.Value("q", 0, lock=False)  # 0 wait, 1 go, 2 no more input, 3 nothing to do
         self._stored = ctx.Value("q", 0, lock=False)  # files stored so far
@@ -193,9 +192,8 @@ class StoreWriter:
         for record in packed:
             self._spool.write(_LENGTH.pack(len(record)))
             self._spool.write(record)
-            self._written += _LENGTH.size + len(record)
         self._spool.flush()
-        self._end.value = self._written
+        self._end.value = self._spool.tell()  # whole records only: the writer reads up to here
 
     @property
     def stored(self) -> int:

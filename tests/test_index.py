@@ -191,8 +191,8 @@ from codeqa.index import index_repo
 
 codeqa.dense_stage.BATCH_CHUNKS = 32  # phase 2 commits several batches here, so a kill can land between them
 if sys.argv[2:] == ["writer"]:  # phase 1's chunks from a writer process, as a big run's (store_writer.py)
-    import codeqa.index
-    codeqa.index.WRITER_MIN_FILES = 1
+    import codeqa.store_writer
+    codeqa.store_writer.WRITER_MIN_FILES = 1
 
 def progress(stage, done, total):
     print("STAGE", stage, done, total, flush=True)

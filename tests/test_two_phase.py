@@ -206,9 +206,9 @@ def test_a_big_phase_1_resolves_references_with_the_chunks_shard_let_go(repo, tm
 
 def _writer_on(monkeypatch) -> None:
     """The fixture repo is far below WRITER_MIN_FILES: a run with the writer, as a big one has it."""
-    import codeqa.index as index_module
+    import codeqa.store_writer as store_writer
 
-    monkeypatch.setattr(index_module, "WRITER_MIN_FILES", 1)
+    monkeypatch.setattr(store_writer, "WRITER_MIN_FILES", 1)
 
 
 def test_a_writer_process_stores_phase_1_and_the_index_is_the_same(repo, tmp_path, monkeypatch, embedder):

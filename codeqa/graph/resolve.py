@@ -193,6 +193,7 @@ class _Resolver:
         that its answers go as soon as it does: left to the garbage collector, site-packages' 1.1M
         answers were freed by a collection of ~27 s after the graph stage, and held memory until then."""
         self.members = self.webs = None  # type: ignore[assignment]
+
     # ---- the answer for one reference -------------------------------------------------------
     def resolve(self, ref: Reference) -> tuple[list[str], str]:
         self.memo.note(("e", ref.name))

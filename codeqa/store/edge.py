@@ -114,7 +114,7 @@ class EdgeStore:
         """Let go of the chunks in this process (loaded again on next use, with what another process wrote
         meanwhile): a run hands the chunk writes to its writer process (store_writer.py)."""
         self._release_shard()
-        self._token_ids.clear()
+        self._token_ids.clear()  # up to a million identifiers (~200 MB): a project's names repeat within a stretch
         _return_freed_memory()
 
     def optimize(self) -> None:
@@ -128,9 +128,7 @@ class EdgeStore:
         shard = self._chunks()
         shard.optimize()
         shard.flush()
-        self._release_shard()
-        self._token_ids.clear()  # up to a million identifiers (~200 MB): a project's names repeat within a stretch
-        _return_freed_memory()
+        self.release()
 
     # ---- schema ---------------------------------------------------------------------------------
     def exists(self) -> bool:
