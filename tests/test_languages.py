@@ -29,6 +29,27 @@ GOLDEN = SAMPLES / "golden.txt"
 SAMPLE_LANGUAGES = sorted(p.name for p in SAMPLES.iterdir() if p.is_dir())
 
 
+def test_an_import_never_names_files_of_another_language_family(tmp_path):
+    # site-packages' shape: a Python package torch/ beside C++ headers in include/torch/ (a folder of
+    # that name) and include/torch/types.h (the module path of torch/types.py). Each import stays in
+    # its family: both used to reach the other (15% of site-packages' references went across)
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text("from torch.types import Tensor\n")
+    (tmp_path / "torch" / "types.py").write_text("class Tensor:\n    pass\n")
+    (tmp_path / "model.py").write_text("from torch import Tensor\n\n\ndef make() -> Tensor:\n    return Tensor()\n")
+    headers = tmp_path / "torch" / "include" / "torch"
+    headers.mkdir(parents=True)
+    (headers / "types.h").write_text("#pragma once\nnamespace at {\nclass Tensor {\n public:\n  int dim() const;\n};\n}\n")
+    (headers / "all.h").write_text("#pragma once\n#include <torch/types.h>\nclass Tensor;\n")
+    (tmp_path / "torch" / "include" / "use.cpp").write_text(
+        "#include <torch/types.h>\n\nint rank(const Tensor& t) { Tensor copy = t; return 0; }\n")
+    _, resolved = project(tmp_path)
+    python = {t for r in resolved if r.path == "model.py" and r.name == "Tensor" for t in targets(r)}
+    assert python == {"torch/types.py:Tensor"}
+    cpp = {t for r in resolved if r.path == "torch/include/use.cpp" and r.name == "Tensor" for t in targets(r)}
+    assert cpp and all(t.startswith("torch/include/torch/") for t in cpp), cpp
+
+
 @lru_cache(maxsize=None)
 def project(root: Path) -> tuple[tuple[ParsedFile, ...], tuple[Reference, ...]]:
     """Parse every file with a grammar under `root` and resolve its references."""

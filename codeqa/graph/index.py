@@ -125,9 +125,10 @@ class GraphIndex:
 
     def owner(self, method: Symbol) -> Symbol | None:
         """The type a method defined outside it belongs to: same file, else same folder, else same
-        file stem (shape.hpp / shape.cpp), else the only type of that name."""
+        file stem (shape.hpp / shape.cpp), else the only type of that name (in its language family)."""
         type_name = method.qualified_name.rsplit(".", 1)[0].rsplit(".", 1)[-1]
-        candidates = [s for s in self.by_name.get(type_name, ()) if s.kind in CLASS_LIKE]
+        family = _family(method.language)
+        candidates = [s for s in self.by_name.get(type_name, ()) if s.kind in CLASS_LIKE and _family(s.language) == family]
         folder, stem = posixpath.dirname(method.path), _SOURCE_EXT.sub("", posixpath.basename(method.path))
         for keep in (lambda s: s.path == method.path,
                      lambda s: posixpath.dirname(s.path) == folder,
@@ -139,23 +140,27 @@ class GraphIndex:
         return None
 
     def files_for_module(self, module: str, importer: str) -> list[str]:
-        """Files a module string names, seen from the importing file (relative imports included)."""
+        """Files a module string names, seen from the importing file (relative imports included): only
+        files of the importer's language family, as no module system crosses into another (a Python
+        `import torch` is no folder of C++ headers named torch/, nor `#include <torch/types.h>` torch/types.py)."""
         key = (module, importer)
         found = self._module_cache.get(key)
         if found is None:
-            lang = language_of(self.languages.get(importer, ""))
-            found = self._module_cache[key] = _prefer_stubs_or_code(self._files_for_module(module, importer), importer, lang)
+            lang = self.language(importer)
+            kin = _Kin(self, lang.family_name if lang is not None else None)
+            found = self._module_cache[key] = _prefer_stubs_or_code(self._files_for_module(module, importer, kin),
+                                                                    importer, lang)
         return found
 
-    def _files_for_module(self, module: str, importer: str) -> list[str]:
+    def _files_for_module(self, module: str, importer: str, kin: "_Kin") -> list[str]:
         module = module.strip().strip("\"'")
         if not module:
             return []
-        lang = language_of(self.languages.get(importer, ""))
+        lang = self.language(importer)
         if lang is not None and lang.import_is_folder:
-            return self._longest_suffix(self.folder_files, _dotted(module))
+            return self._longest_suffix(self.folder_files, _dotted(module), kin)
         if lang is not None and lang.imports_relative_to == "module" and module.split("::")[0] in _RUST_PATH_HEADS:
-            found = self._rust_path(module, importer)
+            found = self._rust_path(module, importer, kin)
             if found:
                 return found
         if module.startswith("."):  # relative: Python `.mod`, `..pkg`, JS `./x`, `../x`
@@ -163,51 +168,52 @@ class GraphIndex:
             if "/" in module or module in (".", ".."):  # JS-style path
                 target = posixpath.normpath(posixpath.join(base, module))
                 if "/" in module:
-                    found = self._files_at(target)
+                    found = self._files_at(target, kin)
                     if found:
                         return found
                 key = _dotted(_SOURCE_EXT.sub("", target))
-                return sorted(self.module_files.get(key, ()))
+                return kin(self.module_files.get(key, ()))
             dots = len(module) - len(module.lstrip("."))
             for _ in range(dots - 1):
                 base = posixpath.dirname(base)
             rest = module[dots:]
             key = _dotted(posixpath.join(base, rest.replace(".", "/")) if rest else base)
-            return sorted(self.module_files.get(key, ()))
+            return kin(self.module_files.get(key, ()))
         if lang is not None and lang.imports_relative_to:
             base = posixpath.dirname(importer) if lang.imports_relative_to == "file" else _rust_module_dir(importer)
-            found = self._files_at(posixpath.join(base, module.replace("::", "/")))
+            found = self._files_at(posixpath.join(base, module.replace("::", "/")), kin)
             if found:
                 return found
         if lang is not None and lang.package_init:  # the import names the module in full: `web.c` is no file `web` + ".c"
-            return sorted(self.module_files.get(_dotted(module), ()))
+            return kin(self.module_files.get(_dotted(module), ()))
         key = _dotted(_SOURCE_EXT.sub("", module))
         for prefix in _STRIP_MODULE_PREFIXES:
             if key.startswith(prefix):
                 key = key[len(prefix):]
-        return self._longest_suffix(self.module_files, key)
+        return self._longest_suffix(self.module_files, key, kin)
 
     @staticmethod
-    def _longest_suffix(table: dict[str, set[str]], key: str) -> list[str]:
+    def _longest_suffix(table: dict[str, set[str]], key: str, kin: "_Kin") -> list[str]:
         parts = key.split(".")
-        for start in range(len(parts)):  # longest suffix that names files of ours
-            files = table.get(".".join(parts[start:]))
+        for start in range(len(parts)):  # longest suffix that names files of ours (of the importer's family)
+            files = kin(table.get(".".join(parts[start:]), ()))
             if files:
-                return sorted(files)
+                return files
         return []
 
-    def _files_at(self, target: str) -> list[str]:
+    def _files_at(self, target: str, kin: "_Kin") -> list[str]:
         """Files for a path without guessing: `x.ts`/`x.h`+`x.c` (same stem), else `x/index.*`, `x/mod.rs`..."""
         stem = posixpath.normpath(_SOURCE_EXT.sub("", target))
-        if stem in self.stem_files:
-            return sorted(self.stem_files[stem])
+        found = kin(self.stem_files.get(stem, ()))
+        if found:
+            return found
         for index_name in _INDEX_NAMES:
-            found = self.stem_files.get(posixpath.join(stem, index_name))
+            found = kin(self.stem_files.get(posixpath.join(stem, index_name), ()))
             if found:
-                return sorted(found)
+                return found
         return []
 
-    def _rust_path(self, module: str, importer: str) -> list[str]:
+    def _rust_path(self, module: str, importer: str, kin: "_Kin") -> list[str]:
         """`crate::a::b`, `self::a`, `super::super::a` -> the file of that module."""
         parts = module.split("::")
         base = _rust_module_dir(importer)
@@ -221,7 +227,7 @@ class GraphIndex:
         while parts and parts[0] == "super":
             base = posixpath.dirname(base)
             parts = parts[1:]
-        return self._files_at(posixpath.join(base, *parts)) if parts else self._files_at(base)
+        return self._files_at(posixpath.join(base, *parts), kin) if parts else self._files_at(base, kin)
 
     def _crate_root(self, importer: str) -> str | None:
         folder = posixpath.dirname(importer)
@@ -231,6 +237,26 @@ class GraphIndex:
             if not folder:
                 return None
             folder = posixpath.dirname(folder)
+
+
+class _Kin:
+    """The files of one language family among some, sorted (all of them for an importer of no language)."""
+
+    __slots__ = ("index", "family")
+
+    def __init__(self, index: GraphIndex, family: str | None):
+        self.index, self.family = index, family
+
+    def __call__(self, files: Iterable[str]) -> list[str]:
+        if self.family is None:
+            return sorted(files)
+        language = self.index.language
+        return sorted(f for f in files if (lang := language(f)) is not None and lang.family_name == self.family)
+
+
+def _family(language: str) -> str | None:
+    lang = language_of(language)
+    return lang.family_name if lang is not None else None
 
 
 def language_of(name: str) -> Language | None:
