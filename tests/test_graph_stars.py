@@ -46,8 +46,8 @@ def test_closures_of_every_scope_match_a_walk_star_by_star(seed):
     index = SimpleNamespace(files_for_module=lambda module, importer: files_of[module], top_level=top_level)
     webs = StarWebs(index, stars, imports, facts, language, lambda star: star.module)
     for scope in rng.sample(scopes, len(scopes)):  # asked in any order: closures found on the way are reused
-        assert set(webs.closure(scope)) == _walk(stars, files_of, language, scope), scope
-        assert list(webs.closure(scope)) == sorted(webs.closure(scope))
-        for name in names:  # the files of the web that define, import or assign the name, in closure order
-            assert list(webs.providers(scope, name)) == [f for f in webs.closure(scope) if name in top_level[f]
-                                                         or (f, name) in imports or (f, name) in facts]
+        assert webs.closure(scope) == _walk(stars, files_of, language, scope), scope
+        assert webs.reads(scope) is webs.closure(scope)  # one object per set of files, noted by identity
+        for name in names:  # the files of the web that define, import or assign the name, sorted
+            assert list(webs.providers(scope, name)) == sorted(f for f in webs.closure(scope) if name in top_level[f]
+                                                               or (f, name) in imports or (f, name) in facts)

@@ -31,15 +31,15 @@ class StarWebs:
                  language: Callable[[str], Language | None], module_path: Callable[[Reference], str]):
         self.index, self.stars, self.imports, self.facts = index, stars, imports, facts
         self.language, self.module_path = language, module_path
-        self._closures: dict[str, tuple[str, ...]] = {}  # scope -> the files its star imports reach
-        self._reads: dict[str, frozenset] = {}
+        # scope -> the files its star imports reach: one frozenset per distinct set of files (sorted tuples
+        # beside them were ~0.2 GB of site-packages' resolution, at the top of its memory)
+        self._closures: dict[str, frozenset[str]] = {}
         self._webs: dict[frozenset, frozenset] = {}  # the files of a web -> the one object standing for them
         self._by_name: dict[str, list[str]] | None = None  # name -> the files that provide it (`providers`)
         self._provided: dict[tuple[frozenset, str], tuple[str, ...]] = {}  # (web, name) -> providers there
 
-    def closure(self, scope: str) -> tuple[str, ...]:
-        """The files the star imports of `scope` reach, and theirs where their language passes them on
-        (sorted)."""
+    def closure(self, scope: str) -> frozenset[str]:
+        """The files the star imports of `scope` reach, and theirs where their language passes them on."""
         closure = self._closures.get(scope)
         if closure is None:
             self._reach(scope)
@@ -110,7 +110,8 @@ class StarWebs:
                     reach.add(t)  # a member reached from a member: the component is a cycle, and in its closure
                     if t not in members and t in closures and self._passes_on(t):
                         reach.update(closures[t])
-            found = tuple(sorted(reach))
+            found = frozenset(reach)
+            found = self._webs.setdefault(found, found)
             for m in members:
                 closures[m] = found
 
@@ -138,12 +139,10 @@ class StarWebs:
     def reads(self, scope: str) -> frozenset[str]:
         """The files a lookup through the web of `scope` reads: every file it reaches. Noted as one atom
         (a frozenset, its hash computed once), since merging thousands of files into the reads of every
-        answer that used it was most of the time on site-packages; incremental.file_graph opens it."""
-        reads = self._reads.get(scope)
-        if reads is None:  # one object for every scope of a web: a set holding it finds it by identity, where
-            files = frozenset(self.closure(scope))  # equal copies compare file by file (most of site-packages' time)
-            reads = self._reads[scope] = self._webs.setdefault(files, files)
-        return reads
+        answer that used it was most of the time on site-packages; incremental.file_graph opens it. One
+        object for every scope of a web: a set holding it finds it by identity, where equal copies
+        compare file by file (most of site-packages' time)."""
+        return self.closure(scope)
 
     def providers(self, scope: str, name: str) -> tuple[str, ...]:
         """The files of the web of `scope` that define, import or assign `name` (a package's submodules
@@ -164,11 +163,10 @@ class StarWebs:
                 by_name.setdefault(n, []).append(f)
             self._by_name = by_name
         having = self._by_name.get(name, ())
-        closure = self.closure(scope)
-        if len(having) <= len(closure):
+        if len(having) <= len(files):
             found = tuple(f for f in having if f in files)
         else:
             top_level, imports, facts = self.index.top_level, self.imports, self.facts
-            found = tuple(f for f in closure if name in top_level.get(f, ()) or (f, name) in imports or (f, name) in facts)
+            found = tuple(sorted(f for f in files if name in top_level.get(f, ()) or (f, name) in imports or (f, name) in facts))
         self._provided[(files, name)] = found
         return found
