@@ -147,20 +147,20 @@ class GraphIndex:
         found = self._module_cache.get(key)
         if found is None:
             lang = self.language(importer)
-            kin = _Kin(self, lang.family_name if lang is not None else None)
-            found = self._module_cache[key] = _prefer_stubs_or_code(self._files_for_module(module, importer, kin),
+            family = lang.family_name if lang is not None else None
+            found = self._module_cache[key] = _prefer_stubs_or_code(self._files_for_module(module, importer, family),
                                                                     importer, lang)
         return found
 
-    def _files_for_module(self, module: str, importer: str, kin: "_Kin") -> list[str]:
+    def _files_for_module(self, module: str, importer: str, family: str | None) -> list[str]:
         module = module.strip().strip("\"'")
         if not module:
             return []
         lang = self.language(importer)
         if lang is not None and lang.import_is_folder:
-            return self._longest_suffix(self.folder_files, _dotted(module), kin)
+            return self._longest_suffix(self.folder_files, _dotted(module), family)
         if lang is not None and lang.imports_relative_to == "module" and module.split("::")[0] in _RUST_PATH_HEADS:
-            found = self._rust_path(module, importer, kin)
+            found = self._rust_path(module, importer, family)
             if found:
                 return found
         if module.startswith("."):  # relative: Python `.mod`, `..pkg`, JS `./x`, `../x`
@@ -168,52 +168,59 @@ class GraphIndex:
             if "/" in module or module in (".", ".."):  # JS-style path
                 target = posixpath.normpath(posixpath.join(base, module))
                 if "/" in module:
-                    found = self._files_at(target, kin)
+                    found = self._files_at(target, family)
                     if found:
                         return found
                 key = _dotted(_SOURCE_EXT.sub("", target))
-                return kin(self.module_files.get(key, ()))
+                return self._kin(self.module_files.get(key, ()), family)
             dots = len(module) - len(module.lstrip("."))
             for _ in range(dots - 1):
                 base = posixpath.dirname(base)
             rest = module[dots:]
             key = _dotted(posixpath.join(base, rest.replace(".", "/")) if rest else base)
-            return kin(self.module_files.get(key, ()))
+            return self._kin(self.module_files.get(key, ()), family)
         if lang is not None and lang.imports_relative_to:
             base = posixpath.dirname(importer) if lang.imports_relative_to == "file" else _rust_module_dir(importer)
-            found = self._files_at(posixpath.join(base, module.replace("::", "/")), kin)
+            found = self._files_at(posixpath.join(base, module.replace("::", "/")), family)
             if found:
                 return found
         if lang is not None and lang.package_init:  # the import names the module in full: `web.c` is no file `web` + ".c"
-            return kin(self.module_files.get(_dotted(module), ()))
+            return self._kin(self.module_files.get(_dotted(module), ()), family)
         key = _dotted(_SOURCE_EXT.sub("", module))
         for prefix in _STRIP_MODULE_PREFIXES:
             if key.startswith(prefix):
                 key = key[len(prefix):]
-        return self._longest_suffix(self.module_files, key, kin)
+        return self._longest_suffix(self.module_files, key, family)
 
-    @staticmethod
-    def _longest_suffix(table: dict[str, set[str]], key: str, kin: "_Kin") -> list[str]:
+    def _kin(self, files: Iterable[str], family: str | None) -> list[str]:
+        """The files of language family `family` among `files`, sorted (all of them for None: an importer
+        of no language)."""
+        if family is None:
+            return sorted(files)
+        language = self.language
+        return sorted(f for f in files if (lang := language(f)) is not None and lang.family_name == family)
+
+    def _longest_suffix(self, table: dict[str, set[str]], key: str, family: str | None) -> list[str]:
         parts = key.split(".")
         for start in range(len(parts)):  # longest suffix that names files of ours (of the importer's family)
-            files = kin(table.get(".".join(parts[start:]), ()))
+            files = self._kin(table.get(".".join(parts[start:]), ()), family)
             if files:
                 return files
         return []
 
-    def _files_at(self, target: str, kin: "_Kin") -> list[str]:
+    def _files_at(self, target: str, family: str | None) -> list[str]:
         """Files for a path without guessing: `x.ts`/`x.h`+`x.c` (same stem), else `x/index.*`, `x/mod.rs`..."""
         stem = posixpath.normpath(_SOURCE_EXT.sub("", target))
-        found = kin(self.stem_files.get(stem, ()))
+        found = self._kin(self.stem_files.get(stem, ()), family)
         if found:
             return found
         for index_name in _INDEX_NAMES:
-            found = kin(self.stem_files.get(posixpath.join(stem, index_name), ()))
+            found = self._kin(self.stem_files.get(posixpath.join(stem, index_name), ()), family)
             if found:
                 return found
         return []
 
-    def _rust_path(self, module: str, importer: str, kin: "_Kin") -> list[str]:
+    def _rust_path(self, module: str, importer: str, family: str | None) -> list[str]:
         """`crate::a::b`, `self::a`, `super::super::a` -> the file of that module."""
         parts = module.split("::")
         base = _rust_module_dir(importer)
@@ -227,7 +234,7 @@ class GraphIndex:
         while parts and parts[0] == "super":
             base = posixpath.dirname(base)
             parts = parts[1:]
-        return self._files_at(posixpath.join(base, *parts), kin) if parts else self._files_at(base, kin)
+        return self._files_at(posixpath.join(base, *parts), family) if parts else self._files_at(base, family)
 
     def _crate_root(self, importer: str) -> str | None:
         folder = posixpath.dirname(importer)
@@ -237,21 +244,6 @@ class GraphIndex:
             if not folder:
                 return None
             folder = posixpath.dirname(folder)
-
-
-class _Kin:
-    """The files of one language family among some, sorted (all of them for an importer of no language)."""
-
-    __slots__ = ("index", "family")
-
-    def __init__(self, index: GraphIndex, family: str | None):
-        self.index, self.family = index, family
-
-    def __call__(self, files: Iterable[str]) -> list[str]:
-        if self.family is None:
-            return sorted(files)
-        language = self.index.language
-        return sorted(f for f in files if (lang := language(f)) is not None and lang.family_name == self.family)
 
 
 def _family(language: str) -> str | None:

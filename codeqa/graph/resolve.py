@@ -348,7 +348,7 @@ class _Resolver:
         self.memo.note(self.index.file_of(scope))
         webs = self.webs
         if scope in self.stars and webs.in_web(scope):  # every module the web reaches, each once
-            self.memo.note_files(webs.reads(scope))  # one atom for the web's files (incremental.file_graph opens it)
+            self.memo.note_files(webs.closure(scope))  # one atom for the web's files (incremental.file_graph opens it)
             self.memo.note(FILE_SET)
             self.memo.note(("e", name))
             providers = webs.providers(scope, name)

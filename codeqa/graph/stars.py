@@ -39,7 +39,12 @@ class StarWebs:
         self._provided: dict[tuple[frozenset, str], tuple[str, ...]] = {}  # (web, name) -> providers there
 
     def closure(self, scope: str) -> frozenset[str]:
-        """The files the star imports of `scope` reach, and theirs where their language passes them on."""
+        """The files the star imports of `scope` reach, and theirs where their language passes them on:
+        also what a lookup through the web of `scope` reads. The resolver notes it as one atom (a
+        frozenset, its hash computed once), since merging thousands of files into the reads of every
+        answer that used it was most of the time on site-packages; incremental.file_graph opens it.
+        One object for every scope with the same files: a set holding it finds it by identity, where
+        equal copies compare file by file (most of site-packages' time)."""
         closure = self._closures.get(scope)
         if closure is None:
             self._reach(scope)
@@ -136,14 +141,6 @@ class StarWebs:
         closure = self.closure(scope)
         return len(closure) > STAR_WEB or self.index.file_of(scope) in closure
 
-    def reads(self, scope: str) -> frozenset[str]:
-        """The files a lookup through the web of `scope` reads: every file it reaches. Noted as one atom
-        (a frozenset, its hash computed once), since merging thousands of files into the reads of every
-        answer that used it was most of the time on site-packages; incremental.file_graph opens it. One
-        object for every scope of a web: a set holding it finds it by identity, where equal copies
-        compare file by file (most of site-packages' time)."""
-        return self.closure(scope)
-
     def providers(self, scope: str, name: str) -> tuple[str, ...]:
         """The files of the web of `scope` that define, import or assign `name` (a package's submodules
         are not looked up through a web), in closure order.
@@ -152,7 +149,7 @@ class StarWebs:
         table per web (name -> every file) was the biggest part of the resolution's memory on
         site-packages, where every header of a C++ include web has a closure of its own (12M lists).
         The shorter side is walked: the files that have the name, or the web's files."""
-        files = self.reads(scope)
+        files = self.closure(scope)
         found = self._provided.get((files, name))
         if found is not None:
             return found
