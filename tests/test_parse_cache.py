@@ -14,7 +14,7 @@ import pytest
 
 from codeqa.files import read_source_text, redact_source, walk_repository
 from codeqa.parse import parse_source
-from codeqa.parse_cache import FORMAT_VERSION, TABLE_REFERENCE_KINDS, ParseCache, decode_parsed, encode_parsed
+from codeqa.parse_cache import FORMAT_VERSION, TABLE_REFERENCE_KINDS, ParseCache, decode_parsed, encode_parsed, table_only
 from codeqa.types import ParsedFile, Reference, SourceFile, Symbol
 
 FIXTURE_REPO = Path(__file__).parent / "fixtures" / "repo"
@@ -60,6 +60,23 @@ def test_decoding_only_the_references_other_files_read(parsed):
         assert light.references == wanted and light.symbols == pf.symbols and light.error == pf.error
     assert any(0 < sum(r.kind in TABLE_REFERENCE_KINDS or bool(r.assigned) for r in pf.references) < len(pf.references)
                for pf in parsed)  # the fixture has files where the cut keeps some and drops some
+
+
+def test_completing_a_cut_parse_builds_only_the_references_it_lacks(parsed):
+    for pf in parsed:
+        blob = encode_parsed(pf)
+        light = decode_parsed(blob, pf.file, all_references=False)
+        whole = decode_parsed(blob, pf.file, known=light)
+        assert whole == pf
+        assert whole.symbols is light.symbols  # taken as they are, not built again
+        kept = {id(r) for r in light.references}
+        assert sum(id(r) in kept for r in whole.references) == len(light.references)
+    pf = next(pf for pf in parsed if 0 < len(table_only(pf).references) < len(pf.references))
+    other = replace(pf, references=pf.references[:1])
+    # a parse that does not fit the entry (not its cut) is a miss, never references in the wrong places
+    assert decode_parsed(encode_parsed(pf), pf.file, known=other) is None
+    moved = replace(table_only(pf), file=replace(pf.file, sha256="0" * 64))
+    assert decode_parsed(encode_parsed(pf), pf.file, known=moved) == pf  # another version of the file: built whole
 
 
 def test_round_trip_keeps_optional_and_unusual_values():
