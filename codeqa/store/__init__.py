@@ -27,6 +27,7 @@ BM25_K1 = 1.2
 # an index in another format is refused by readers and rebuilt by `codeqa index` from its embedding cache.
 INDEX_FORMAT = 5  # 4: symbol ids and paths interned in the graph, float16 dense vectors; 5: a file's dense vectors may come later
 RRF_K = 2  # Qdrant's default rank constant: the fusion the search was tuned with
+_TF_WEIGHT = [c * (BM25_K1 + 1) / (c + BM25_K1) for c in range(256)]  # sparse_vector's weight of a count
 
 
 def point_id(*parts: object) -> str:
@@ -42,19 +43,24 @@ def sparse_vector(text: str, known: dict[str, tuple[int, ...]] | None = None) ->
     """BM25-style term weights (saturated tf); the engine's IDF modifier supplies the idf part.
 
     `known` remembers each identifier's token ids between calls: a project repeats its names, and
-    splitting and hashing them again was most of an index run's time on a big project."""
+    splitting and hashing them again was most of an index run's time on a big project. The counting
+    and weighing run in C (Counter over a list, map over the counts): a big project's phase 1 computes
+    this for every chunk, in the process that stores them."""
     known = {} if known is None else known
-    counts: Counter[int] = Counter()
+    ids: list[int] = []
     for ident, n in Counter(code_identifiers(text)).items():
-        ids = known.get(ident)
-        if ids is None:
-            ids = tuple(token_id(t) for t in identifier_tokens(ident))
+        found = known.get(ident)
+        if found is None:
+            found = tuple(token_id(t) for t in identifier_tokens(ident))
             if len(known) < 1_000_000:
-                known[ident] = ids
-        for i in ids:
-            counts[i] += n
-    indices = sorted(counts)
-    return indices, [counts[i] * (BM25_K1 + 1) / (counts[i] + BM25_K1) for i in indices]
+                known[ident] = found
+        ids.extend(found * n if n > 1 else found)
+    if not ids:
+        return [], []
+    indices, counts = zip(*sorted(Counter(ids).items()))
+    if max(counts) < len(_TF_WEIGHT):
+        return list(indices), list(map(_TF_WEIGHT.__getitem__, counts))
+    return list(indices), [c * (BM25_K1 + 1) / (c + BM25_K1) for c in counts]
 
 
 def query_sparse_vector(text: str) -> tuple[list[int], list[float]]:
