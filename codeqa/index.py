@@ -41,6 +41,7 @@ Crash safety (SIGKILL at any moment, then re-run = a clean index, no duplicates)
 from __future__ import annotations
 
 import fcntl
+import heapq
 import os
 import threading
 import time
@@ -421,7 +422,7 @@ def _commit_graph(repo: Path, index_dir: Path, settings: Settings, files: list[S
                           "files": len(files), "symbols": report.symbols, "references": report.references,
                           "references_by_confidence": report.references_by_confidence, "chunks": report.chunks,
                           "chunks_embedded": report.chunks - report.chunks_deferred,
-                          "most_used": sorted(used, key=lambda n: (-used[n], n))[:MOST_USED]})
+                          "most_used": heapq.nsmallest(MOST_USED, used, key=lambda n: (-used[n], n))})
         store.flush()
         progress("references", 1, 1)
         if graph_state is not None:
