@@ -193,6 +193,7 @@ codeqa.dense_stage.BATCH_CHUNKS = 32  # phase 2 commits several batches here, so
 if sys.argv[2:] == ["writer"]:  # phase 1's chunks from a writer process, as a big run's (store_writer.py)
     import codeqa.store_writer
     codeqa.store_writer.WRITER_MIN_FILES = 1
+    codeqa.store_writer.FILE_BATCH = 64  # several batches of GENERATED files, to be killed between
 
 def progress(stage, done, total):
     print("STAGE", stage, done, total, flush=True)
