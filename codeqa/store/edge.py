@@ -136,8 +136,8 @@ class EdgeStore:
 
     def ensure_schema(self, vector_size: int) -> None:
         from qdrant_edge import (Distance, EdgeConfig, EdgeOptimizersConfig, EdgeShard, EdgeSparseVectorParams,
-                                 EdgeVectorParams, HnswIndexConfig, Modifier, PayloadSchemaType, UpdateOperation,
-                                 VectorStorageDatatype)
+                                 EdgeVectorParams, HnswIndexConfig, KeywordIndexParams, Memory, Modifier,
+                                 UpdateOperation, VectorStorageDatatype)
 
         self._writes = True
         if not self.graph.read_meta() and self.chunks_dir.exists():
@@ -155,8 +155,12 @@ class EdgeStore:
                             optimizers=EdgeOptimizersConfig(indexing_threshold=OPTIMIZE_THRESHOLD_KB,
                                                             default_segment_number=SEGMENTS))
         self._shard = EdgeShard.create(str(self.chunks_dir), config)
+        # the keyword indexes memory-mapped, not held in the heap: they were most of a loaded shard's own
+        # memory (151k chunks of site-packages: anonymous 184 -> 20 MB, RSS 359 -> 298 MB), in the
+        # writer process at the top of a big run's memory and in every process that searches
+        keyword = KeywordIndexParams(memory=Memory.Cached)
         for field in _PAYLOAD_INDEXES:
-            self._shard.update(UpdateOperation.create_field_index(field, PayloadSchemaType.Keyword))
+            self._shard.update(UpdateOperation.create_field_index(field, keyword))
         self._shard.flush()
         self._loaded_generation = self.graph.generation()
 
