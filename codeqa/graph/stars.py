@@ -143,7 +143,7 @@ class StarWebs:
 
     def providers(self, scope: str, name: str) -> tuple[str, ...]:
         """The files of the web of `scope` that define, import or assign `name` (a package's submodules
-        are not looked up through a web), in closure order.
+        are not looked up through a web), sorted.
 
         From one project-wide table name -> files, cut to the web, and kept per (web, name) asked: a
         table per web (name -> every file) was the biggest part of the resolution's memory on
@@ -153,7 +153,7 @@ class StarWebs:
         found = self._provided.get((files, name))
         if found is not None:
             return found
-        if self._by_name is None:  # (file or scope, name) pairs sorted: each name's files in closure order
+        if self._by_name is None:  # (file or scope, name) pairs sorted: each name's files sorted
             by_name: dict[str, list[str]] = {}
             top_level = self.index.top_level
             for f, n in sorted({(f, n) for f in top_level for n in top_level[f]} | self.imports.keys() | self.facts.keys()):
