@@ -27,7 +27,14 @@ BM25_K1 = 1.2
 # an index in another format is refused by readers and rebuilt by `codeqa index` from its embedding cache.
 INDEX_FORMAT = 5  # 4: symbol ids and paths interned in the graph, float16 dense vectors; 5: a file's dense vectors may come later
 RRF_K = 2  # Qdrant's default rank constant: the fusion the search was tuned with
-_TF_WEIGHT = [c * (BM25_K1 + 1) / (c + BM25_K1) for c in range(256)]  # sparse_vector's weight of a count
+
+
+def _saturated(count: int) -> float:
+    """BM25's term-frequency part: a term's weight in a chunk where it occurs `count` times."""
+    return count * (BM25_K1 + 1) / (count + BM25_K1)
+
+
+_TF_WEIGHT = [_saturated(c) for c in range(256)]  # sparse_vector's weights of the common counts, worked out once
 
 
 def point_id(*parts: object) -> str:
@@ -58,9 +65,8 @@ def sparse_vector(text: str, known: dict[str, tuple[int, ...]] | None = None) ->
     if not ids:
         return [], []
     indices, counts = zip(*sorted(Counter(ids).items()))
-    if max(counts) < len(_TF_WEIGHT):
-        return list(indices), list(map(_TF_WEIGHT.__getitem__, counts))
-    return list(indices), [c * (BM25_K1 + 1) / (c + BM25_K1) for c in counts]
+    weigh = _TF_WEIGHT.__getitem__ if max(counts) < len(_TF_WEIGHT) else _saturated
+    return list(indices), list(map(weigh, counts))
 
 
 def query_sparse_vector(text: str) -> tuple[list[int], list[float]]:
