@@ -18,7 +18,7 @@ from .config import Settings
 from .graph import GraphIndex
 from .graph.incremental import FileGraph, file_graph, files_to_resolve, summarize
 from .graph.resolve import resolve_by_file
-from .parse_cache import ParseCache, shared_strings, table_only
+from .parse_cache import ParseCache
 from .parse_pool import _parse_and_chunk, _parse_and_chunk_all
 from .types import Chunk, ParsedFile, Reference, SourceFile
 
@@ -78,12 +78,13 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
         written: list[tuple[SourceFile, bytes]] = []
         batch: list[tuple[ParsedFile, list[Chunk]]] = []
         for done, (pf, chunks, blob) in enumerate(_parse_and_chunk_all(changed, settings, pool, cut=on_parsed is not None,
-                                                                              packed=pack and on_parsed is not None),
+                                                                              packed=pack and on_parsed is not None,
+                                                                              strings=strings),
                                                          start=1):
             if on_parsed is None:
                 fresh[pf.file.path] = (pf, chunks)
-            else:  # cut by the worker (the whole parse is in its cache entry), kept until resolved
-                kept[pf.file.path] = shared_strings(pf, strings)
+            else:  # cut (the whole parse is in its cache entry), kept until resolved
+                kept[pf.file.path] = pf
                 batch.append((pf, chunks))
             written.append((pf.file, blob))
             if len(written) >= FILE_BATCH:

@@ -72,16 +72,6 @@ def table_only(pf: ParsedFile) -> ParsedFile:
     return ParsedFile(pf.file, pf.symbols, tuple(filter(_read_by_others, pf.references)), pf.error)
 
 
-def shared_strings(pf: ParsedFile, strings: dict) -> ParsedFile:
-    """`pf` with each string of its symbols and references one object per value across every parse
-    given the same `strings` (as get_many builds them): a parse unpickled from a worker has a string
-    object per occurrence (names, scopes, receivers), and a big tree's parses are kept until resolved."""
-    symbols = _build(Symbol, _columns(pf.symbols, _SYMBOL_FIELDS), _SYMBOL_TYPES, (), strings, checked=False)
-    references = _build(Reference, _columns(pf.references, _REFERENCE_FIELDS), _REFERENCE_TYPES, (), strings,
-                        checked=False)
-    return ParsedFile(pf.file, symbols, references, pf.error)  # type: ignore[arg-type]
-
-
 def encode_parsed(parsed: ParsedFile) -> bytes:
     """`parsed` as compact JSON (without the file's absolute path): the `data` part, a newline, the `rest` part."""
     table = [i for i, r in enumerate(parsed.references) if _read_by_others(r)]
@@ -170,19 +160,16 @@ def _merge(table: tuple, positions: object, rest_columns: object, count: int, st
     return tuple(r if r is not None else next(others) for r in out)
 
 
-def _build(cls: type, columns: object, allowed: list[set[type]], tuples: list[int] | tuple, strings: dict,
-           checked: bool = True) -> tuple | None:
+def _build(cls: type, columns: object, allowed: list[set[type]], tuples: list[int] | tuple, strings: dict) -> tuple | None:
     """Instances of `cls` from one column per field, or None when a value does not fit. The checks
     run over sets of types (C loops, no Python code per value): the cache of a big project holds
-    hundreds of thousands of references and is read on every incremental run. Unchecked: columns of
-    instances of `cls` (shared_strings)."""
-    if checked:
-        if type(columns) is not list or len(columns) != len(allowed) or not set(map(type, columns)) <= {list}:
-            return None
-        if len(set(map(len, columns))) != 1:  # every column as long as the others
-            return None
-        if not all(set(map(type, column)) <= types for column, types in zip(columns, allowed)):
-            return None
+    hundreds of thousands of references and is read on every incremental run."""
+    if type(columns) is not list or len(columns) != len(allowed) or not set(map(type, columns)) <= {list}:
+        return None
+    if len(set(map(len, columns))) != 1:  # every column as long as the others
+        return None
+    if not all(set(map(type, column)) <= types for column, types in zip(columns, allowed)):
+        return None
     columns = [list(map(strings.setdefault, column, column)) if str in types else column  # one object per value
                for column, types in zip(columns, allowed)]
     for i in tuples:

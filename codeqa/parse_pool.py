@@ -22,7 +22,7 @@ from .chunk import NestingTooDeep, chunk_file
 from .config import Settings
 from .files import read_source_text, redact_source
 from .parse import parse_source, prepare_language
-from .parse_cache import encode_parsed, table_only
+from .parse_cache import decode_parsed, encode_parsed
 from .store_writer import pack
 from .types import Chunk, ParsedFile, SourceFile
 
@@ -48,38 +48,53 @@ def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list
     return parsed, chunks
 
 
-def _parse_chunk_encode(job: tuple[SourceFile, int, int, bool, bool]) -> tuple[ParsedFile, list[Chunk] | bytes, bytes]:
+def _parse_chunk_encode(job: tuple[SourceFile, int, int, bool, bool]) -> tuple[ParsedFile | None, list[Chunk] | bytes, bytes]:
     """One changed file: its parse, chunks, and the parse as the cache stores it (plain JSON).
-    A worker encodes, so the parent only writes the bytes. With the job's `cut`, the parse comes
-    back cut to what resolving other files reads (parse_cache.table_only): most of a file's
-    references are read back from the cache when the file itself is resolved, and sending them
-    all between processes was a tenth of the parent's time on site-packages. With its `pack`, the
-    chunks come back packed for a store writer (store_writer.pack), which the parent only passes on."""
+    A worker encodes, so the parent only writes the bytes. With the job's `cut`, no parse comes
+    back (None): the parent reads the cut it keeps (parse_cache.table_only: what resolving other
+    files reads) from the blob's first part, where the encoding put it as columns. Pickling the cut
+    parse instead cost the worker a Python call per symbol and reference, and the parent as many
+    to unpickle them and again to share their strings (site-packages: ~55 s of CPU in the parse).
+    With its `pack`, the chunks come back packed for a store writer (store_writer.pack), which the
+    parent only passes on."""
     parsed, chunks = _parse_and_chunk(job[:3])
     blob = encode_parsed(parsed)
-    return (table_only(parsed) if job[3] else parsed), (pack(parsed, chunks) if job[4] else chunks), blob
+    return (None if job[3] else parsed), (pack(parsed, chunks) if job[4] else chunks), blob
 
 
 def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, pool: ProcessPoolExecutor | None = None,
-                         cut: bool = False, packed: bool = False) -> Iterator[tuple[ParsedFile, list[Chunk] | bytes, bytes]]:
+                         cut: bool = False, packed: bool = False,
+                         strings: dict | None = None) -> Iterator[tuple[ParsedFile, list[Chunk] | bytes, bytes]]:
     """Parse and chunk `files`: in `pool` (see parse_workers) when given, in workers started now when
     there are enough files, else in order here. Workers take the biggest files first, and results
     come back in that order. With `cut`, each parse holds only what resolving other files reads
-    (parse_cache.table_only; the blob has it all). With `packed`, each file's chunks come as
-    store_writer.pack's bytes.
+    (parse_cache.table_only; the blob has it all), decoded here from the blob with `strings`
+    (parse_cache.decode_parsed: equal strings one object across the parses given one dict). With
+    `packed`, each file's chunks come as store_writer.pack's bytes.
 
     A worker pool that breaks (a worker killed, out of memory) costs nothing but time: the files it
     had not returned are parsed here.
     """
     if pool is None and _worker_count(files, settings) > 1:
         with parse_workers(files, settings) as own:
-            yield from _parse_and_chunk_all(files, settings, own, cut, packed)
+            yield from _parse_and_chunk_all(files, settings, own, cut, packed, strings)
         return
     jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars, cut, packed) for f in files]
     if pool is None:
-        yield from map(_parse_chunk_encode, jobs)
+        results = map(_parse_chunk_encode, jobs)
+    else:
+        jobs.sort(key=lambda job: -job[0].size)  # no worker is left with a big file at the end while the other idles
+        results = _pooled(pool, jobs)
+    if not cut:
+        yield from results  # type: ignore[misc]
         return
-    jobs.sort(key=lambda job: -job[0].size)  # no worker is left with a big file at the end while the other idles
+    strings = {} if strings is None else strings
+    for job, (_, chunks, blob) in zip(jobs, results):
+        yield _cut_parse(job[0], blob, strings), chunks, blob
+
+
+def _pooled(pool: ProcessPoolExecutor, jobs: list) -> Iterator[tuple[ParsedFile | None, list[Chunk] | bytes, bytes]]:
+    """pool.map over `jobs`, in their order; what a broken pool had not returned is done here."""
     done = 0
     try:
         for result in pool.map(_parse_chunk_encode, jobs, chunksize=PARSE_JOBS_PER_TASK):
@@ -87,6 +102,15 @@ def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, pool: Proc
             done += 1
     except BrokenProcessPool:
         yield from map(_parse_chunk_encode, jobs[done:])
+
+
+def _cut_parse(file: SourceFile, blob: bytes, strings: dict) -> ParsedFile:
+    """The parse cut to what resolving other files reads: the first part of its encoding, which
+    holds exactly that (decode_parsed with all_references=False)."""
+    parsed = decode_parsed(blob, file, False, strings)
+    if parsed is None:  # never for a blob encode_parsed made: a defect, not bad input
+        raise ValueError(f"the encoded parse of {file.path} does not decode")
+    return parsed
 
 
 def _worker_count(files: Sequence[SourceFile], settings: Settings) -> int:

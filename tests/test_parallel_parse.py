@@ -66,7 +66,8 @@ def test_cut_parses_come_back_with_what_other_files_read_and_the_blob_with_every
 
     files = walk_repository(project).files
     whole = {r[0].file.path: r for r in _run(project, workers=2)}
-    cut = list(parse_pool._parse_and_chunk_all(files, Settings(parse_workers=2), cut=True))
+    strings: dict = {}
+    cut = list(parse_pool._parse_and_chunk_all(files, Settings(parse_workers=2), cut=True, strings=strings))
     assert len(cut) == len(whole) == MODULES + 1
     dropped = 0
     for pf, chunks, blob in cut:
@@ -75,6 +76,11 @@ def test_cut_parses_come_back_with_what_other_files_read_and_the_blob_with_every
         assert decode_parsed(blob, pf.file) == full
         dropped += len(full.references) - len(pf.references)
     assert dropped >= MODULES  # each module's call of its helper went no further than the cache
+    # the cut parses are kept until resolved: equal strings are one object across files (given `strings`)
+    kept = [v for pf, _, _ in cut for s in pf.symbols for v in (s.path, s.kind)]
+    kept += [v for pf, _, _ in cut for r in pf.references for v in (r.path, r.kind, r.name)]
+    assert len(kept) > 3 * MODULES and all(strings[v] is v for v in kept)
+    assert len({id(s.kind) for pf, _, _ in cut for s in pf.symbols if s.kind == "function"}) == 1
 
 
 def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch):

@@ -344,22 +344,3 @@ def test_equal_strings_read_from_the_cache_share_one_object(cache, parsed):
     assert not hasattr(pf.references[0], "__dict__") and not hasattr(pf.symbols[0], "__dict__")  # slots
 
 
-def test_parses_from_workers_share_one_object_per_string_and_stay_equal(parsed):
-    """A parse unpickled from a worker has its own string objects; shared_strings makes equal strings one
-    object across the parses given one table, and changes nothing else."""
-    from codeqa.parse_cache import shared_strings
-
-    received = [pickle.loads(pickle.dumps(pf)) for pf in parsed]  # as the run gets them from its workers
-    assert received == parsed
-    strings: dict = {}
-    shared = [shared_strings(pf, strings) for pf in received]
-    assert shared == parsed
-    refs = [r for pf in shared for r in pf.references]
-    by_value: dict[str, object] = {}
-    for r in refs:
-        for value in (r.name, r.path, r.kind, r.enclosing_symbol_id, r.line_text):
-            if value is not None:
-                assert by_value.setdefault(value, value) is value  # one object per value
-    assert sum(1 for pf in received for r in pf.references if r.kind == "call") > 1
-    calls = {id(r.kind) for pf in received for r in pf.references if r.kind == "call"}
-    assert len(calls) > 1  # unpickled one file at a time: a copy of "call" per file
