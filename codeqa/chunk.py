@@ -73,18 +73,24 @@ def chunk_file(file: SourceFile, text: str, tree, symbols: Sequence[Symbol], max
 
 # ---- syntax chunking -------------------------------------------------------------------------
 
-_WHITESPACE_BUT_NEWLINE = str.maketrans("", "", " \t\r\f\v")
+_WHITESPACE_BUT_NEWLINE = b" \t\r\f\v"
+_NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b < 0xC0)  # UTF-8: 10xxxxxx continues a character
 
 
 def _row_sizes(text: str, lines: list[str]) -> list[int]:
-    """nonws_len of every line of `text` (split into `lines`): one translate and one split over the whole
-    file where its only line break is \n (per line where splitlines sees other breaks: \r, \x0b, \u2028, ...)."""
-    rows = text.translate(_WHITESPACE_BUT_NEWLINE).split("\n")
+    """nonws_len of every line of `text` (split into `lines`): one delete and one split over the whole
+    file's UTF-8 bytes where its only line break is \n (per line where splitlines sees other breaks:
+    \r, \x0b, \u2028, ...). Over bytes, as str.translate is ~5x slower and ~20x on text that is not
+    ASCII; a row's characters are its bytes less its UTF-8 continuation bytes."""
+    data = text.encode("utf-8", "surrogatepass").translate(None, _WHITESPACE_BUT_NEWLINE)
+    rows = data.split(b"\n")
     if lines[-1].endswith("\n"):
         rows.pop()  # the empty row after the final newline
     if len(rows) != len(lines):
         return [nonws_len(line) for line in lines]
-    return [len(row) for row in rows]
+    if text.isascii():
+        return [len(row) for row in rows]
+    return [len(row) - len(row.translate(None, _NOT_CONTINUATION)) for row in rows]
 
 
 def _syntax_spans(root, text: str, lines: list[str], symbols: Sequence[Symbol], max_chars: int, min_chars: int):

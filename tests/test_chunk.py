@@ -172,3 +172,16 @@ def test_chunk_ids_are_stable():
     first = [c.id for c in chunks_of("encoders/encoder.py", text)[1]]
     assert first == [c.id for c in chunks_of("encoders/encoder.py", text)[1]]
     assert len(set(first)) == len(first)
+
+
+def test_row_sizes_count_characters_not_bytes_and_follow_splitlines():
+    """Chunk sizes come from every line's non-whitespace characters, worked out over the file's UTF-8
+    bytes: a character of several bytes counts once, a lone surrogate too, and a file with line breaks
+    other than \\n (which splitlines sees) is counted line by line."""
+    from codeqa.chunk import _row_sizes
+
+    for text in ("é é\n\tü\n", "€\n€€ \n😀x\n", "x\ud800y\n  z", "\r\n\r\n", "a\x0cb\nc\n", "a\u2028b\n",
+                 "def f():\n    return 'ß'\n", "  \t\n"):
+        lines = text.splitlines(keepends=True)
+        assert _row_sizes(text, lines) == [nonws_len(line) for line in lines], text
+    assert _row_sizes("€€ \n", ["€€ \n"]) == [2]  # 6 bytes, 2 characters
