@@ -8,13 +8,15 @@ is a miss, never an error: the file is parsed again.
 
 Symbols and references are stored field by field, one list of values per dataclass field in field
 order, under a header naming those fields, so that a field added or renamed in types.py invalidates
-old entries instead of shifting values. The file's absolute path is not stored: the caller passes
-the SourceFile it has.
+old entries instead of shifting values. Their `path` is no column: it is the file's, stored once.
+The file's absolute path is not stored: the caller passes the SourceFile it has.
 
 An entry is two parts in two columns: `data` (the header, the symbols and the references that
-resolving other files reads, with their positions) and `rest` (the other references). An
-incremental run reads every file's `data` and the `rest` of the few files it resolves again: on
-SQLAlchemy (939 files, 178k references) that is a third of the bytes to inflate and parse.
+resolving other files reads) and `rest` (the other references, where the first ones go among them,
+and a header of its own). An incremental run reads every file's `data` and the `rest` of the few
+files it resolves again: on SQLAlchemy (939 files, 178k references) that is a third of the bytes to
+inflate and parse. A run that holds a file's `data` decoded already reads only its `rest`, which
+names the file, its format and its fields too.
 """
 
 from __future__ import annotations
@@ -25,14 +27,16 @@ import json
 import zlib
 import sqlite3
 from collections.abc import Mapping, Sequence
-from itertools import chain
+from itertools import chain, repeat
 from operator import attrgetter
 from pathlib import Path
 
 from .plain_sqlite import open_plain_sqlite
 from .types import ParsedFile, Reference, SourceFile, Symbol
 
-FORMAT_VERSION = 3  # 2: no "partial" flag (a ParsedFile with an error is partial); 3: two parts (data, rest)
+# 2: no "partial" flag (a ParsedFile with an error is partial); 3: two parts (data, rest); 4: no path
+# column, the positions of the first part's references in the `rest` part, which has a header of its own
+FORMAT_VERSION = 4
 _BATCH = 500  # keys per SELECT/DELETE: well under SQLite's bound-parameter limit
 _NONE = type(None)
 # What each annotation in Symbol/Reference may hold in JSON. A field of a type not listed here fails
@@ -40,19 +44,33 @@ _NONE = type(None)
 _ALLOWED = {"str": {str}, "int": {int}, "str | None": {str, _NONE}, "tuple[str, ...]": {list}}
 
 
-def _spec(cls: type) -> tuple[list[str], list[set[type]], list[int]]:
-    """(field names, allowed JSON types per field, indexes of the tuple[str, ...] fields) of `cls`."""
+@dataclasses.dataclass(frozen=True)
+class _Spec:
+    """How instances of `cls` are stored: a column per field but `path` (the file's, at `path_at`
+    among the constructor's arguments), the JSON types each column may hold, and which columns hold
+    tuple[str, ...] values (JSON lists)."""
+
+    cls: type
+    fields: list[str]
+    allowed: list[set[type]]
+    tuples: list[int]
+    path_at: int
+
+
+def _spec(cls: type) -> _Spec:
     fields = dataclasses.fields(cls)
-    allowed = [_ALLOWED[str(f.type)] for f in fields]
-    return [f.name for f in fields], allowed, [i for i, f in enumerate(fields) if f.type == "tuple[str, ...]"]
+    path_at = [f.name for f in fields].index("path")
+    stored = [f for f in fields if f.name != "path"]
+    return _Spec(cls, [f.name for f in stored], [_ALLOWED[str(f.type)] for f in stored],
+                 [i for i, f in enumerate(stored) if f.type == "tuple[str, ...]"], path_at)
 
 
-_SYMBOL_FIELDS, _SYMBOL_TYPES, _SYMBOL_TUPLES = _spec(Symbol)
-_REFERENCE_FIELDS, _REFERENCE_TYPES, _REFERENCE_TUPLES = _spec(Reference)
+_SYMBOLS = _spec(Symbol)
+_REFERENCES = _spec(Reference)
 _SCHEMA = [("table", "parsed", "CREATE TABLE parsed (key TEXT PRIMARY KEY, data BLOB, rest BLOB)"),
            ("index", "sqlite_autoindex_parsed_1", None)]
-_KEYS = {"v", "symbol_fields", "reference_fields", "path", "sha256", "error", "symbols", "table_references",
-         "table_positions", "references"}
+_KEYS = {"v", "symbol_fields", "reference_fields", "path", "sha256", "error", "symbols", "table_references"}
+_REST_KEYS = {"v", "reference_fields", "path", "sha256", "table_positions", "references", "rest"}
 _SEPARATOR = b"\n"  # between the two parts of an encoded entry (compact JSON escapes every newline)
 
 
@@ -73,18 +91,21 @@ def table_only(pf: ParsedFile) -> ParsedFile:
 
 
 def encode_parsed(parsed: ParsedFile) -> bytes:
-    """`parsed` as compact JSON (without the file's absolute path): the `data` part, a newline, the `rest` part."""
+    """`parsed` as compact JSON (without the file's absolute path): the `data` part, a newline, the `rest`
+    part. Its symbols and references are the file's (their `path` is `parsed.file.path`)."""
     table = [i for i, r in enumerate(parsed.references) if _read_by_others(r)]
     chosen = set(table)
     head = json.dumps({
-        "v": FORMAT_VERSION, "symbol_fields": _SYMBOL_FIELDS, "reference_fields": _REFERENCE_FIELDS,
+        "v": FORMAT_VERSION, "symbol_fields": _SYMBOLS.fields, "reference_fields": _REFERENCES.fields,
         "path": parsed.file.path, "sha256": parsed.file.sha256, "error": parsed.error,
-        "symbols": _columns(parsed.symbols, _SYMBOL_FIELDS),
-        "table_references": _columns([parsed.references[i] for i in table], _REFERENCE_FIELDS),
-        "table_positions": table, "references": len(parsed.references),
+        "symbols": _columns(parsed.symbols, _SYMBOLS.fields),
+        "table_references": _columns([parsed.references[i] for i in table], _REFERENCES.fields),
     }, separators=(",", ":")).encode("ascii")  # escaped: a lone surrogate in a string round-trips too
-    rest = json.dumps(_columns([r for i, r in enumerate(parsed.references) if i not in chosen], _REFERENCE_FIELDS),
-                      separators=(",", ":")).encode("ascii")
+    rest = json.dumps({
+        "v": FORMAT_VERSION, "reference_fields": _REFERENCES.fields, "path": parsed.file.path,
+        "sha256": parsed.file.sha256, "table_positions": table, "references": len(parsed.references),
+        "rest": _columns([r for i, r in enumerate(parsed.references) if i not in chosen], _REFERENCES.fields),
+    }, separators=(",", ":")).encode("ascii")
     return head + _SEPARATOR + rest
 
 
@@ -115,40 +136,54 @@ def decode_parsed(blob: bytes, file: SourceFile, all_references: bool = True,
     resolving other files reads (TABLE_REFERENCE_KINDS, and those carrying type evidence): a file
     whose own references are not resolved again costs a third of the objects. `strings`: equal strings
     decoded before (str -> itself), so that equal values share one object (JSON makes a new string per
-    value: the path of every reference, its kind, its scope); filled as it goes. `known`: this entry's
+    value: the kind of every reference, its scope, its name); filled as it goes. `known`: this entry's
     `data` part decoded before (all_references=False), whose symbols and references are taken as they
-    are, so that only the `rest` is built (resolution completes the parses it holds cut: on site-packages
-    that left 0.5M symbols and 2.4M references it decoded a second time)."""
+    are, so that only the `rest` is read (resolution completes the parses it holds cut: on site-packages
+    that left 0.5M symbols and 2.4M references it decoded a second time); `blob` may then be the
+    `rest` part alone, after an empty `data` part."""
     if not isinstance(blob, (bytes, bytearray)):  # SQLite hands back whatever type a crafted row holds
         return None
     head, _, rest = bytes(blob).partition(_SEPARATOR)
-    try:
-        data = json.loads(head)
-        others = json.loads(rest) if all_references else None
-    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deep
-        return None
-    if (type(data) is not dict or data.keys() != _KEYS or type(data["v"]) is not int or data["v"] != FORMAT_VERSION
-            or data["symbol_fields"] != _SYMBOL_FIELDS or data["reference_fields"] != _REFERENCE_FIELDS
-            or data["path"] != file.path or data["sha256"] != file.sha256
-            or type(data["error"]) not in (str, _NONE) or type(data["references"]) is not int):
-        return None
     strings = {} if strings is None else strings
-    if known is not None and (known.file.path, known.file.sha256) == (file.path, file.sha256):
-        symbols, table = known.symbols, known.references  # _merge checks that they fit the positions
+    path = strings.setdefault(file.path, file.path)
+    if all_references and known is not None and (known.file.path, known.file.sha256) == (file.path, file.sha256):
+        symbols, table, error = known.symbols, known.references, known.error  # _merge checks that they fit the positions
     else:
-        symbols = _build(Symbol, data["symbols"], _SYMBOL_TYPES, _SYMBOL_TUPLES, strings)
-        table = _build(Reference, data["table_references"], _REFERENCE_TYPES, _REFERENCE_TUPLES, strings)
-    if symbols is None or table is None:
-        return None
-    references = table if others is None else _merge(table, data["table_positions"], others, data["references"], strings)
-    if references is None:
-        return None
-    return ParsedFile(file, symbols, references, error=data["error"])
+        data = _loads(head)
+        if (type(data) is not dict or data.keys() != _KEYS or type(data["v"]) is not int or data["v"] != FORMAT_VERSION
+                or data["symbol_fields"] != _SYMBOLS.fields or data["reference_fields"] != _REFERENCES.fields
+                or data["path"] != file.path or data["sha256"] != file.sha256 or type(data["error"]) not in (str, _NONE)):
+            return None
+        symbols = _build(_SYMBOLS, data["symbols"], strings, path)
+        table = _build(_REFERENCES, data["table_references"], strings, path)
+        error = data["error"]
+        if symbols is None or table is None:
+            return None
+    if all_references:
+        others = _loads(rest)
+        if (type(others) is not dict or others.keys() != _REST_KEYS or type(others["v"]) is not int
+                or others["v"] != FORMAT_VERSION or others["reference_fields"] != _REFERENCES.fields
+                or others["path"] != file.path or others["sha256"] != file.sha256 or type(others["references"]) is not int):
+            return None
+        references = _merge(table, others["table_positions"], others["rest"], others["references"], strings, path)
+        if references is None:
+            return None
+    else:
+        references = table
+    return ParsedFile(file, symbols, references, error=error)
 
 
-def _merge(table: tuple, positions: object, rest_columns: object, count: int, strings: dict) -> tuple | None:
+def _loads(text: bytes) -> object:
+    """JSON, or None where it is not (not UTF-8, malformed, or nested too deep)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _merge(table: tuple, positions: object, rest_columns: object, count: int, strings: dict, path: str) -> tuple | None:
     """The references in their parse order again: `table` at `positions`, the `rest` in the other places."""
-    rest = _build(Reference, rest_columns, _REFERENCE_TYPES, _REFERENCE_TUPLES, strings)
+    rest = _build(_REFERENCES, rest_columns, strings, path)
     if (rest is None or type(positions) is not list or not set(map(type, positions)) <= {int}
             or len(positions) != len(table) or len(table) + len(rest) != count
             or positions != sorted(set(positions)) or (positions and not 0 <= positions[0] <= positions[-1] < count)):
@@ -160,10 +195,11 @@ def _merge(table: tuple, positions: object, rest_columns: object, count: int, st
     return tuple(r if r is not None else next(others) for r in out)
 
 
-def _build(cls: type, columns: object, allowed: list[set[type]], tuples: list[int] | tuple, strings: dict) -> tuple | None:
-    """Instances of `cls` from one column per field, or None when a value does not fit. The checks
-    run over sets of types (C loops, no Python code per value): the cache of a big project holds
-    hundreds of thousands of references and is read on every incremental run."""
+def _build(spec: _Spec, columns: object, strings: dict, path: str) -> tuple | None:
+    """Instances of `spec.cls` from one column per stored field and the file's `path`, or None when a
+    value does not fit. The checks run over sets of types (C loops, no Python code per value): the
+    cache of a big project holds hundreds of thousands of references and is read on every run."""
+    allowed = spec.allowed
     if type(columns) is not list or len(columns) != len(allowed) or not set(map(type, columns)) <= {list}:
         return None
     if len(set(map(len, columns))) != 1:  # every column as long as the others
@@ -172,11 +208,12 @@ def _build(cls: type, columns: object, allowed: list[set[type]], tuples: list[in
         return None
     columns = [list(map(strings.setdefault, column, column)) if str in types else column  # one object per value
                for column, types in zip(columns, allowed)]
-    for i in tuples:
+    for i in spec.tuples:
         if not set(map(type, chain.from_iterable(columns[i]))) <= {str}:
             return None
         columns[i] = map(tuple, columns[i])
-    return tuple(map(cls, *columns))
+    columns.insert(spec.path_at, repeat(path))
+    return tuple(map(spec.cls, *columns))
 
 
 class ParseCache:
@@ -203,27 +240,33 @@ class ParseCache:
         table_only cut the same way): see decode_parsed."""
         known = known or {}
         by_key = {self.key(f, fingerprint): f for f in files}
-        keys = list(by_key)
+        # the files whose `data` part is known are read without it
+        rest_only = [k for k, f in by_key.items() if all_references and f.path in known
+                     and (known[f.path].file.path, known[f.path].file.sha256) == (f.path, f.sha256)]
+        known_keys = set(rest_only)
+        whole = [k for k in by_key if k not in known_keys]
         found: dict[str, ParsedFile] = {}
         strings: dict = {}  # shared by the files read: names, kinds and scopes recur across them
-        for start in range(0, len(keys), _BATCH):
-            part = keys[start:start + _BATCH]
-            columns = "key, data, rest" if all_references else "key, data, NULL"
-            try:
-                rows = self._db.execute(f"SELECT {columns} FROM parsed WHERE key IN ({','.join('?' * len(part))})",
-                                        part).fetchall()
-            except sqlite3.DatabaseError:  # damaged after opening: what it cannot read is a miss
-                continue
-            for key, data, rest in rows:
-                file = by_key.get(key)
-                head = _inflate(data)
-                if all_references:
-                    tail = _inflate(rest)
-                    head = head + _SEPARATOR + tail if head is not None and tail is not None else None
-                parsed = (decode_parsed(head, file, all_references, strings, known.get(file.path))
-                          if file is not None else None)
-                if parsed is not None:
-                    found[file.path] = parsed
+        for keys, data_column in ((whole, "data"), (rest_only, "NULL")):
+            for start in range(0, len(keys), _BATCH):
+                part = keys[start:start + _BATCH]
+                columns = f"key, {data_column}, {'rest' if all_references else 'NULL'}"
+                try:
+                    rows = self._db.execute(f"SELECT {columns} FROM parsed WHERE key IN ({','.join('?' * len(part))})",
+                                            part).fetchall()
+                except sqlite3.DatabaseError:  # damaged after opening: what it cannot read is a miss
+                    continue
+                for key, data, rest in rows:
+                    file = by_key.get(key)
+                    if file is None:
+                        continue
+                    head = b"" if data_column == "NULL" else _inflate(data)
+                    if all_references:
+                        tail = _inflate(rest)
+                        head = head + _SEPARATOR + tail if head is not None and tail is not None else None
+                    parsed = decode_parsed(head, file, all_references, strings, known.get(file.path)) if head is not None else None
+                    if parsed is not None:
+                        found[file.path] = parsed
         return found
 
     def put_many(self, items: Sequence[tuple[SourceFile, bytes]], fingerprint: str) -> None:

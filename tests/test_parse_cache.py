@@ -189,7 +189,7 @@ def test_planted_pickle_is_a_miss_and_never_runs(tmp_path, parsed):
 
 
 def _entry(pf: ParsedFile) -> dict:
-    """An encoded entry's two parts, decoded: the `data` part's keys, and the `rest` references' columns."""
+    """An encoded entry's two parts, decoded: the `data` part's keys, and the `rest` part under "rest"."""
     head, _, rest = encode_parsed(pf).partition(b"\n")
     return {**json.loads(head), "rest": json.loads(rest)}
 
@@ -197,6 +197,15 @@ def _entry(pf: ParsedFile) -> dict:
 def _dump(entry: dict) -> bytes:
     head = {k: v for k, v in entry.items() if k != "rest"}
     return json.dumps(head).encode() + b"\n" + json.dumps(entry["rest"]).encode()
+
+
+def _column(entry: dict, part: str, field: str) -> list:
+    """One stored column: of "symbols", "table_references", or the `rest` part's references ("rest")."""
+    if part == "symbols":
+        return entry["symbols"][entry["symbol_fields"].index(field)]
+    if part == "table_references":
+        return entry["table_references"][entry["reference_fields"].index(field)]
+    return entry["rest"]["rest"][entry["rest"]["reference_fields"].index(field)]
 
 
 def _malformed(pf: ParsedFile) -> dict[str, object]:
@@ -208,40 +217,49 @@ def _malformed(pf: ParsedFile) -> dict[str, object]:
         change(entry)
         variants[name] = _dump(entry)
 
+    rest = lambda e: e["rest"]  # noqa: E731
     variant("old version", lambda e: e.update(v=FORMAT_VERSION - 1))
     variant("next version", lambda e: e.update(v=FORMAT_VERSION + 1))
     variant("version as bool", lambda e: e.update(v=True))
     variant("version as float", lambda e: e.update(v=float(FORMAT_VERSION)))
+    variant("old version (rest)", lambda e: rest(e).update(v=FORMAT_VERSION - 1))
     variant("field renamed", lambda e: e["reference_fields"].__setitem__(0, "label"))
     variant("field added", lambda e: e["symbol_fields"].append("visibility"))
-    variant("int where str expected", lambda e: e["rest"][0].__setitem__(0, 7))  # name
-    variant("int where str expected (table)", lambda e: e["table_references"][0].__setitem__(0, 7))
-    variant("int where str expected (symbol)", lambda e: e["symbols"][3].__setitem__(0, 1))  # kind
-    variant("None where str required", lambda e: e["rest"][1].__setitem__(0, None))  # path
-    variant("bool where int expected", lambda e: e["rest"][2].__setitem__(0, True))  # line
-    variant("float where int expected", lambda e: e["symbols"][6].__setitem__(0, 1.0))  # start_line
-    variant("str where int expected", lambda e: e["rest"][3].__setitem__(0, "3"))  # column
-    variant("target_ids not a list", lambda e: e["rest"][6].__setitem__(0, "a#b@1"))
-    variant("target id not a str", lambda e: e["rest"][6].__setitem__(0, [1]))
-    variant("object where str expected", lambda e: e["rest"][8].__setitem__(0, {"__class__": "x"}))
-    variant("missing value", lambda e: e["rest"][4].pop())
+    variant("field renamed (rest)", lambda e: rest(e)["reference_fields"].__setitem__(0, "label"))
+    variant("a path field as older formats had", lambda e: e["symbol_fields"].insert(0, "path"))
+    variant("int where str expected", lambda e: _column(e, "rest", "name").__setitem__(0, 7))
+    variant("int where str expected (table)", lambda e: _column(e, "table_references", "name").__setitem__(0, 7))
+    variant("int where str expected (symbol)", lambda e: _column(e, "symbols", "kind").__setitem__(0, 1))
+    variant("None where str required", lambda e: _column(e, "rest", "kind").__setitem__(0, None))
+    variant("bool where int expected", lambda e: _column(e, "rest", "line").__setitem__(0, True))
+    variant("float where int expected", lambda e: _column(e, "symbols", "start_line").__setitem__(0, 1.0))
+    variant("str where int expected", lambda e: _column(e, "rest", "column").__setitem__(0, "3"))
+    variant("target_ids not a list", lambda e: _column(e, "rest", "target_ids").__setitem__(0, "a#b@1"))
+    variant("target id not a str", lambda e: _column(e, "rest", "target_ids").__setitem__(0, [1]))
+    variant("object where str expected", lambda e: _column(e, "rest", "line_text").__setitem__(0, {"__class__": "x"}))
+    variant("missing value", lambda e: _column(e, "rest", "kind").pop())
     variant("extra value", lambda e: e["symbols"][0].append("extra"))
-    variant("missing field column", lambda e: e["rest"].pop())
-    variant("extra field column", lambda e: e["rest"].append(list(e["rest"][0])))
-    variant("rows instead of columns", lambda e: e.update(rest=[list(row) for row in zip(*e["rest"])]))
-    variant("a position out of range", lambda e: e["table_positions"].__setitem__(-1, e["references"]))
-    variant("positions out of order", lambda e: e["table_positions"].reverse())
-    variant("a position as str", lambda e: e["table_positions"].__setitem__(0, "0"))
-    variant("a position missing", lambda e: e["table_positions"].pop())
-    variant("count not what the parts hold", lambda e: e.update(references=e["references"] + 1))
-    variant("count as str", lambda e: e.update(references=str(e["references"])))
+    variant("missing field column", lambda e: rest(e)["rest"].pop())
+    variant("extra field column", lambda e: rest(e)["rest"].append(list(rest(e)["rest"][0])))
+    variant("rows instead of columns", lambda e: rest(e).update(rest=[list(row) for row in zip(*rest(e)["rest"])]))
+    variant("a position out of range", lambda e: rest(e)["table_positions"].__setitem__(-1, rest(e)["references"]))
+    variant("positions out of order", lambda e: rest(e)["table_positions"].reverse())
+    variant("a position as str", lambda e: rest(e)["table_positions"].__setitem__(0, "0"))
+    variant("a position missing", lambda e: rest(e)["table_positions"].pop())
+    variant("count not what the parts hold", lambda e: rest(e).update(references=rest(e)["references"] + 1))
+    variant("count as str", lambda e: rest(e).update(references=str(rest(e)["references"])))
     variant("missing key", lambda e: e.pop("error"))
+    variant("missing key (rest)", lambda e: rest(e).pop("sha256"))
     variant("extra key", lambda e: e.update(abs_path="/etc"))
+    variant("extra key (rest)", lambda e: rest(e).update(abs_path="/etc"))
     variant("error as int", lambda e: e.update(error=0))
     variant("unknown key (format 1's partial flag)", lambda e: e.update(partial=True))
     variant("error as int", lambda e: e.update(error=1))
     variant("symbols as dict", lambda e: e.update(symbols={}))
+    variant("rest as a list (format 3)", lambda e: e.update(rest=rest(e)["rest"]))
     variant("other path", lambda e: e.update(path="elsewhere.py"))
+    variant("other path (rest)", lambda e: rest(e).update(path="elsewhere.py"))
+    variant("other content (rest)", lambda e: rest(e).update(sha256="0" * 64))
     variants["no rest part"] = encode_parsed(pf).partition(b"\n")[0]
     variants["top level list"] = b"[1, 2, 3]"
     variants["not json"] = b"{\"v\": 1, "
@@ -258,9 +276,17 @@ def test_malformed_entries_are_misses(parsed):
     pf = _rich(parsed)
     assert pf.symbols and len(pf.references) > 1
     assert decode_parsed(_dump(_entry(pf)), pf.file) == pf  # the variants start from a valid entry
-    assert len(_entry(pf)["table_positions"]) > 1 and len(_entry(pf)["rest"][0]) > 1  # both parts have rows to spoil
+    assert len(_entry(pf)["rest"]["table_positions"]) > 1 and len(_entry(pf)["rest"]["rest"][0]) > 1  # both parts have rows to spoil
     for name, blob in _malformed(pf).items():
         assert decode_parsed(blob, pf.file) is None, name
+    # the `rest` part read alone, the first part known: its own header is checked the same way
+    known = decode_parsed(encode_parsed(pf), pf.file, all_references=False)
+    assert known is not None and decode_parsed(b"\n" + encode_parsed(pf).partition(b"\n")[2], pf.file, known=known) == pf
+    spoiled_rest = {name: blob for name, blob in _malformed(pf).items()
+                    if "(rest)" in name or "position" in name or "count" in name or "column" in name or "format 3" in name}
+    assert len(spoiled_rest) >= 15
+    for name, blob in spoiled_rest.items():
+        assert decode_parsed(b"\n" + blob.partition(b"\n")[2], pf.file, known=known) is None, name
 
 
 def test_malformed_rows_in_the_database_are_misses(tmp_path, parsed):
