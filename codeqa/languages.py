@@ -196,8 +196,11 @@ class QuerySet:
     query: object
     ranges: dict[str, range]  # kind -> its patterns' indexes in the combined query
     captures: tuple[frozenset[str], ...]  # capture names of each pattern, by combined index
-    # references.scm's one-node patterns, `(identifier) @name.reference.attribute`: disabled in `query`
-    # and run apart, as plain captures (no match object per node; they match every name in a file)
+    # the patterns of references.scm and locals.scm with one capture, of a name that is no import
+    # (`(identifier) @name.reference.attribute`, `(call function: (identifier) @name.reference.call)`,
+    # `... @ignore`) or of a local scope or binding: disabled in `query` and run apart, as plain
+    # captures. A match costs a dict, a list and a tuple; on Python files a third of the matches were
+    # these (and `(identifier)` matches every name of a file)
     names: object | None = None
 
     def run(self, node) -> list[tuple[int, dict[str, list]]]:
@@ -205,7 +208,8 @@ class QuerySet:
         return _matches(self.query, node)
 
     def run_names(self, node) -> dict[str, list]:
-        """The one-node reference patterns' captures under `node`: {capture name: [nodes]}."""
+        """The captures of the patterns run apart (`names`) under `node`: {capture name: [nodes]};
+        a node two of them capture under one name may be listed twice."""
         if self.names is None:
             return {}
         from tree_sitter import QueryCursor
@@ -251,16 +255,27 @@ def get_query_set(name: str) -> QuerySet | None:
         for i in range(combined.pattern_count)
     )
     single = []
-    for i in ranges.get("references", ()):
+    for i in (*ranges.get("references", ()), *ranges.get("locals", ())):
         pattern = raw[starts[i]:combined.end_byte_for_pattern(i)].strip()
-        if _ONE_NODE_PATTERN.fullmatch(pattern):
+        if _captured_apart(pattern):
             single.append(pattern.decode("utf-8"))
             combined.disable_pattern(i)
     names = Query(get_ts_language(name), "\n".join(single)) if single else None
     return QuerySet(combined, ranges, captures, names)
 
 
-_ONE_NODE_PATTERN = re.compile(rb"\(\w+\)\s*@name\.reference\.\w+")
+_CAPTURE = re.compile(rb"@([\w.]+)")
+_CAPTURED_APART = re.compile(rb"name\.reference\.(?!import$)\w+|ignore|local\.definition|local\.scope")
+
+
+def _captured_apart(pattern: bytes) -> bool:
+    """Whether a pattern runs apart as plain captures (QuerySet.names): one capture, of a name that is
+    no import, or of a local scope or binding; no predicate, string or comment (kept in `query`,
+    where they are read the way they always were)."""
+    if any(c in pattern for c in (b'"', b"#", b";")):
+        return False
+    names = _CAPTURE.findall(pattern)
+    return len(names) == 1 and _CAPTURED_APART.fullmatch(names[0]) is not None
 
 
 def _matches(query, node) -> list[tuple[int, dict[str, list]]]:

@@ -61,8 +61,8 @@ def parse_source(file: SourceFile, text: str):
         defs = _collect_definitions(queries.select(matches, "definitions") if matches else [], source)
         symbols = _build_symbols(file, language, defs, source, lines)
         def_name_starts = {d.name_node.start_byte for d in defs if d.name_node is not None}
-        scopes = _LocalScopes.collect(queries.select(matches, "locals") if matches else [], source)
         names = queries.run_names(tree.root_node) if queries is not None else {}
+        scopes = _LocalScopes.collect(queries.select(matches, "locals") if matches else [], names, source)
         references = _collect_references(file, language, matches, names, scopes, source, lines, defs, def_name_starts)
     except Exception as exc:  # a pathological tree (or a bug) in one file must not end the run
         return ParsedFile(file, (), (), error=f"symbol extraction failed ({type(exc).__name__}: {exc})"), None
@@ -145,7 +145,9 @@ def _collect_references(file: SourceFile, language: str, matches: list, names: d
         previous = best.get(start)
         if previous is None or rank < previous[0]:
             best[start] = (rank, key, captures)
-    for key, nodes in names.items():  # one-node patterns: every name of the file, most of them no reference
+    for key, nodes in names.items():  # one-capture patterns: every name of the file, most of them no reference
+        if key.startswith("local."):
+            continue
         rank = _rank(key, ())
         for node in nodes:
             start = node.start_byte
@@ -293,18 +295,21 @@ class _LocalScopes:
     binding_starts: set[int] = field(default_factory=set)  # where a bound name stands (never a reference)
 
     @classmethod
-    def collect(cls, matches, source: bytes) -> "_LocalScopes":
+    def collect(cls, matches, captured: dict[str, list], source: bytes) -> "_LocalScopes":
+        """From locals.scm's matches, and the captures of its patterns that run apart (QuerySet.names)."""
         scopes = cls()
-        spans: list[tuple[int, int]] = []
-        bindings: list[tuple[int, bytes]] = []
+        scope_nodes = list(captured.get("local.scope", ()))
+        binding_nodes = list(captured.get("local.definition", ()))
         for _, captures in matches:
             if "local.scope" in captures:
-                node = captures["local.scope"][0]
-                spans.append((node.start_byte, -node.end_byte))
+                scope_nodes.append(captures["local.scope"][0])
             elif "local.definition" in captures:
-                node = captures["local.definition"][0]
-                bindings.append((node.start_byte, source[node.start_byte:node.end_byte]))
-                scopes.binding_starts.add(node.start_byte)
+                binding_nodes.append(captures["local.definition"][0])
+        spans = [(node.start_byte, -node.end_byte) for node in scope_nodes]
+        bindings: list[tuple[int, bytes]] = []
+        for node in binding_nodes:
+            bindings.append((node.start_byte, source[node.start_byte:node.end_byte]))
+            scopes.binding_starts.add(node.start_byte)
         stack: list[int] = []
         for start, neg_end in sorted(set(spans)):  # nesting by byte containment
             while stack and start >= scopes.ends[stack[-1]]:

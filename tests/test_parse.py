@@ -372,3 +372,31 @@ def test_a_cpp_header_named_dot_h_is_parsed_as_cpp():
 def test_a_cpp_function_returning_a_pointer_is_a_symbol():
     parsed = parse("make.cpp", "cpp", "class Circle {};\n\nCircle* build() { return new Circle(); }\n")
     assert [s.qualified_name for s in parsed.symbols] == ["Circle", "build"]
+
+
+def test_patterns_run_apart_as_captures_find_what_they_find_as_matches(monkeypatch):
+    """One-capture patterns (names, scopes, bindings) run as plain captures (QuerySet.names), not as
+    matches of the combined query: every fixture file, in every language, parses to the same symbols
+    and references as with every pattern in the combined query."""
+    from codeqa import languages, parse
+    from codeqa.files import read_source_text, walk_repository
+
+    fixtures = Path(__file__).parent / "fixtures"
+    files = [f for root in ("languages", "repo", "pyrefs") for f in walk_repository(fixtures / root).files if f.language]
+
+    def parse_all():
+        languages.get_query_set.cache_clear()
+        parse._reference_patterns.cache_clear()
+        return [parse.parse_source(f, read_source_text(f.abs_path))[0] for f in files]
+
+    apart = parse_all()
+    moved = {lang: languages.get_query_set(lang).names for lang in ("python", "java", "go", "rust", "typescript")}
+    assert all(moved.values())  # each of these languages has patterns run apart
+    monkeypatch.setattr(languages, "_captured_apart", lambda pattern: False)
+    together = parse_all()
+    assert languages.get_query_set("python").names is None
+    monkeypatch.undo()
+    languages.get_query_set.cache_clear()
+    parse._reference_patterns.cache_clear()
+    assert len({f.language for f in files}) >= 10 and sum(len(pf.references) for pf in apart) > 300
+    assert apart == together
