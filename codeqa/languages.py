@@ -250,13 +250,11 @@ def get_query_set(name: str) -> QuerySet | None:
         if inside:
             ranges[kind] = range(inside[0], inside[-1] + 1)
     raw = text.encode("utf-8")
-    captures = tuple(
-        frozenset(c.decode() for c in re.findall(rb"@([\w.]+)", raw[starts[i]:combined.end_byte_for_pattern(i)]))
-        for i in range(combined.pattern_count)
-    )
+    patterns = [raw[starts[i]:combined.end_byte_for_pattern(i)].strip() for i in range(combined.pattern_count)]
+    captures = tuple(frozenset(c.decode() for c in _CAPTURE.findall(pattern)) for pattern in patterns)
     single = []
     for i in (*ranges.get("references", ()), *ranges.get("locals", ())):
-        pattern = raw[starts[i]:combined.end_byte_for_pattern(i)].strip()
+        pattern = patterns[i]
         if _captured_apart(pattern):
             single.append(pattern.decode("utf-8"))
             combined.disable_pattern(i)

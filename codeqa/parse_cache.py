@@ -146,7 +146,7 @@ def decode_parsed(blob: bytes, file: SourceFile, all_references: bool = True,
     head, _, rest = bytes(blob).partition(_SEPARATOR)
     strings = {} if strings is None else strings
     path = strings.setdefault(file.path, file.path)
-    if all_references and known is not None and (known.file.path, known.file.sha256) == (file.path, file.sha256):
+    if all_references and _same_file(known, file):
         symbols, table, error = known.symbols, known.references, known.error  # _merge checks that they fit the positions
     else:
         data = _loads(head)
@@ -171,6 +171,11 @@ def decode_parsed(blob: bytes, file: SourceFile, all_references: bool = True,
     else:
         references = table
     return ParsedFile(file, symbols, references, error=error)
+
+
+def _same_file(parsed: ParsedFile | None, file: SourceFile) -> bool:
+    """Whether `parsed` is a parse of `file` as it is now (its path and content)."""
+    return parsed is not None and (parsed.file.path, parsed.file.sha256) == (file.path, file.sha256)
 
 
 def _loads(text: bytes) -> object:
@@ -241,16 +246,15 @@ class ParseCache:
         known = known or {}
         by_key = {self.key(f, fingerprint): f for f in files}
         # the files whose `data` part is known are read without it
-        rest_only = [k for k, f in by_key.items() if all_references and f.path in known
-                     and (known[f.path].file.path, known[f.path].file.sha256) == (f.path, f.sha256)]
+        rest_only = [k for k, f in by_key.items() if all_references and _same_file(known.get(f.path), f)]
         known_keys = set(rest_only)
         whole = [k for k in by_key if k not in known_keys]
         found: dict[str, ParsedFile] = {}
         strings: dict = {}  # shared by the files read: names, kinds and scopes recur across them
-        for keys, data_column in ((whole, "data"), (rest_only, "NULL")):
+        for keys, with_data in ((whole, True), (rest_only, False)):
+            columns = f"key, {'data' if with_data else 'NULL'}, {'rest' if all_references else 'NULL'}"
             for start in range(0, len(keys), _BATCH):
                 part = keys[start:start + _BATCH]
-                columns = f"key, {data_column}, {'rest' if all_references else 'NULL'}"
                 try:
                     rows = self._db.execute(f"SELECT {columns} FROM parsed WHERE key IN ({','.join('?' * len(part))})",
                                             part).fetchall()
@@ -260,7 +264,7 @@ class ParseCache:
                     file = by_key.get(key)
                     if file is None:
                         continue
-                    head = b"" if data_column == "NULL" else _inflate(data)
+                    head = _inflate(data) if with_data else b""
                     if all_references:
                         tail = _inflate(rest)
                         head = head + _SEPARATOR + tail if head is not None and tail is not None else None
