@@ -129,3 +129,41 @@ def test_an_edge_store_that_let_go_sees_what_another_writer_stored_meanwhile(tmp
         assert run.count_chunks() == 5 and run.search(vec(DIM - 1), None, 1)[0].path == "late.py"
     finally:
         run.close()
+
+
+def test_a_sealed_segment_reads_its_sparse_index_from_disk_and_keyword_search_still_finds(tmp_path, monkeypatch):
+    """Sealed (optimize) segments keep their sparse index memory-mapped (Memory.Cold), not in the heap of
+    every process that loads the chunks: keyword search over such a segment answers as over an open one."""
+    import json
+
+    from codeqa.store import edge, query_sparse_vector
+    from codeqa.store.edge import EdgeStore
+    from store_contract import chunk, vec
+
+    monkeypatch.setattr(edge, "OPTIMIZE_THRESHOLD_KB", 1)  # so that optimize() seals this small shard's segment
+
+    def store():
+        return EdgeStore.open(tmp_path / "repo", tmp_path / "index", create=True)
+
+    writer = store()
+    try:
+        writer.ensure_schema(8)
+        chunks = [chunk(f"m{i}.py", 1, f"def handler_{i}(request): return route_{i % 7}(request)") for i in range(300)]
+        chunks.append(chunk("needle.py", 1, "def zanzibar_quokka(): pass"))
+        writer.upsert_chunks(chunks, [vec(i % 8) for i in range(len(chunks))], [""] * len(chunks))
+        writer.optimize()
+    finally:
+        writer.close()
+    config = json.loads((tmp_path / "index" / "chunks" / "edge_config.json").read_text())
+    assert config["sparse_vectors"]["sparse"]["memory"] == "cold"
+    segments = [json.loads(p.read_text()) for p in (tmp_path / "index" / "chunks").glob("segments/*/segment.json")]
+    sparse_indexes = [s["config"]["sparse_vector_data"]["sparse"]["index"] for s in segments]
+    assert {"index_type": "Mmap", "memory": "cold"}.items() <= max(sparse_indexes, key=lambda i: i["index_type"] == "Mmap").items()
+    reader = store()
+    try:
+        hits = reader.search(None, query_sparse_vector("zanzibar quokka"), 3)
+        assert [h.path for h in hits][:1] == ["needle.py"]
+        hits = reader.search(None, query_sparse_vector("route_3 handler"), 5)
+        assert hits and all(h.path.startswith("m") for h in hits)
+    finally:
+        reader.close()
