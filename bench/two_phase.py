@@ -9,7 +9,9 @@
    `codeqa refs` on the most used symbol: what a user waits for right after phase 1.
 3. Search latency over phase-1 data, in process (one Retriever, warm): p50 / p90 over N queries, half
    first docstring lines and half symbol names sampled (seeded) from the index itself.
-4. With --phase2-minutes M (> 0): `codeqa index REPO` (phase 2) for up to M minutes, then SIGINT as a
+4. Before and after, the seconds a fixed one-core Python loop takes (machine_loop_s): a shared
+   machine's speed swings, and runs compare only where it agrees.
+5. With --phase2-minutes M (> 0): `codeqa index REPO` (phase 2) for up to M minutes, then SIGINT as a
    user's Ctrl-C; chunks embedded and chunks/s, then the same queries again (semantic share, latency).
    Without a limit (M < 0) phase 2 runs to the end and its wall time is reported.
 """
@@ -34,6 +36,18 @@ sys.path.insert(0, str(ROOT))
 
 from codeqa.config import Settings  # noqa: E402
 from codeqa.retrieve import Retriever  # noqa: E402
+
+
+def machine_loop_s() -> float:
+    """Seconds for a fixed one-core Python loop: this machine's speed when a run starts and ends.
+
+    A shared VM's speed swings within the hour (site-packages, the same code: 475.7 s and 687.7 s;
+    a loop like this one, at module level, 3.0 s and 5.9 s around them), so only runs whose loop times agree compare."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(20_000_000):
+        total += i * i % 7
+    return round(time.perf_counter() - start, 2)
 
 
 def _env() -> dict:
@@ -131,7 +145,8 @@ def main() -> None:
     args = parser.parse_args()
     repo, index_dir = args.repo.resolve(), args.index_dir.resolve()
     common = ["--index-dir", str(index_dir)]
-    figures: dict = {"repo": str(repo), "load_before": os.getloadavg()}
+    figures: dict = {"repo": str(repo), "load_before": os.getloadavg(), "machine_loop_before_s": machine_loop_s()}
+    print(f"this machine's speed now: {figures['machine_loop_before_s']} s for the reference loop", flush=True)
 
     one = run_codeqa(["index", str(repo), *common, "--defer-embeddings", "--json", "--full"])
     report = json.loads(one["stdout"])
@@ -181,6 +196,8 @@ def main() -> None:
         print(f"search after phase 2 (semantic {figures['search_after_phase2']['semantic']:.0%}): p50 "
               f"{figures['search_after_phase2']['p50_ms']:.1f} ms", flush=True)
     figures["load_after"] = os.getloadavg()
+    figures["machine_loop_after_s"] = machine_loop_s()
+    print(f"this machine's speed at the end: {figures['machine_loop_after_s']} s for the reference loop", flush=True)
     figures["max_rss_this_process_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
