@@ -131,9 +131,10 @@ def test_an_edge_store_that_let_go_sees_what_another_writer_stored_meanwhile(tmp
         run.close()
 
 
-def test_a_sealed_segment_reads_its_sparse_index_from_disk_and_keyword_search_still_finds(tmp_path, monkeypatch):
-    """Sealed (optimize) segments keep their sparse index memory-mapped (Memory.Cold), not in the heap of
-    every process that loads the chunks: keyword search over such a segment answers as over an open one."""
+def test_a_sealed_segment_reads_its_sparse_and_keyword_indexes_from_disk_and_searches_still_find(tmp_path, monkeypatch):
+    """Sealed (optimize) segments keep their sparse index and keyword payload indexes memory-mapped and read
+    on demand (Memory.Cold), not in the heap of every process that loads the chunks: keyword search and a
+    path filter over such a segment answer as over an open one."""
     import json
 
     from codeqa.store import edge, query_sparse_vector
@@ -142,10 +143,7 @@ def test_a_sealed_segment_reads_its_sparse_index_from_disk_and_keyword_search_st
 
     monkeypatch.setattr(edge, "OPTIMIZE_THRESHOLD_KB", 1)  # so that optimize() seals this small shard's segment
 
-    def store():
-        return EdgeStore.open(tmp_path / "repo", tmp_path / "index", create=True)
-
-    writer = store()
+    writer = EdgeStore.open(tmp_path / "repo", tmp_path / "index", create=True)
     try:
         writer.ensure_schema(8)
         chunks = [chunk(f"m{i}.py", 1, f"def handler_{i}(request): return route_{i % 7}(request)") for i in range(300)]
@@ -156,14 +154,20 @@ def test_a_sealed_segment_reads_its_sparse_index_from_disk_and_keyword_search_st
         writer.close()
     config = json.loads((tmp_path / "index" / "chunks" / "edge_config.json").read_text())
     assert config["sparse_vectors"]["sparse"]["memory"] == "cold"
-    segments = [json.loads(p.read_text()) for p in (tmp_path / "index" / "chunks").glob("segments/*/segment.json")]
-    sparse_indexes = [s["config"]["sparse_vector_data"]["sparse"]["index"] for s in segments]
-    assert {"index_type": "Mmap", "memory": "cold"}.items() <= max(sparse_indexes, key=lambda i: i["index_type"] == "Mmap").items()
-    reader = store()
+    segments = (tmp_path / "index" / "chunks").glob("segments/*")
+    sealed = [s for s in segments
+              if json.loads((s / "segment.json").read_text())["config"]["sparse_vector_data"]["sparse"]["index"]
+              == {"full_scan_threshold": None, "index_type": "Mmap", "memory": "cold"}]
+    assert sealed
+    for segment in sealed:
+        fields = json.loads((segment / "payload_index" / "config.json").read_text())["indexed_fields"]
+        assert {f: i["memory"] for f, i in fields.items()} == {"path": "cold", "symbol_ids": "cold", "language": "cold"}
+    reader = EdgeStore.open(tmp_path / "repo", tmp_path / "index")
     try:
         hits = reader.search(None, query_sparse_vector("zanzibar quokka"), 3)
         assert [h.path for h in hits][:1] == ["needle.py"]
         hits = reader.search(None, query_sparse_vector("route_3 handler"), 5)
         assert hits and all(h.path.startswith("m") for h in hits)
+        assert [h.text for h in reader.chunks_in_file("needle.py")] == ["def zanzibar_quokka(): pass"]
     finally:
         reader.close()

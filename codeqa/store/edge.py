@@ -147,13 +147,13 @@ class EdgeStore:
         if (self.chunks_dir / "edge_config.json").exists():
             self._chunks()
             return
+        plain = HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000)  # m=0: no graph, exact scans
+        dense = EdgeVectorParams(size=vector_size, distance=Distance.Cosine, hnsw_config=plain,
+                                 datatype=VectorStorageDatatype.Float16)  # half float32's size, the same rankings
         # the sparse index of a sealed segment memory-mapped and read on demand (Cold), not held in the heap
         # (Pinned, the default): 150k chunks of site-packages loaded in 331 -> 214 MB (anonymous 147 -> 31 MB),
         # and the writer process of a big run holds every sealed segment loaded; the price is the first
         # keyword search after a load (~50 ms of page faults, then ~1 ms as before)
-        plain = HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000)  # m=0: no graph, exact scans
-        dense = EdgeVectorParams(size=vector_size, distance=Distance.Cosine, hnsw_config=plain,
-                                 datatype=VectorStorageDatatype.Float16)  # half float32's size, the same rankings
         config = EdgeConfig(vectors={"dense": dense},
                             sparse_vectors={"sparse": EdgeSparseVectorParams(modifier=Modifier.Idf, memory=Memory.Cold)},
                             wal_enabled=False,
