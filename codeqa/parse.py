@@ -16,7 +16,8 @@ that knows more (a receiver, type evidence). A name bound in an enclosing local 
 variable: dropped, or kept with confidence "local" when it carries type evidence. In languages
 where every name is defined or imported in its file, a bare name that is neither is dropped too.
 A file that does not parse cleanly is parsed again with its registry row's `retry_as` grammar (C++
-headers named .h); the parse with fewer errors wins, and its language's queries run.
+headers named .h); the parse with fewer errors wins, and its language's queries run. Where the row's
+`retry_first` pattern occurs (C++ syntax in a .h), the `retry_as` grammar goes first instead.
 """
 
 from __future__ import annotations
@@ -44,12 +45,17 @@ def parse_source(file: SourceFile, text: str):
     source = text.encode("utf-8")
     language = file.language
     try:
-        tree = _parse_with_deadline(get_parser(language), source)
-        retry_as = language_by_name(language).retry_as
-        if tree.root_node.has_error and retry_as:  # a C++ header behind a .h extension
+        row = language_by_name(language)
+        first, retry_as = language, row.retry_as
+        if retry_as and row.retry_first is not None and row.retry_first.search(source):
+            first, retry_as = retry_as, language  # a C++ header behind a .h extension: C++ first
+        tree = _parse_with_deadline(get_parser(first), source)
+        if tree.root_node.has_error and retry_as:
             other = _parse_with_deadline(get_parser(retry_as), source)
-            if _error_count(other.root_node) < _error_count(tree.root_node):
-                tree, language = other, retry_as
+            fewer = _error_count(other.root_node) - _error_count(tree.root_node)
+            if fewer < 0 or (fewer == 0 and retry_as == language):  # a tie keeps the file's own language
+                tree, first = other, retry_as
+        language = first
     except ParseTimeout as exc:
         return ParsedFile(file, (), (), error=str(exc)), None
     except Exception as exc:  # a grammar crash must not end the index run

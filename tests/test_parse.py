@@ -369,6 +369,32 @@ def test_a_cpp_header_named_dot_h_is_parsed_as_cpp():
     assert {s.language for s in plain_c.symbols} == {"c"}
 
 
+def test_a_dot_h_file_showing_cpp_syntax_is_parsed_as_cpp_first_and_as_c_only_when_that_fails(monkeypatch):
+    """The C grammar took ~4x as long as the C++ one on C++ headers, recovering from errors: a .h with a
+    namespace, template, class body or access specifier goes to the C++ grammar first. C code that only
+    looks like it (a variable named `template`) still ends as C."""
+    import codeqa.parse as parse_module
+
+    grammars: list[str] = []
+    real = parse_module.get_parser
+
+    def counting(language: str):
+        grammars.append(language)
+        return real(language)
+
+    monkeypatch.setattr(parse_module, "get_parser", counting)
+    header = parse("ns.h", "c", "#pragma once\nnamespace ui {\nclass Widget {\n public:\n  int width() const;\n};\n}\n")
+    assert grammars == ["cpp"] and header.error is None
+    assert {s.language for s in header.symbols} == {"cpp"}
+    grammars.clear()
+    lookalike = parse("below.h", "c", "static int below(int template, int limit) {\n  return\n  template < limit;\n}\n")
+    assert grammars == ["cpp", "c"] and lookalike.error is None
+    assert [(s.qualified_name, s.language) for s in lookalike.symbols] == [("below", "c")]
+    grammars.clear()
+    plain = parse("vec.h", "c", "struct vec { int x; };\nint vec_len(struct vec *v);\n")
+    assert grammars == ["c"] and plain.error is None  # no C++ syntax, clean as C: one parse
+
+
 def test_a_cpp_function_returning_a_pointer_is_a_symbol():
     parsed = parse("make.cpp", "cpp", "class Circle {};\n\nCircle* build() { return new Circle(); }\n")
     assert [s.qualified_name for s in parsed.symbols] == ["Circle", "build"]
