@@ -325,8 +325,24 @@ def redact(text: str) -> str:
     if "bearer" in text.lower():
         text = _BEARER.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
     if "://" in text:
-        text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}[REDACTED]{m.group(3)}", text)
+        text = _redact_url_passwords(text)
     return text
+
+
+def _redact_url_passwords(text: str) -> str:
+    """`scheme://user:password@host`, on the lines that hold a `://` only (a match never spans lines):
+    over a whole file the pattern tries every word, and URLs in docstrings are common (site-packages:
+    a third of the redaction's time)."""
+    out, last = [], 0
+    at = text.find("://")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        out += [text[last:start], _URL_PASSWORD.sub(lambda m: f"{m.group(1)}[REDACTED]{m.group(3)}", text[start:end])]
+        last = end
+        at = text.find("://", end)
+    return "".join(out) + text[last:]
 
 
 

@@ -109,6 +109,16 @@ def test_every_kind_of_api_token_is_blanked(token):
     assert token not in redacted and "[REDACTED]" in redacted
 
 
+def test_a_password_in_a_url_is_blanked_on_every_line_that_has_one():
+    # the URL pattern runs only on the lines holding a `://`: the first, a middle and an unterminated last
+    source = ("A = 'https://user:pw1secret@host/x'\n# docs: http://example.com/a:b\n\n"
+              "B = connect('redis://default:pw2secret@cache:6379') or 'x://y'\nC = 'ftp://me:pw3secret@files'")
+    redacted = redact(source)
+    assert not any(pw in redacted for pw in ("pw1secret", "pw2secret", "pw3secret"))
+    assert redacted.count("[REDACTED]@") == 3 and redacted.count("\n") == source.count("\n")
+    assert "http://example.com/a:b" in redacted and redacted.endswith("[REDACTED]@files'")
+
+
 def test_an_unterminated_key_header_blanks_the_key_not_the_rest_of_the_file():
     source = ('HEADER = "-----BEGIN OPENSSH PRIVATE KEY-----\\n"\nunterminatedKeyHeaderCheck = 1\n\ndef check(text):\n    return text.startswith(HEADER)\n'
               'PASTED = """-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\n"""\n')
