@@ -215,7 +215,7 @@ class EdgeStore:
             named: dict[str, Any] = {"sparse": SparseVector(indices, values)}
             if vector is not None:
                 named["dense"] = [float(x) for x in vector]
-            points.append(Point(id=chunk.id, payload=chunk_payload(chunk), vector=named))
+            points.append(Point(id=chunk.id, payload=chunk_payload(chunk, tuple), vector=named))
         for batch in batches(points, UPSERT_BATCH):
             shard.update(UpdateOperation.upsert_points(list(batch)))
 
