@@ -345,7 +345,6 @@ def _redact_url_passwords(text: str) -> str:
     return "".join(out) + text[last:]
 
 
-
 def _redact_assignments(text: str) -> str:
     """`password = "..."`-style assignments. The two patterns cost a lot per word, so they run only on
     the lines around a credential-like word (and the line after, for a value on the next line)."""

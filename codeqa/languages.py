@@ -61,7 +61,7 @@ class Language:
     # source where this pattern occurs is parsed with `retry_as` first, and with this row's grammar only
     # when that has syntax errors: C++ headers named .h (`namespace x {`, `template <`) took the C
     # grammar ~4x as long as the C++ one, all of it recovering from errors (site-packages: 9.5k headers)
-    retry_first: "re.Pattern[bytes] | None" = None
+    retry_first: re.Pattern[bytes] | None = None
     # languages whose code can call each other's definitions by name (C and C++; JS, TS and TSX): a
     # name-only guess never crosses into another family (a Python `x.run()` is not a Ruby `run`)
     family: str = ""
