@@ -1,8 +1,10 @@
 """Answer stage: conversation, prompt, streaming, citation check; the API the CLI and the UI drive.
 
     question --(Conversation: follow-up rewrite)--> Retriever.retrieve --> snippets
-      --> prompt (system rules + history + graph facts + numbered snippets `path:Lstart-Lend`)
-      --> ChatModel.stream (chat.py) --> text pieces --> citations parsed and verified --> Answer
+      --> prompt.fit_prompt (system rules + history + graph facts + numbered snippets [n] path:Lstart-Lend,
+          counted against the model's window, least useful evidence left out first)
+      --> ChatModel.stream (chat.py) --> text pieces (thinking set apart, loops cut, max_tokens marked)
+      --> citations read in every form a model writes them, verified, and attributed --> Answer
 
 Without an LLM (none configured, or `no_llm`) the answer is built from retrieval alone and says
 so (extractive.py). A citation is `verified` only when its file is in the index, its lines exist,
@@ -15,35 +17,29 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
+from typing import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
-from .chat import ChatModel, FakeChat, Message, OpenAIChat
+from .chat import ChatModel, FakeChat, Generation, Message, OpenAIChat
+from .citations import (CitedSpan, attribute, parse_citations, parse_loose, parse_numbered, take_echoed_lines,
+                        unknown_names, verify_citations)
 from .config import Settings
 from .errors import LLMError
-from .extractive import EXTRACTIVE_NOTE, describe_path, extractive_answer, refs_spec
+from .extractive import EXTRACTIVE_NOTE, extractive_answer
 from .files import redact
-from .lookup import list_sites
 from .pack import CHARS_PER_TOKEN, count_tokens
+from .prompt import (SYSTEM_PROMPT, FittedPrompt, PromptParts, PromptTooLarge, fit_prompt, format_snippet,
+                     graph_facts)
+from .prompt import build_messages as _build_messages
 from .retrieve import Retriever
-from .summary import describe_counts, summarize_usage, summary_to_json
-from .citations import CitedSpan, parse_citations, verify_citations
-from .types import Answer, Retrieval, Snippet, UsageSummary
+from .summary import summarize_usage, summary_to_json
+from .types import Answer, Citation, Retrieval, UsageSummary
 
 EXTRACTIVE_BUDGET_TOKENS = 40_000  # evidence of an answer no model reads: every listed reference site fits
-
-SYSTEM_PROMPT = """You answer questions about a code repository using only the evidence in the user's \
-message: numbered code snippets, each labelled path:Lstart-Lend with every line numbered, and facts \
-from the repository's reference graph.
-Rules:
-- Cite every claim as path:Lstart-Lend (or path:Lline), with the path exactly as in a snippet label \
-and lines inside that snippet, e.g. `src/app/main.py:L12-L18`. Cite the narrowest lines that show it.
-- Use nothing you were not shown: no guesses about code outside the snippets, no invented files or lines.
-- If the snippets do not contain the evidence, say plainly that it is missing from the retrieved code \
-and what would be needed; do not fill the gap from general knowledge.
-- For "where/how is X used" questions, give the complete list of reference sites from the graph facts, \
-grouped by file, with the count.
-- Be concise: short paragraphs or lists; quote code only when it helps."""
+# the slowest prompt reading we plan for (tokens/s): a 1.5B model on two busy CPU cores reads 26-32, so the
+# wait for the first piece is CODEQA_LLM_TIMEOUT plus the prompt's tokens at this rate
+READ_TOKENS_PER_SECOND_FLOOR = 10.0
+LOOP_CHECK_EVERY = 80  # characters of answer between two checks for a repeating stream
 
 
 # ---- conversation -------------------------------------------------------------------------------
@@ -135,81 +131,101 @@ def _cut_tokens(text: str, limit: int) -> str:
     return cut.rsplit("\n", 1)[0] + "\n[…]"
 
 
-# ---- prompt -------------------------------------------------------------------------------------
+# ---- prompt (prompt.py) ------------------------------------------------------------------------
 
 def build_messages(question: str, retrieval: Retrieval, conversation: Conversation | None = None,
                    repo_name: str = "", summary: UsageSummary | None = None) -> list[Message]:
-    """System rules, the bounded history, then one user message: question, graph facts, numbered snippets."""
-    parts = [f"Repository: {repo_name}" if repo_name else "", f"Question: {redact(question)}"]
-    if retrieval.query and retrieval.query != question:
-        parts.append(f"(Follow-up, read as: {redact(retrieval.query)})")
-    facts = graph_facts(retrieval, summary)
-    if facts:
-        parts.append("Graph facts (from the index):\n" + redact(facts))
-    if retrieval.snippets:
-        parts.append("Snippets:\n\n" + "\n\n".join(format_snippet(i, s) for i, s in enumerate(retrieval.snippets, 1)))
-    else:
-        parts.append("Snippets: none were found for this question.")
-    user = "\n\n".join(p for p in parts if p)
-    history = conversation.messages() if conversation else []
-    return [{"role": "system", "content": SYSTEM_PROMPT}, *history, {"role": "user", "content": user}]
-
-
-def format_snippet(number: int, snippet: Snippet) -> str:
-    """`[n] path:Lstart-Lend (why)` and the code with every line numbered, fenced."""
-    lines = snippet.text.splitlines() or [""]
-    width = len(str(snippet.start_line + len(lines) - 1))
-    body = "\n".join(f"{snippet.start_line + i:>{width}} | {line}" for i, line in enumerate(lines))
-    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", snippet.text)), default=0) + 1)
-    why = f" ({snippet.reason})" if snippet.reason else ""
-    return f"[{number}] {snippet.label}{why}\n{fence}\n{body}\n{fence}"
-
-
-def graph_facts(retrieval: Retrieval, summary: UsageSummary | None = None) -> str:
-    """Usage: definitions, the account of the uses, and the listed reference sites (all of them up to
-    the cap: `Retrieval.listed`), grouped by file. Relationship: the paths."""
-    lines: list[str] = []
-    if retrieval.route == "usage":
-        for sym in retrieval.definitions:
-            lines.append(f"{sym.qualified_name} ({sym.kind}) is defined at {sym.path}:L{sym.start_line}-L{sym.end_line}.")
-        if retrieval.ambiguous:
-            lines.append("The name is ambiguous; it also names: " + "; ".join(
-                f"{o.qualified_name} ({o.kind}) at {o.path}:L{o.start_line}" for o in retrieval.ambiguous[:6])
-                + ". Say which one the answer is about.")
-        if summary is not None:
-            lines.extend(describe_counts(summary))
-        listed = retrieval.listed or list_sites(retrieval.references)
-        lines.append(f"{listed.total} reference site(s) in {listed.files} file(s)" + (":" if listed.complete else (
-            f"; {listed.shown} of them, in {len(listed.groups)} of the files (package code first), are listed here, "
-            f"the other {listed.total - listed.shown} are not (`codeqa refs {refs_spec(retrieval.definitions)} --json` "
-            "lists every site):")))
-        for group in listed.groups:
-            cut = f"; {group.total - len(group.sites)} more not listed" if len(group.sites) < group.total else ""
-            lines.append(f"- {group.path} ({group.total}): " + "; ".join(f"L{r.line} {r.kind}" for r in group.sites) + cut)
-    elif retrieval.route == "relationship":
-        if not retrieval.paths:
-            lines.append("No path of at most 4 hops connects them in the reference graph.")
-        for path in retrieval.paths:
-            lines.append("Path: " + describe_path(path, retrieval.edges))
-    return "\n".join(lines)
+    """The whole request, unfitted: system rules, the bounded history, then question, facts and snippets."""
+    history = tuple(conversation.messages()) if conversation else ()
+    return _build_messages(PromptParts(question, retrieval, history, repo_name, summary))[0]
 
 
 # ---- answering ----------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class AnswerProgress:
+    """Where an LLM answer is, for a shell to show while it waits: "reading" the prompt (`done` of `total`
+    tokens, when the server says; `total` is the prompt's size) or "writing" (`done` pieces so far)."""
+
+    stage: str  # "reading" | "writing"
+    done: int
+    total: int | None
+    message: str
+
+
+ProgressCallback = Callable[[AnswerProgress], None]
+
+
+class ThinkSplitter:
+    """Separates `<think>...</think>` blocks (a reasoning model's thinking inline in its text) from the
+    answer, across pieces that split the tags anywhere."""
+
+    OPEN, CLOSE = "<think>", "</think>"
+
+    def __init__(self):
+        self._buffer = ""
+        self._thinking = False
+
+    def feed(self, text: str, final: bool = False) -> tuple[str, str]:
+        """(answer text, thinking) that `text` completes; a possible tag at the end waits for the next piece."""
+        self._buffer += text
+        answer, thought = [], []
+        while self._buffer:
+            tag = self.CLOSE if self._thinking else self.OPEN
+            at = self._buffer.find(tag)
+            if at >= 0:
+                (thought if self._thinking else answer).append(self._buffer[:at])
+                self._buffer = self._buffer[at + len(tag):]
+                self._thinking = not self._thinking
+                continue
+            keep = 0 if final else next((k for k in range(len(tag) - 1, 0, -1) if self._buffer.endswith(tag[:k])), 0)
+            (thought if self._thinking else answer).append(self._buffer[:len(self._buffer) - keep])
+            self._buffer = self._buffer[len(self._buffer) - keep:]
+            break
+        return "".join(answer), "".join(thought)
+
+
+def repeating(text: str) -> int | None:
+    """Where a looping stream's repetition starts (the second copy), or None: the text ends with one unit
+    of 16-400 characters three times over, or one sentence of 40+ characters occurs three times."""
+    tail = text[-1500:]
+    for period in range(16, min(400, len(tail) // 3) + 1):
+        unit = tail[-period:]
+        if tail[-2 * period:-period] == unit and tail[-3 * period:-2 * period] == unit:
+            first = text.find(unit)
+            return text.find(unit, first + 1) if first >= 0 else len(text) - 2 * period
+    seen: dict[str, int] = {}
+    for m in re.finditer(r"[^.!?\n]{40,}[.!?]?", text):
+        key = " ".join(m.group(0).split())
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 2:
+            second = m.start()
+        if seen[key] >= 3:
+            return second
+    return None
+
+
 class AnswerStream:
     """One answer in progress. Iterate for text pieces as they arrive; afterwards `answer` holds the
     final Answer (citations verified). `retrieval` is there from the start, so a UI can show the
-    evidence before the first token. `result()` finishes the answer without showing it."""
+    evidence before the first token, and so is `prompt` (PromptInfo: the tokens the model will read)
+    for an LLM answer. `result()` finishes the answer without showing it. `on_progress`, when given,
+    hears where the model is (reading the prompt, writing) while the shell waits."""
 
     def __init__(self, answerer: "Answerer", question: str, query: str, retrieval: Retrieval,
                  chat: ChatModel | None, conversation: Conversation | None, started: float,
-                 summary: UsageSummary | None = None):
+                 summary: UsageSummary | None = None, fitted: FittedPrompt | None = None,
+                 error: str | None = None, on_progress: ProgressCallback | None = None):
         self.question = question
         self.query = query
         self.retrieval = retrieval
         self.summary = summary
-        self.mode = "llm" if chat is not None else "extractive"
-        self.error: str | None = None
+        self.fitted = fitted
+        self.prompt = fitted.info if fitted is not None else None
+        self.mode = "llm" if chat is not None and fitted is not None else "extractive"
+        self.error: str | None = error
+        self.cut: str | None = None
+        self.reasoning = ""
         self.answer: Answer | None = None
         self.started = started
         self.retrieval_seconds = time.perf_counter() - started
@@ -217,6 +233,7 @@ class AnswerStream:
         self._answerer = answerer
         self._chat = chat
         self._conversation = conversation
+        self._on_progress = on_progress
         self._iterator: Iterator[str] | None = None
 
     def __iter__(self) -> Iterator[str]:
@@ -235,27 +252,19 @@ class AnswerStream:
             self.first_token_seconds = time.perf_counter() - self.started
         return piece
 
+    def _progress(self, stage: str, done: int, total: int | None, message: str) -> None:
+        if self._on_progress is not None:
+            self._on_progress(AnswerProgress(stage, done, total, message))
+
     def _run(self) -> Iterator[str]:
         pieces: list[str] = []
         retriever = self._answerer.retriever
-        if self._chat is not None:
-            messages = build_messages(self.question, self.retrieval, self._conversation, retriever.repo.name, self.summary)
-            try:
-                for piece in self._chat.stream(messages):
-                    pieces.append(piece)
-                    yield self._emit(piece)
-            except LLMError as exc:
-                self.error = str(exc)
-                if pieces:
-                    note = f"\n\n[The answer was cut off: {self.error}]\n"
-                else:
-                    self.mode = "extractive"
-                    note = (f"The LLM could not be used: {self.error}\n\n"
-                            + extractive_answer(self.retrieval, retriever, summary=self.summary))
-                pieces.append(note)
-                yield self._emit(note)
+        if self.mode == "llm":
+            yield from self._stream_llm(pieces)
         else:
             text = extractive_answer(self.retrieval, retriever, summary=self.summary)
+            if self.error:  # the LLM was configured but could not be asked (the prompt cannot fit)
+                text = f"The LLM could not be used: {self.error}\n\n" + text
             for part in re.split(r"(?<=\n\n)", text):
                 pieces.append(part)
                 yield self._emit(part)
@@ -263,6 +272,75 @@ class AnswerStream:
         if self._conversation is not None:
             self._conversation.add(Turn(self.question, self.query, self.answer.answer,
                                         self._answerer.subjects(self.retrieval)))
+
+    def _stream_llm(self, pieces: list[str]) -> Iterator[str]:
+        assert self.fitted is not None and self._chat is not None
+        settings = self._answerer.settings
+        info = self.fitted.info
+        tokens = info.tokens
+        self._progress("reading", 0, tokens, f"The model is reading {tokens:,} tokens of context…")
+        generation = Generation(max_tokens=info.max_tokens, wait=settings.llm_timeout,
+                                first_wait=settings.llm_timeout + tokens / READ_TOKENS_PER_SECOND_FLOOR)
+        splitter = ThinkSplitter()
+        finish = None
+        checked = 0
+        written = 0
+        stream = self._chat.stream(self.fitted.messages, generation)
+        try:
+            for delta in stream:
+                if delta.progress is not None:
+                    done, total = delta.progress
+                    self._progress("reading", done, total, f"The model is reading the context: {done:,} of {total:,} tokens…")
+                    continue
+                text, thought = splitter.feed(delta.text)
+                self.reasoning += delta.reasoning + thought
+                finish = delta.finish or finish
+                if text:
+                    pieces.append(text)
+                    written += 1
+                    if written == 1 or written % 20 == 0:
+                        self._progress("writing", written, None, "The model is writing the answer…")
+                    yield self._emit(text)
+                so_far = sum(len(p) for p in pieces)
+                if so_far - checked >= LOOP_CHECK_EVERY:
+                    checked = so_far
+                    at = repeating("".join(pieces))
+                    if at is not None:
+                        whole = "".join(pieces)[:at].rstrip()
+                        pieces[:] = [whole]
+                        self.cut = "repeating"
+                        break
+            tail, thought = splitter.feed("", final=True)
+            self.reasoning += thought
+            if tail and self.cut is None:
+                pieces.append(tail)
+                yield self._emit(tail)
+        except LLMError as exc:
+            self.error = str(exc)
+            if pieces:
+                self.cut = "error"
+                note = f"\n\n[The answer was cut off: {self.error}]\n"
+            else:
+                self.mode = "extractive"
+                note = (f"The LLM could not be used: {self.error}\n\n"
+                        + extractive_answer(self.retrieval, self._answerer.retriever, summary=self.summary))
+            pieces.append(note)
+            yield self._emit(note)
+            return
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()  # a loop cut early stops the request
+        if self.cut == "repeating":
+            note = "\n\n[The answer was cut: the model had started repeating itself.]\n"
+            pieces.append(note)
+            yield self._emit(note)
+        elif finish == "length":
+            self.cut = "length"
+            note = (f"\n\n[The answer was cut: it reached its limit of {info.max_tokens} tokens "
+                    "(CODEQA_ANSWER_TOKENS, at most a quarter of the model's window).]\n")
+            pieces.append(note)
+            yield self._emit(note)
 
 
 class Answerer:
@@ -291,8 +369,9 @@ class Answerer:
         return self._chat
 
     def stream(self, question: str, conversation: Conversation | None = None, no_llm: bool = False,
-               top_k: int | None = None) -> AnswerStream:
-        """Retrieve now (errors such as a missing index raise here) and return the answer to iterate."""
+               top_k: int | None = None, on_progress: ProgressCallback | None = None) -> AnswerStream:
+        """Retrieve now and fit the prompt to the model's window (errors such as a missing index raise
+        here), and return the answer to iterate."""
         started = time.perf_counter()
         query = question
         if conversation is not None and len(conversation):
@@ -308,21 +387,50 @@ class Answerer:
         if query != question:
             retrieval = replace(retrieval, query=query)
         summary = summarize_usage(retrieval, self.retriever.symbols_by_id)
-        return AnswerStream(self, question, query, retrieval, chat, conversation, started, summary)
+        fitted, error = None, None
+        if chat is not None:
+            parts = PromptParts(question, retrieval, tuple(conversation.messages()) if conversation else (),
+                                self.retriever.repo.name, summary)
+            try:
+                fitted = fit_prompt(parts, chat.info(), chat.count_tokens, self.settings.answer_tokens)
+            except PromptTooLarge as exc:
+                error = str(exc)
+        return AnswerStream(self, question, query, retrieval, chat, conversation, started, summary, fitted, error,
+                            on_progress)
 
-    def answer(self, question: str, conversation: Conversation | None = None, no_llm: bool = False) -> Answer:
-        return self.stream(question, conversation, no_llm).result()
+    def answer(self, question: str, conversation: Conversation | None = None, no_llm: bool = False,
+               on_progress: ProgressCallback | None = None) -> Answer:
+        return self.stream(question, conversation, no_llm, on_progress=on_progress).result()
 
     def finish(self, stream: AnswerStream, text: str) -> Answer:
         retrieval = stream.retrieval
-        cited = parse_citations(text, self.retriever.indexed_paths)
+        indexed = self.retriever.indexed_paths
+        llm = stream.mode == "llm" and stream.fitted is not None
+        snippets = stream.fitted.snippets if llm else retrieval.snippets
+        sites = stream.fitted.fact_lines if llm else ()
+        cited: list[CitedSpan] = []
+        unknown: list[str] = []
+        if llm:
+            text, echoed = take_echoed_lines(text, snippets)
+            cited = parse_numbered(text, snippets) + parse_loose(text, snippets, indexed) + echoed
+            evidence = "\n".join(m["content"] for m in stream.fitted.messages[-1:])
+            unknown = unknown_names(text, evidence, lambda name: bool(self.retriever.symbols_by_key([name]).get(name)))
+        cited = _unique(parse_citations(text, indexed) + cited)
         citations = [replace(c, stale=True) if self.retriever.is_stale(c.path) else c
-                     for c in verify_citations(cited, retrieval.snippets, self.retriever.indexed_paths, self._line_count)]
-        model = self.chat.model if (self.chat is not None and stream.mode == "llm") else None
-        return Answer(answer=text, citations=tuple(citations), snippets=retrieval.snippets, mode=stream.mode,
+                     for c in verify_citations(cited, snippets, indexed, self._line_count, sites)]
+        if llm:
+            for c in verify_citations(attribute(text, snippets, cited), snippets, indexed, self._line_count):
+                citations.append(replace(c, attributed=True, reason="attributed: an uncited sentence shares its code "
+                                                                    "words with these lines"))
+        model = None
+        if llm and self.chat is not None:
+            model = self.chat.info().served_model or self.chat.model
+        return Answer(answer=text, citations=tuple(citations), snippets=tuple(snippets), mode=stream.mode,
                       route=retrieval.route, references=retrieval.references, error=stream.error, hits=retrieval.hits,
                       question=stream.question, query=stream.query, model=model, definitions=retrieval.definitions,
-                      summary=stream.summary, listed=retrieval.listed)
+                      summary=stream.summary, listed=retrieval.listed, cut=stream.cut, reasoning=stream.reasoning.strip(),
+                      prompt=stream.prompt if llm else None, unknown_names=tuple(unknown),
+                      first_token_seconds=stream.first_token_seconds, seconds=time.perf_counter() - stream.started)
 
     def subjects(self, retrieval: Retrieval) -> tuple[str, ...]:
         """What a turn was about: the symbols it named, else the symbol of the best hit."""
@@ -348,6 +456,13 @@ def ask(repo: Path | str, question: str, settings: Settings | None = None, *, no
         return Answerer(retriever, settings, chat).stream(question, conversation, no_llm=no_llm).result()
 
 
+def _unique(spans: Sequence[CitedSpan]) -> list[CitedSpan]:
+    seen: dict[tuple[str, int, int], CitedSpan] = {}
+    for span in spans:
+        seen.setdefault((span.path, span.start_line, span.end_line), span)
+    return list(seen.values())
+
+
 def answer_to_json(answer: Answer) -> dict:
     """The `ask --json` shape (DESIGN.md), plus route, query, model, error and the reference sites the
     answer lists (`references_total` counts them all; `codeqa refs --json` lists them all)."""
@@ -355,7 +470,7 @@ def answer_to_json(answer: Answer) -> dict:
     return {
         "answer": answer.answer,
         "citations": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line, "verified": c.verified,
-                       "reason": c.reason, "stale": c.stale} for c in answer.citations],
+                       "reason": c.reason, "stale": c.stale, "attributed": c.attributed} for c in answer.citations],
         "snippets": [{"path": s.path, "start_line": s.start_line, "end_line": s.end_line, "text": s.text,
                       "reason": s.reason} for s in answer.snippets],
         "mode": answer.mode,
@@ -367,10 +482,21 @@ def answer_to_json(answer: Answer) -> dict:
                         "text": r.line_text} for r in listed],
         "references_total": len(answer.references),
         "summary": summary_to_json(answer.summary),
+        "grounded": answer.grounded,
+        "cut": answer.cut,
+        "reasoning": answer.reasoning or None,
+        "unknown_names": list(answer.unknown_names),
+        "prompt": None if answer.prompt is None else {
+            "tokens": answer.prompt.tokens, "window": answer.prompt.window, "window_source": answer.prompt.window_source,
+            "max_tokens": answer.prompt.max_tokens, "counted": answer.prompt.counted,
+            "left_out": list(answer.prompt.left_out), "notes": list(answer.prompt.notes)},
+        "first_token_seconds": None if answer.first_token_seconds is None else round(answer.first_token_seconds, 3),
+        "seconds": None if answer.seconds is None else round(answer.seconds, 3),
     }
 
 
 # ChatModel, OpenAIChat, FakeChat and extractive_answer are re-exported: the UI needs one import
-__all__ = ["Answerer", "AnswerStream", "Conversation", "Turn", "ask", "answer_to_json", "build_messages",
+__all__ = ["Answerer", "AnswerStream", "AnswerProgress", "Conversation", "Turn", "ask", "answer_to_json", "build_messages",
            "format_snippet", "graph_facts", "parse_citations", "verify_citations", "CitedSpan", "SYSTEM_PROMPT",
-           "ChatModel", "OpenAIChat", "FakeChat", "extractive_answer", "EXTRACTIVE_NOTE"]
+           "ChatModel", "OpenAIChat", "FakeChat", "extractive_answer", "EXTRACTIVE_NOTE", "PromptTooLarge",
+           "ThinkSplitter", "repeating"]

@@ -7,10 +7,12 @@ The answer stage talks to an LLM only through `ChatModel.stream`; endpoint failu
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable, Iterator, Protocol, Sequence
 
 from .config import Settings
 from .errors import LLMError, UsageError
+from .llm_server import EndpointInfo, count_prompt_tokens, probe_endpoint
 from .types import one_line
 
 # Not a fallback: codeqa never picks a chat model itself (an endpoint serves the models it serves).
@@ -18,55 +20,110 @@ from .types import one_line
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
 
 
+@dataclass(frozen=True)
+class ChatDelta:
+    """One piece of a streamed reply.
+
+    `text` is answer text; `reasoning` is thinking the server sends apart (`reasoning_content`), never
+    answer text; `finish` is the server's finish reason on the last piece ("stop", "length", ...);
+    `progress` is (tokens read, tokens in all) while the model reads the prompt, before any text.
+    """
+
+    text: str = ""
+    reasoning: str = ""
+    finish: str | None = None
+    progress: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What one request may produce: at most `max_tokens` answer tokens, and how long to wait.
+
+    `first_wait` is the longest silence before the first piece (the model reads the whole prompt
+    first: minutes for a CPU model), `wait` the longest silence between pieces after it."""
+
+    max_tokens: int | None = None
+    wait: float | None = None
+    first_wait: float | None = None
+
+
 class ChatModel(Protocol):
     """A chat endpoint that streams its reply.
 
     Contract:
-    - `model` names the model (recorded in answers, shown in messages).
-    - `stream(messages)` takes OpenAI-style messages (`{"role": "system"|"user"|"assistant",
-      "content": str}`) and returns an iterator of non-empty text pieces; joined in order they are
-      the whole reply. Nothing is sent before iteration starts.
-    - `complete(messages)` returns the whole reply as one string (a plain, non-streamed request).
-    - Every failure (unreachable endpoint, timeout, HTTP error, malformed reply) raises `LLMError`
-      whose message is one sentence naming the endpoint (OPENAI_BASE_URL) and the model; no other
-      exception escapes. A failure may come after some pieces were yielded.
+    - `model` names the model asked for (recorded in answers, shown in messages).
+    - `stream(messages, generation)` takes OpenAI-style messages (`{"role": "system"|"user"|"assistant",
+      "content": str}`) and returns an iterator of `ChatDelta`s: the `text` of the pieces joined in order
+      is the whole reply, `reasoning` never holds answer text, and the last piece carries the finish
+      reason when the endpoint gives one ("length" when `generation.max_tokens` cut the reply). Nothing
+      is sent before iteration starts; closing the iterator early stops the request.
+    - `complete(messages, generation)` returns the whole reply text as one string (a plain request).
+    - `info()` says what the endpoint tells about itself (`EndpointInfo`: its context window and where
+      that came from, the model it serves, whether it counts tokens); asked once, then remembered.
+      It never raises: what cannot be learnt is None.
+    - `count_tokens(messages)` counts a whole request's prompt tokens with the model's own tokenizer and
+      chat template, or returns None when the endpoint cannot (then the caller estimates).
+    - Every failure of `stream` and `complete` (unreachable endpoint, silence past the wait, HTTP error,
+      malformed reply) raises `LLMError` whose message is one sentence naming the endpoint
+      (OPENAI_BASE_URL) and the model; no other exception escapes. A failure may come after some pieces.
     - Never prints; never reads the environment (settings come in through the constructor).
     """
 
     model: str
 
-    def stream(self, messages: Sequence[Message]) -> Iterator[str]: ...
+    def stream(self, messages: Sequence[Message], generation: Generation | None = None) -> Iterator[ChatDelta]: ...
 
-    def complete(self, messages: Sequence[Message]) -> str: ...
+    def complete(self, messages: Sequence[Message], generation: Generation | None = None) -> str: ...
+
+    def info(self) -> EndpointInfo: ...
+
+    def count_tokens(self, messages: Sequence[Message]) -> int | None: ...
 
 
 class OpenAIChat:
     """Any OpenAI-compatible chat endpoint via the `openai` client: OpenAI, vLLM, Ollama, llama.cpp server.
 
-    `timeout` bounds connecting and each wait for data (a stream that keeps sending is not cut);
-    `max_retries` retries connection errors, 408/429/5xx once by default.
+    `timeout` is the longest silence between streamed pieces (a stream that keeps sending is never
+    cut); before the first piece the wait is `Generation.first_wait`, sized by the caller from the
+    prompt. `max_retries` retries connection errors, 408/429/5xx once by default. What the endpoint
+    says about itself (llm_server.py) picks the settings that keep a model from repeating itself.
     """
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 60.0, max_retries: int = 1, temperature: float | None = 0.0):
+                 timeout: float = 60.0, max_retries: int = 1, temperature: float | None = 0.0,
+                 window: int | None = None):
         self.model = model
         self.base_url = base_url
         self.timeout = timeout
         self.temperature = temperature
         self._api_key = api_key
         self._max_retries = max_retries
+        self._window = window  # CODEQA_CONTEXT_WINDOW: used when the endpoint does not say
         self._client = None
+        self._info: EndpointInfo | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "OpenAIChat":
         """The configured endpoint and model; UsageError when an endpoint is configured without a model."""
         if not settings.model:
             raise UsageError(missing_model_message(settings))
-        return cls(settings.model, settings.openai_base_url, settings.openai_api_key, settings.llm_timeout)
+        return cls(settings.model, settings.openai_base_url, settings.openai_api_key, settings.llm_timeout,
+                   window=settings.context_window)
 
     @property
     def endpoint(self) -> str:
         return self.base_url or "https://api.openai.com/v1"
+
+    def info(self) -> EndpointInfo:
+        if self._info is None:
+            self._info = probe_endpoint(self.endpoint, self._api_key, self.model, self._window,
+                                        timeout=min(self.timeout, 10.0))
+        return self._info
+
+    def count_tokens(self, messages: Sequence[Message]) -> int | None:
+        if not self.info().tokenizes:
+            return None
+        return count_prompt_tokens(self.endpoint, self._api_key, messages, timeout=min(self.timeout, 30.0))
 
     def _openai(self):
         if self._client is None:
@@ -79,30 +136,78 @@ class OpenAIChat:
                                   timeout=self.timeout, max_retries=self._max_retries)
         return self._client
 
-    def _request(self, messages: Sequence[Message], stream: bool):
-        extra = {} if self.temperature is None else {"temperature": self.temperature}
-        return self._openai().chat.completions.create(model=self.model, messages=list(messages), stream=stream, **extra)
+    def _request(self, messages: Sequence[Message], stream: bool, generation: Generation | None):
+        import httpx
 
-    def stream(self, messages: Sequence[Message]) -> Iterator[str]:
+        generation = generation or Generation()
+        extra: dict = {} if self.temperature is None else {"temperature": self.temperature}
+        kind = self.info().kind
+        if generation.max_tokens:
+            # OpenAI's newer models take only max_completion_tokens; every local server knows max_tokens
+            extra["max_completion_tokens" if kind == "openai" else "max_tokens"] = generation.max_tokens
+        body = dict(REPEAT_GUARD.get(kind, {}))
+        if stream and kind == "llama.cpp":
+            body["return_progress"] = True  # prompt progress chunks while it reads: a live wait, not silence
+        if body:
+            extra["extra_body"] = body
+        wait = generation.wait or self.timeout
+        first = max(wait, generation.first_wait or 0.0)
+        # the read timeout is the silence allowed between two pieces; the first may take as long as reading does
+        extra["timeout"] = httpx.Timeout(first, connect=min(wait, 10.0))
+        return self._openai().chat.completions.create(model=self.model, messages=list(messages), stream=stream,
+                                                      **extra)
+
+    def stream(self, messages: Sequence[Message], generation: Generation | None = None) -> Iterator[ChatDelta]:
         import httpx
         import openai
 
+        generation = generation or Generation()
+        wait = generation.wait or self.timeout
+        first = max(wait, generation.first_wait or 0.0)
+        watch = None
         try:
-            for chunk in self._request(messages, stream=True):
-                if not chunk.choices:
-                    continue
-                piece = getattr(chunk.choices[0].delta, "content", None)
-                if piece:
-                    yield piece
+            response = self._request(messages, stream=True, generation=generation)
+            watch = _Silence(response.close)
+            watch.arm(first)  # until the first text: the model reads the prompt (progress chunks do not count)
+            try:
+                for chunk in response:
+                    extra = getattr(chunk, "model_extra", None) or {}
+                    progress = extra.get("prompt_progress")
+                    if isinstance(progress, dict) and progress.get("total"):
+                        yield ChatDelta(progress=(int(progress.get("processed", 0)) + int(progress.get("cache", 0)),
+                                                  int(progress["total"])))
+                    if not chunk.choices:
+                        continue
+                    choice = chunk.choices[0]
+                    delta = choice.delta
+                    delta_extra = getattr(delta, "model_extra", None) or {}
+                    text = getattr(delta, "content", None) or ""
+                    reasoning = (getattr(delta, "reasoning_content", None) or delta_extra.get("reasoning_content")
+                                 or delta_extra.get("reasoning") or "")
+                    if text or reasoning:
+                        watch.arm(wait)
+                    if text or reasoning or choice.finish_reason:
+                        yield ChatDelta(text=text, reasoning=reasoning, finish=choice.finish_reason)
+            finally:
+                watch.stop()
+                response.close()
+            if watch.fired:
+                raise LLMError(self._silent(watch.limit))
         except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:  # ValueError: a malformed SSE line
+            if watch is not None and watch.fired:
+                raise LLMError(self._silent(watch.limit)) from exc
             raise LLMError(self.explain(exc)) from exc
 
-    def complete(self, messages: Sequence[Message]) -> str:
+    def _silent(self, seconds: float) -> str:
+        return (f"The chat endpoint {self.endpoint} did not answer within {seconds:g}s of silence (model {self.model!r}); "
+                "check OPENAI_BASE_URL or raise CODEQA_LLM_TIMEOUT.")
+
+    def complete(self, messages: Sequence[Message], generation: Generation | None = None) -> str:
         import httpx
         import openai
 
         try:
-            response = self._request(messages, stream=False)
+            response = self._request(messages, stream=False, generation=generation)
             return (response.choices[0].message.content or "") if response.choices else ""
         except (openai.OpenAIError, httpx.HTTPError, ValueError, AttributeError) as exc:
             raise LLMError(self.explain(exc)) from exc
@@ -114,8 +219,7 @@ class OpenAIChat:
 
         where, model = self.endpoint, self.model
         if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
-            return (f"The chat endpoint {where} did not answer within {self.timeout:g}s (model {model!r}); "
-                    "check OPENAI_BASE_URL or raise CODEQA_LLM_TIMEOUT.")
+            return self._silent(self.timeout)
         if isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):
             return f"Could not reach the chat endpoint {where}; check OPENAI_BASE_URL and that the server is running."
         if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
@@ -130,33 +234,104 @@ class OpenAIChat:
         return f"The chat endpoint {where} failed for model {model!r} (check OPENAI_BASE_URL): {detail}."
 
 
+class _Silence:
+    """A watchdog over a stream: `on_silence` runs (closing the response) when no piece came for `limit`
+    seconds since the last `arm`. The HTTP read timeout alone cannot tell the model's first wait (it reads
+    the whole prompt) from a stall between pieces."""
+
+    def __init__(self, on_silence: Callable[[], None]):
+        import threading
+
+        self._on_silence = on_silence
+        self._deadline = float("inf")
+        self.limit = 0.0
+        self.fired = False
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="codeqa-llm-silence", daemon=True)
+        self._thread.start()
+
+    def arm(self, seconds: float) -> None:
+        import time
+
+        self.limit = seconds
+        self._deadline = time.monotonic() + seconds
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def _watch(self) -> None:
+        import time
+
+        while not self._stopped.wait(0.1):
+            if time.monotonic() > self._deadline:
+                self.fired = True
+                try:
+                    self._on_silence()
+                finally:
+                    return
+
+
+# What keeps a greedy (temperature 0) small model from looping, by server: each server takes its own keys,
+# and OpenAI refuses keys it does not know, so an unknown server gets none (the answer stage still cuts a
+# stream that repeats itself).
+REPEAT_GUARD: dict[str, dict] = {
+    "llama.cpp": {"repeat_penalty": 1.1, "repeat_last_n": 128},
+    "vllm": {"repetition_penalty": 1.05},
+    "ollama": {"frequency_penalty": 0.2},
+}
+
+
 class FakeChat:
     """A scripted ChatModel for tests, benchmarks and demos: no network, instant.
 
     `replies` are used in order (the last repeats); a reply may be a function of the messages.
-    `error` makes every call raise it. Every call's messages are kept in `requests`.
+    `error` makes every call raise it. Every call's messages are kept in `requests`, its Generation in
+    `generations`. `window` is the context window it reports; `tokens_per_char`, when given, makes it
+    count prompts (as a server tokenizer would); `finish` is the finish reason of every reply. A reply
+    longer than `Generation.max_tokens` words is cut there, with finish "length".
     """
 
     def __init__(self, replies: Sequence[str | Callable[[Sequence[Message]], str]] = ("No answer.",),
-                 model: str = "fake", error: LLMError | None = None):
+                 model: str = "fake", error: LLMError | None = None, window: int | None = None,
+                 tokens_per_char: float | None = None, finish: str = "stop"):
         self.model = model
         self.replies = list(replies)
         self.error = error
+        self.window = window
+        self.tokens_per_char = tokens_per_char
+        self.finish = finish
         self.requests: list[list[Message]] = []
+        self.generations: list[Generation | None] = []
 
-    def _reply(self, messages: Sequence[Message]) -> str:
+    def _reply(self, messages: Sequence[Message], generation: Generation | None) -> str:
         self.requests.append([dict(m) for m in messages])
+        self.generations.append(generation)
         if self.error is not None:
             raise self.error
         reply = self.replies[min(len(self.requests) - 1, len(self.replies) - 1)]
         return reply(messages) if callable(reply) else reply
 
-    def stream(self, messages: Sequence[Message]) -> Iterator[str]:
-        text = self._reply(messages)
-        yield from (piece for piece in re.findall(r"\S+\s*|\s+", text) if piece)
+    def stream(self, messages: Sequence[Message], generation: Generation | None = None) -> Iterator[ChatDelta]:
+        text = self._reply(messages, generation)
+        pieces = [piece for piece in re.findall(r"\S+\s*|\s+", text) if piece]
+        finish = self.finish
+        if generation and generation.max_tokens and len(pieces) > generation.max_tokens:
+            pieces, finish = pieces[:generation.max_tokens], "length"
+        yield from (ChatDelta(text=piece) for piece in pieces)
+        yield ChatDelta(finish=finish)
 
-    def complete(self, messages: Sequence[Message]) -> str:
-        return self._reply(messages)
+    def complete(self, messages: Sequence[Message], generation: Generation | None = None) -> str:
+        return self._reply(messages, generation)
+
+    def info(self) -> EndpointInfo:
+        source = "FakeChat" if self.window else None
+        return EndpointInfo(kind="fake", window=self.window, window_source=source, served_model=self.model,
+                            tokenizes=self.tokens_per_char is not None)
+
+    def count_tokens(self, messages: Sequence[Message]) -> int | None:
+        if self.tokens_per_char is None:
+            return None
+        return sum(int(len(m["content"]) * self.tokens_per_char) + 4 for m in messages)
 
 
 def _error_message(exc) -> str:
@@ -177,4 +352,5 @@ def missing_model_message(settings: Settings, setting: str = "CODEQA_MODEL (or -
             "the endpoint serves (e.g. CODEQA_MODEL=llama3.1 for Ollama), or pass --no-llm to answer without an LLM.")
 
 
-__all__ = ["ChatModel", "OpenAIChat", "FakeChat", "Message", "missing_model_message"]
+__all__ = ["ChatModel", "ChatDelta", "Generation", "OpenAIChat", "FakeChat", "Message", "EndpointInfo",
+           "missing_model_message"]

@@ -1,12 +1,22 @@
-"""Citations: `path:Lstart-Lend` read out of an answer's text, and checked against the evidence.
+"""Citations: read out of an answer's text, and checked against the evidence.
 
-A citation is `verified` only when its file is in the index, its lines exist, and they lie inside the
-snippets the model was given. Code in the answer never yields citations (a quoted `host:3128` is not
-one), and a file that is not in the index is reported, not dropped.
+A model may cite a snippet by its number (`[2]`, `[1, 3]`), by `path:Lstart-Lend`, by the layout of the
+graph facts (`src/core.py (L929 call; L1415 call)`), by line numbers alone when one snippet holds them
+("defined at lines 252 to 292"), or by quoting numbered lines as the prompt showed them (`849 | ...`,
+whose prefixes are then taken out of the answer). Every form maps to lines, and every citation is
+checked the same way: `verified` only when its file is in the index, its lines exist, and they lie
+inside the snippets (or the reference sites) the model was given. Code in the answer never yields
+`path:line` citations (a quoted `host:3128` is not one), and a file that is not in the index is
+reported, not dropped.
+
+Sentences the model left uncited get the snippet they share their code words with, as an `attributed`
+citation (`attribute`), never presented as cited. Names the answer uses that the index does not know
+are reported (`unknown_names`), with the closest name from the evidence.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
@@ -84,17 +94,172 @@ def _citable_path(path: str, known: set[str], names: set[str]) -> bool:
     return detect_language(path) is not None or path.lower().endswith(_DOCUMENT_SUFFIXES)
 
 
+_NUMBERED = re.compile(r"(?<![\w\]\)`])\[(?:snippet\s*)?(\d{1,3}(?:\s*[,;]\s*(?:snippet\s*)?\d{1,3})*)\](?!\()", re.IGNORECASE)
+_SNIPPET_WORD = re.compile(r"\bsnippets?\s+#?(\d{1,3})\b", re.IGNORECASE)
+_FACT_LAYOUT = re.compile(r"(?<![\w/.@+-])(?P<path>(?:[\w.@+-]+/)*[\w.@+-]*\w\.\w+)\s*\((?P<inner>[^()\n]*?\bL\d+[^()\n]*)\)")
+_LINES_ONLY = re.compile(r"\b(?:lines?|L)\s*(\d+)(?:\s*(?:-|–|—|to|through|and)\s*L?(\d+))?\b", re.IGNORECASE)
+_ECHOED = re.compile(r"^(\s*)(\d+) \| ?(.*)$")
+
+
+def parse_numbered(text: str, snippets: Sequence[Snippet]) -> list[CitedSpan]:
+    """`[2]`, `[1, 3]`, `[snippet 2]` and "snippet 2" outside code: each number the span of that snippet
+    (numbered from 1 in prompt order). A number with no snippet is kept as a span of line 0 of
+    "[n]", which verification reports."""
+    visible = _hide_code(text)
+    found: dict[tuple[str, int, int], CitedSpan] = {}
+    numbers: list[tuple[int, str]] = []
+    for m in _NUMBERED.finditer(visible):
+        numbers += [(int(n), m.group(0)) for n in re.findall(r"\d+", m.group(1))]
+    numbers += [(int(m.group(1)), m.group(0)) for m in _SNIPPET_WORD.finditer(visible)]
+    for n, written in numbers:
+        if 1 <= n <= len(snippets):
+            s = snippets[n - 1]
+            found.setdefault((s.path, s.start_line, s.end_line), CitedSpan(s.path, s.start_line, s.end_line, written))
+        else:
+            found.setdefault((f"[{n}]", 0, 0), CitedSpan(f"[{n}]", 0, 0, written))
+    return list(found.values())
+
+
+def parse_loose(text: str, snippets: Sequence[Snippet], known_paths: Iterable[str] = ()) -> list[CitedSpan]:
+    """Citations written in the facts' layout (`src/core.py (L929 call; L1415 call)`, one per line) and
+    line numbers without a path ("lines 252 to 292") that exactly one snippet holds."""
+    visible = _hide_code(text)
+    known = set(known_paths)
+    names = {p.rsplit("/", 1)[-1] for p in known}
+    found: dict[tuple[str, int, int], CitedSpan] = {}
+    used: list[tuple[int, int]] = []
+    for m in _FACT_LAYOUT.finditer(visible):
+        path = m.group("path")
+        if not _citable_path(path, known, names):
+            continue
+        used.append(m.span())
+        for line in re.findall(r"\bL(\d+)\b", m.group("inner")):
+            found.setdefault((path, int(line), int(line)), CitedSpan(path, int(line), int(line), m.group(0)))
+    for m in _LINES_ONLY.finditer(visible):
+        if any(a <= m.start() < b for a, b in used) or _CITATION.search(visible[max(0, m.start() - 120):m.end()]):
+            continue  # part of a path citation already read
+        start = int(m.group(1))
+        end = int(m.group(2)) if m.group(2) else start
+        if end < start:
+            continue
+        holders = [s for s in snippets if s.start_line <= start and end <= s.end_line]
+        if len({s.path for s in holders}) == 1:
+            s = holders[0]
+            found.setdefault((s.path, start, end), CitedSpan(s.path, start, end, m.group(0)))
+    return list(found.values())
+
+
+def take_echoed_lines(text: str, snippets: Sequence[Snippet]) -> tuple[str, list[CitedSpan]]:
+    """Code the model quoted with the prompt's `849 | ` prefixes: the text without them, and a citation
+    of the quoted lines wherever a snippet holds those numbers with that code."""
+    spans: list[CitedSpan] = []
+
+    def fix(block: re.Match) -> str:
+        lines = block.group(0).split("\n")
+        body = lines[1:-1] if len(lines) > 2 else []
+        numbered = [_ECHOED.match(line) for line in body]
+        if not body or sum(1 for m in numbered if m) < max(1, int(0.6 * sum(1 for line in body if line.strip()))):
+            return block.group(0)
+        quoted = [(int(m.group(2)), m.group(3)) for m in numbered if m]
+        for s in snippets:
+            own = s.text.splitlines()
+            if all(s.start_line <= n <= s.end_line and own[n - s.start_line].strip() == code.strip() for n, code in quoted):
+                first, last = min(n for n, _ in quoted), max(n for n, _ in quoted)
+                spans.append(CitedSpan(s.path, first, last, f"{first} | …"))
+                break
+        return "\n".join([lines[0], *[(m.group(1) + m.group(3)) if m else line for m, line in zip(numbered, body)], lines[-1]])
+
+    fence = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
+    return fence.sub(fix, text), spans
+
+
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?](?=\s|$)|\n|$)")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_PLAIN = frozenset("""a an and are as at be by can code class does for from function has have how if in into is it its
+method module not of on or return returns self that the then this to uses using value when which with""".split())
+
+
+def _code_words(text: str) -> set[str]:
+    """Words that look like code (snake_case, CamelCase, dotted, or longer than 3 letters and not plain English)."""
+    words = set()
+    for w in _WORD.findall(text):
+        for part in [w, *w.split(".")]:
+            if len(part) >= 3 and part.lower() not in _PLAIN:
+                words.add(part)
+    return words
+
+
+def _is_identifier(word: str) -> bool:
+    return "_" in word or "." in word or bool(re.search(r"[a-z][A-Z]|[A-Z][a-z]+[A-Z]", word))
+
+
+def attribute(text: str, snippets: Sequence[Snippet], cited: Sequence[CitedSpan]) -> list[CitedSpan]:
+    """For each sentence without a citation, the snippet that shares the most code words with it, when it
+    shares an identifier (`parse_args`, `Route.matches`) and at least two words; its whole span."""
+    if not snippets:
+        return []
+    visible = text
+    owned = [(_code_words(s.text), s) for s in snippets]
+    out: dict[tuple[str, int, int], CitedSpan] = {}
+    for m in _SENTENCE.finditer(visible):
+        sentence = m.group(0)
+        if _NUMBERED.search(sentence) or _CITATION.search(sentence) or len(sentence.split()) < 4:
+            continue
+        words = _code_words(sentence)
+        best, best_score = None, 0.0
+        for own, s in owned:
+            shared = words & own
+            if len(shared) < 2 or not any(_is_identifier(w) for w in shared):
+                continue
+            score = sum(2.0 if _is_identifier(w) else 1.0 for w in shared)
+            if score > best_score:
+                best, best_score = s, score
+        if best is not None:
+            out.setdefault((best.path, best.start_line, best.end_line),
+                           CitedSpan(best.path, best.start_line, best.end_line, sentence.strip()[:80]))
+    already = {(c.path, c.start_line, c.end_line) for c in cited}
+    return [c for key, c in out.items() if key not in already]
+
+
+_NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\))?`|\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b")
+
+
+def unknown_names(text: str, evidence: str, known: Callable[[str], bool]) -> list[str]:
+    """Identifiers the answer names (in backticks, or CamelCase in prose) that neither the evidence nor the
+    index (`known`) holds, each with the closest name from the evidence: "ShellCompletion (did you mean
+    ShellComplete?)"."""
+    seen = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", evidence))
+    out: list[str] = []
+    for m in _NAME.finditer(re.sub(r"^[ \t]*(`{3,}|~{3,}).*?^[ \t]*\1", "", text, flags=re.MULTILINE | re.DOTALL)):
+        name = m.group(1) or m.group(2)
+        last = name.rsplit(".", 1)[-1]
+        if not _is_identifier(name) and not m.group(1):
+            continue
+        if last in seen or name in out or any(o.startswith(name + " ") for o in out) or known(last):
+            continue
+        close = difflib.get_close_matches(last, seen, n=1, cutoff=0.75)
+        out.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    return out
+
+
 def verify_citations(cited: Iterable[CitedSpan], snippets: Sequence[Snippet], indexed_paths: Iterable[str],
-                     line_count: Callable[[str], int | None]) -> list[Citation]:
+                     line_count: Callable[[str], int | None], sites: Iterable[tuple[str, int]] = ()) -> list[Citation]:
     """`verified` only when the file is in the index, the lines exist in it, and every cited line lies
     inside the snippets given to the model. A path given as a unique suffix of a snippet's path
-    (`encoder.py`) is completed. Unverified citations carry the reason."""
+    (`encoder.py`) is completed. Unverified citations carry the reason. `sites` are the reference sites
+    the graph facts listed: a citation of one of those lines is verified too. A snippet number the prompt
+    did not have (a CitedSpan of path "[n]") is reported as such."""
     indexed = set(indexed_paths)
     covered: dict[str, list[tuple[int, int]]] = {}
     for s in snippets:
         covered.setdefault(s.path, []).append((s.start_line, s.end_line))
+    for path, line in sites:
+        covered.setdefault(path, []).append((line, line))
     out = []
     for c in cited:
+        if c.start_line == 0 and c.path.startswith("["):
+            out.append(Citation(c.path, 0, 0, verified=False, reason=f"the prompt had no snippet {c.path}"))
+            continue
         path, note = c.path, ""
         if path not in indexed:
             completions = sorted({p for p in covered if p.endswith("/" + path)})
@@ -126,4 +291,5 @@ def _check(path: str, start: int, end: int, indexed: set[str], covered: dict[str
     return "lines outside the snippets given to the model"
 
 
-__all__ = ["CitedSpan", "parse_citations", "verify_citations"]
+__all__ = ["CitedSpan", "parse_citations", "parse_numbered", "parse_loose", "take_echoed_lines", "attribute",
+           "unknown_names", "verify_citations"]

@@ -47,7 +47,12 @@ class Settings:
     model: str | None = None  # CODEQA_MODEL
     openai_base_url: str | None = None
     openai_api_key: str | None = None
+    # seconds of silence allowed between streamed pieces; before the first, more while the model reads
+    # the prompt (tokens / READ_TOKENS_PER_SECOND_FLOOR in answer.py)
     llm_timeout: float = 60.0
+    # the model's context window, when the endpoint does not say it (llama.cpp, vLLM and Ollama do)
+    context_window: int | None = None
+    answer_tokens: int = 1024  # the most tokens an answer may take (max_tokens; less in a small window)
     judge_model: str | None = None
     # parallel parse workers; 0 -> automatic
     parse_workers: int = 0

@@ -152,6 +152,8 @@ class Citation:
     verified: bool
     reason: str = ""
     stale: bool = False  # the file changed since it was indexed: the cited lines may say something else now
+    # not cited by the model: a sentence it left uncited shares its words with these lines (citations.attribute)
+    attributed: bool = False
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,33 @@ class Answer:
     definitions: tuple[Symbol, ...] = ()
     summary: "UsageSummary | None" = None  # usage questions: the account of the uses (summary.py)
     listed: "SiteList | None" = None  # usage questions: the reference sites the answer lists
+    # how the answer ended early: "length" (the model's max_tokens), "repeating" (a loop, cut), "error"
+    cut: str | None = None
+    reasoning: str = ""  # the model's thinking (<think> or reasoning_content): never answer text, never cited
+    prompt: "PromptInfo | None" = None  # the LLM request: tokens against the window, what was left out
+    unknown_names: tuple[str, ...] = ()  # names the answer uses that the index does not know ("X (did you mean Y?)")
+    first_token_seconds: float | None = None
+    seconds: float | None = None
+
+    @property
+    def grounded(self) -> bool:
+        """Some verified evidence supports the answer: a verified citation, cited or attributed."""
+        return any(c.verified for c in self.citations)
+
+
+@dataclass(frozen=True)
+class PromptInfo:
+    """What one LLM request held: `tokens` of prompt (counted by the server's tokenizer, or estimated:
+    `counted`) in a `window` (from `window_source`), `max_tokens` kept for the answer, and what was left
+    out to fit, one line each."""
+
+    tokens: int
+    window: int
+    window_source: str
+    max_tokens: int
+    counted: str  # "tokenizer" | "estimate"
+    left_out: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,12 @@
     stub.hold_embeddings() ... stub.release_embeddings()   # an index run's embedding batches wait in between
     stub.stop()
 
+With `window` set the stub poses as llama.cpp's server with that context window: /v1/models and
+/props report it, /apply-template and /tokenize count a prompt (one token per `chars_per_token`
+characters), a prompt over the window is refused with llama.cpp's HTTP 400, `max_tokens` cuts a reply
+(finish_reason "length"), and a streamed request with "return_progress" gets a prompt-progress chunk first.
+`stub.prompt_tokens` lists what each chat request's prompt counted.
+
 Endpoints: POST /v1/chat/completions (plain JSON, or SSE when the body says "stream": true),
 POST /v1/embeddings (deterministic bag-of-words vectors, EMBEDDING_DIMENSION long), GET /v1/models. A Reply can fail with an HTTP status and an OpenAI-style error body, wait before
 answering (`delay`, for timeouts), pause between stream chunks (`chunk_delay`) or stall after some
@@ -48,6 +54,7 @@ class Reply:
     chunk_delay: float = 0.0  # seconds between stream chunks
     stall_after: int | None = None  # stream: send this many chunks, then hang until the stub stops
     chunks: list[str] | None = None  # stream: exact pieces (default: the text split after each word)
+    reasoning: str = ""  # stream: sent first as `reasoning_content` deltas, as servers that split thinking out do
 
 
 @dataclass
@@ -72,6 +79,17 @@ class RecordedRequest:
 class LLMStub(LocalServer):
     model: str = "stub-model"
     requests: list[RecordedRequest] = field(default_factory=list)
+    window: int | None = None  # set: the stub poses as llama.cpp with this context window
+    chars_per_token: float = 3.0
+    prompt_tokens: list[int] = field(default_factory=list)
+
+    def count(self, messages: list[dict]) -> int:
+        """Tokens of a templated prompt, as this stub's llama.cpp pose counts them."""
+        return len(self.template(messages)) // max(1, int(self.chars_per_token)) + 1
+
+    @staticmethod
+    def template(messages: list[dict]) -> str:
+        return "".join(f"<|im_start|>{m.get('role')}\n{m.get('content')}<|im_end|>\n" for m in messages) + "<|im_start|>assistant\n"
 
     def __post_init__(self):
         self._default = Reply()
@@ -150,8 +168,14 @@ class _Handler(JSONHandler):
 
     def do_GET(self) -> None:
         self._record()
+        window = self.owner.window
         if self.path.rstrip("/").endswith("/models"):
-            self.send_json(200, {"object": "list", "data": [{"id": self.owner.model, "object": "model", "owned_by": "stub"}]})
+            entry = {"id": self.owner.model, "object": "model", "owned_by": "stub"}
+            if window:
+                entry.update(owned_by="llamacpp", meta={"n_ctx": window, "n_ctx_train": 32768})
+            self.send_json(200, {"object": "list", "data": [entry]})
+        elif window and self.path.rstrip("/") == "/props":
+            self.send_json(200, {"default_generation_settings": {"n_ctx": window}, "model_alias": self.owner.model})
         else:
             self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
@@ -174,9 +198,25 @@ class _Handler(JSONHandler):
             except (BrokenPipeError, ConnectionResetError):  # the client gave up while the batch was held
                 pass
             return
+        body = request.body if isinstance(request.body, dict) else {}
+        if self.owner.window and self.path == "/apply-template":
+            self.send_json(200, {"prompt": self.owner.template(body.get("messages") or [])})
+            return
+        if self.owner.window and self.path == "/tokenize":
+            content = str(body.get("content", ""))
+            self.send_json(200, {"tokens": list(range(len(content) // max(1, int(self.owner.chars_per_token)) + 1))})
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
+        if self.owner.window:
+            used = self.owner.count(body.get("messages") or [])
+            self.owner.prompt_tokens.append(used)
+            if used > self.owner.window:
+                self.send_json(400, {"error": {"code": 400, "type": "exceed_context_size_error",
+                                               "message": f"request ({used} tokens) exceeds the available context size "
+                                                          f"({self.owner.window} tokens), try increasing it"}})
+                return
         reply = self.owner._next_reply()
         if self.owner._wait(reply.delay):
             return
@@ -189,7 +229,7 @@ class _Handler(JSONHandler):
             text = reply.text(body) if callable(reply.text) else reply.text
             model = body.get("model", self.owner.model)
             if body.get("stream"):
-                self._stream(reply, text, model)
+                self._stream(reply, text, model, body)
             else:
                 self.send_json(200, {"id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
                                  "model": model, "choices": [{"index": 0, "finish_reason": "stop",
@@ -198,20 +238,30 @@ class _Handler(JSONHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
             pass
 
-    def _stream(self, reply: Reply, text: str, model: str) -> None:
+    def _stream(self, reply: Reply, text: str, model: str, body: dict) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
         pieces = reply.chunks if reply.chunks is not None else [p for p in re.findall(r"\S+\s*|\s+", text) if p]
 
-        def event(delta: dict, finish: str | None = None) -> None:
+        def event(delta: dict, finish: str | None = None, **extra) -> None:
             chunk = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode("utf-8"))
             self.wfile.flush()
 
+        finish = "stop"
+        limit = body.get("max_tokens") or body.get("max_completion_tokens")
+        if limit and len(pieces) > limit:
+            pieces, finish = pieces[:limit], "length"
+        if body.get("return_progress") and self.owner.prompt_tokens:
+            total = self.owner.prompt_tokens[-1]
+            event({"role": "assistant", "content": None}, prompt_progress={"total": total, "cache": 0, "processed": total // 2,
+                                                                           "time_ms": 1})
         event({"role": "assistant", "content": ""})
+        for piece in re.findall(r"\S+\s*|\s+", reply.reasoning):
+            event({"reasoning_content": piece})
         for number, piece in enumerate(pieces):
             if reply.stall_after is not None and number >= reply.stall_after:
                 self.owner._wait(3600)
@@ -219,7 +269,7 @@ class _Handler(JSONHandler):
             if number and self.owner._wait(reply.chunk_delay):
                 return
             event({"content": piece})
-        event({}, "stop")
+        event({}, finish)
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 

@@ -10,6 +10,7 @@ import pytest
 
 from codeqa.answer import (EXTRACTIVE_NOTE, SYSTEM_PROMPT, Answerer, Conversation, FakeChat, OpenAIChat, Turn,
                            answer_to_json, build_messages, parse_citations, verify_citations)
+from codeqa.chat import ChatDelta, EndpointInfo, Generation
 from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.errors import LLMError
@@ -147,9 +148,16 @@ class ChatModelContract:
         chat, sent = chat_for("one two  three\nfour")
         stream = chat.stream(MESSAGES)
         assert sent() == 0
-        pieces = list(stream)
-        assert len(pieces) > 1 and all(isinstance(p, str) and p for p in pieces)
-        assert "".join(pieces) == "one two  three\nfour" and sent() == 1
+        deltas = list(stream)
+        texts = [d.text for d in deltas if d.text]
+        assert len(texts) > 1 and all(isinstance(d, ChatDelta) for d in deltas)
+        assert "".join(texts) == "one two  three\nfour" and sent() == 1
+        assert deltas[-1].finish == "stop" and not any(d.reasoning for d in deltas)
+
+    def test_max_tokens_cuts_the_reply_and_says_length(self, chat_for):
+        chat, _ = chat_for("w " * 50)
+        deltas = list(chat.stream(MESSAGES, Generation(max_tokens=5)))
+        assert "".join(d.text for d in deltas).split() == ["w"] * 5 and deltas[-1].finish == "length"
 
     def test_complete_returns_the_whole_reply(self, chat_for):
         chat, sent = chat_for("the whole reply")
@@ -162,9 +170,13 @@ class ChatModelContract:
                 call()
             assert str(info.value).strip() and "\n" not in str(info.value)
 
-    def test_model_is_named(self, chat_for):
+    def test_model_is_named_and_info_never_raises(self, chat_for):
         chat, _ = chat_for("x")
         assert isinstance(chat.model, str) and chat.model
+        info = chat.info()
+        assert isinstance(info, EndpointInfo) and (info.window is None or info.window > 0)
+        counted = chat.count_tokens(MESSAGES)
+        assert counted is None or counted > 0
 
 
 class TestFakeChat(ChatModelContract):
@@ -377,11 +389,10 @@ def test_ask_with_llm_from_the_environment(capsys, indexed_repo, llm_stub, monke
 def test_ask_llm_down_exit_1_with_message_and_evidence(capsys, indexed_repo, llm_stub, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", llm_stub.base_url)
     monkeypatch.setenv("CODEQA_MODEL", "stub-model")
-    monkeypatch.setenv("CODEQA_LLM_TIMEOUT", "1")
-    llm_stub.reply(delay=3)
+    llm_stub.reply(status=503, error="overloaded")
     code, out, err = run(capsys, "ask", USAGE_Q, "--repo", str(indexed_repo), "--json")
     assert code == 1
-    assert err.strip().startswith("error: The chat endpoint") and "CODEQA_LLM_TIMEOUT" in err
+    assert err.strip().startswith("error: The chat endpoint") and "HTTP 503" in err and "overloaded" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     result = json.loads(out)
     assert result["error"] and result["snippets"] and result["mode"] == "extractive"
