@@ -187,14 +187,19 @@ class ThinkSplitter:
 
 def repeating(text: str) -> int | None:
     """Where a looping stream's repetition starts (the second copy), or None: the text ends with one unit
-    of 16-400 characters three times over, or one sentence of 40+ characters occurs three times."""
+    of 16-400 characters repeated back to back over 200+ characters (three copies at least), or one
+    sentence of 40+ characters occurs three times."""
     tail = text[-1500:]
     for period in range(16, min(400, len(tail) // 3) + 1):
         unit = tail[-period:]
-        if tail[-2 * period:-period] == unit and tail[-3 * period:-2 * period] == unit:
+        copies = 1
+        while copies * period + period <= len(tail) and tail[-(copies + 1) * period:-copies * period] == unit:
+            copies += 1
+        if copies >= 3 and copies * period >= 200:
             first = text.find(unit)
-            return text.find(unit, first + 1) if first >= 0 else len(text) - 2 * period
+            return text.find(unit, first + 1) if first >= 0 else len(text) - (copies - 1) * period
     seen: dict[str, int] = {}
+    second = 0
     for m in re.finditer(r"[^.!?\n]{40,}[.!?]?", text):
         key = " ".join(m.group(0).split())
         seen[key] = seen.get(key, 0) + 1

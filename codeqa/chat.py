@@ -167,7 +167,7 @@ class OpenAIChat:
         watch = None
         try:
             response = self._request(messages, stream=True, generation=generation)
-            watch = _Silence(response.close)
+            watch = _Silence(lambda: _interrupt(response))
             watch.arm(first)  # until the first text: the model reads the prompt (progress chunks do not count)
             try:
                 for chunk in response:
@@ -232,6 +232,24 @@ class OpenAIChat:
             return f"The chat endpoint {where} answered HTTP {exc.status_code} for model {model!r}: {detail}."
         detail = one_line(str(exc), drop_period=True)
         return f"The chat endpoint {where} failed for model {model!r} (check OPENAI_BASE_URL): {detail}."
+
+
+def _interrupt(response) -> None:
+    """Wake a read blocked on the stream's socket (closing it from another thread does not) and close it."""
+    import socket
+
+    try:
+        raw = getattr(response, "response", response)
+        stream = raw.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (AttributeError, OSError):
+        pass
+    try:
+        response.close()
+    except Exception:  # noqa: BLE001 - the reading thread reports the silence
+        pass
 
 
 class _Silence:

@@ -232,12 +232,14 @@ def unknown_names(text: str, evidence: str, known: Callable[[str], bool]) -> lis
     out: list[str] = []
     for m in _NAME.finditer(re.sub(r"^[ \t]*(`{3,}|~{3,}).*?^[ \t]*\1", "", text, flags=re.MULTILINE | re.DOTALL)):
         name = m.group(1) or m.group(2)
-        last = name.rsplit(".", 1)[-1]
         if not _is_identifier(name) and not m.group(1):
             continue
-        if last in seen or name in out or any(o.startswith(name + " ") for o in out) or known(last):
+        if name in out or any(o.startswith(name + " ") for o in out):
             continue
-        close = difflib.get_close_matches(last, seen, n=1, cutoff=0.75)
+        missing = next((part for part in name.split(".") if part not in seen and not known(part)), None)
+        if missing is None:
+            continue
+        close = difflib.get_close_matches(missing, seen, n=1, cutoff=0.75)
         out.append(f"{name} (did you mean {close[0]}?)" if close else name)
     return out
 
