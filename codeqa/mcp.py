@@ -36,7 +36,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Callable, Iterator, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
@@ -202,16 +202,24 @@ class RepositoryTools:
         text = f"{_span(rel, start_line, end)} ({len(lines)} lines in the file)\n{numbered.rstrip()}{more}"
         return _result(text, CodeLines(path=rel, start_line=start_line, end_line=end, total_lines=len(lines), text="".join(body)))
 
-    def ask(self, question: Annotated[str, Field(min_length=1)]) -> Annotated[CallToolResult, AnswerResult]:
+    def ask(self, question: Annotated[str, Field(min_length=1)],
+            ctx: Context | None = None) -> Annotated[CallToolResult, AnswerResult]:
         """An answer to a question about the code, with path:Lstart-Lend citations checked against the evidence
-        (from the configured LLM, or extractive without one), and the evidence it rests on for reading further."""
+        (from the configured LLM, or extractive without one), and the evidence it rests on for reading further.
+        A local model may read for minutes first: progress notifications say how far it is."""
+        report = _progress_reporter(ctx)
         with self._opened() as retriever:
-            answer = Answerer(retriever, self.settings).answer(question)
+            answer = Answerer(retriever, self.settings).answer(question, on_progress=report)
+        prompt = answer.prompt
         result = AnswerResult(
             answer=answer.answer, mode=answer.mode, route=answer.route, model=answer.model, error=answer.error,
-            citations=[CitationInfo(location=_span(c.path, c.start_line, c.end_line), verified=c.verified, reason=c.reason,
-                                    stale=c.stale) for c in answer.citations],
-            evidence=[EvidenceInfo(location=s.label, reason=s.reason) for s in answer.snippets])
+            citations=[CitationInfo(location=_span(c.path, c.start_line, c.end_line) if c.start_line else c.path,
+                                    verified=c.verified, reason=c.reason, stale=c.stale, attributed=c.attributed)
+                       for c in answer.citations],
+            evidence=[EvidenceInfo(location=s.label, reason=s.reason) for s in answer.snippets],
+            grounded=answer.grounded, cut=answer.cut, prompt_tokens=prompt.tokens if prompt else None,
+            window=prompt.window if prompt else None, left_out=list(prompt.left_out) if prompt else [],
+            unknown_names=list(answer.unknown_names))
         return _result(_answer_text(result), result)
 
     def index_status(self) -> Annotated[CallToolResult, StatusResult]:
@@ -280,6 +288,22 @@ def _preview(retriever: Retriever, h: Hit) -> str:
 
 
 # ---- the server and its transports ---------------------------------------------------------------
+
+def _progress_reporter(ctx: "Context | None"):
+    """An on_progress callback that sends MCP progress notifications from the tool's worker thread (only
+    when the client asked for them with a progress token; a failed send never fails the answer)."""
+    if ctx is None:
+        return None
+    import anyio.from_thread
+
+    def report(progress) -> None:
+        try:
+            anyio.from_thread.run(ctx.report_progress, float(progress.done), progress.total, progress.message)
+        except Exception:  # noqa: BLE001 - progress is a courtesy; the answer goes on
+            pass
+
+    return report
+
 
 def build_server(repo: Path, settings: Settings) -> tuple[MCPServer, RepositoryTools]:
     """The MCP server over `repo`'s index, and its tools (close them when the server stops)."""

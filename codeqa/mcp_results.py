@@ -82,6 +82,7 @@ class CitationInfo(BaseModel):
     verified: bool
     reason: str
     stale: bool = Field(description="the file changed since it was indexed: the cited lines may say something else")
+    attributed: bool = Field(False, description="not cited by the model: an uncited sentence shares its code words with these lines")
 
 
 class EvidenceInfo(BaseModel):
@@ -97,6 +98,12 @@ class AnswerResult(BaseModel):
     error: str | None = Field(description="why the LLM failed, when it did (the answer is then extractive or cut)")
     citations: list[CitationInfo]
     evidence: list[EvidenceInfo] = Field(description="the snippets the answer was built from")
+    grounded: bool = Field(True, description="some verified evidence supports the answer (a citation, cited or attributed)")
+    cut: str | None = Field(None, description="why the answer stopped early: length (its token limit) | repeating | error")
+    prompt_tokens: int | None = Field(None, description="tokens the model read (LLM answers)")
+    window: int | None = Field(None, description="the model's context window")
+    left_out: list[str] = Field(default_factory=list, description="evidence left out to fit the window")
+    unknown_names: list[str] = Field(default_factory=list, description="names the answer uses that the index does not know")
 
 
 class EmbeddingInfo(BaseModel):
@@ -180,8 +187,19 @@ def _answer_text(a: AnswerResult) -> str:
     parts = [a.answer.rstrip()]
     if a.error:
         parts.append(f"(the LLM failed: {a.error})")
+    if a.cut:
+        parts.append({"length": "(the answer is incomplete: it reached its token limit)",
+                      "repeating": "(the answer is incomplete: the model was repeating itself)"}.get(
+                          a.cut, "(the answer is incomplete: the stream broke)"))
+    if a.mode == "llm" and not a.grounded:
+        parts.append("(no verified evidence supports this answer: treat it as ungrounded)")
+    if a.unknown_names:
+        parts.append("Names the index does not know: " + ", ".join(a.unknown_names))
+    if a.left_out:
+        parts.append(f"Left out to fit the model's window ({a.prompt_tokens} of {a.window} tokens): " + "; ".join(a.left_out))
     if a.citations:
-        parts.append("Citations:\n" + "\n".join(f"  {'✓' if c.verified else '✗'} {c.location}"
+        parts.append("Citations:\n" + "\n".join(f"  {'~' if c.attributed else '✓' if c.verified else '✗'} {c.location}"
+                                                 + (" (attributed)" if c.attributed else "")
                                                  + ("" if c.verified else f" (unverified: {c.reason})")
                                                  + (" (stale: the file changed since indexed)" if c.stale else "")
                                                  for c in a.citations))

@@ -45,6 +45,9 @@ HEAVY_LIBRARIES = ("torch", "sentence_transformers", "transformers", "onnxruntim
 def pytest_addoption(parser):
     parser.addoption("--fast", action="store_true",
                      help="the fast lane: leave out tests marked slow (model, index with the model, subprocesses)")
+    parser.addoption("--llm", action="store_true",
+                     help="the real-model lane (`make test-llm`): run only the tests marked llm, against a real "
+                          "llama.cpp server with Qwen2.5-Coder-0.5B (scripts/local_llm.sh builds and caches both)")
 
 
 def _sources(item) -> str:
@@ -75,6 +78,11 @@ def _sources(item) -> str:
 
 
 def pytest_collection_modifyitems(config, items):
+    # the real-model lane and the rest never mix: `make test` leaves the llm tests out, `make test-llm` runs only them
+    real = config.getoption("--llm")
+    chosen = [i for i in items if (i.get_closest_marker("llm") is not None) == real]
+    config.hook.pytest_deselected(items=[i for i in items if i not in chosen])
+    items[:] = chosen
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or SLOW_CODE.search(_sources(item)):
             item.add_marker("slow")

@@ -173,7 +173,15 @@ def test_every_tool_over_stdio(repo, env, stub):
         assert "[REDACTED]" in code["text"] and "TIMEOUT = 30" in code["text"]
         assert FAKE_KEY not in text_of(result) + str(code)
 
-        result, answer = await ok(client, "ask", question="How is EncoderClass used?")
+        heard = []
+
+        async def progress(done, total, message):
+            heard.append((done, total, message))
+
+        result = await client.call_tool("ask", {"question": "How is EncoderClass used?"}, progress_callback=progress)
+        assert not result.is_error, text_of(result)
+        answer = result.structured_content
+        assert heard and "The model is reading" in heard[0][2] and heard[0][1] == answer["prompt_tokens"] > 0
         assert answer["mode"] == "llm" and answer["route"] == "usage" and answer["error"] is None
         assert answer["evidence"] and answer["citations"][0]["verified"]
         assert answer["citations"][0]["location"] == answer["evidence"][0]["location"]

@@ -149,9 +149,16 @@ def link_citations(text: str, citations: Sequence[Citation], anchors: dict[tuple
     from) with each citation as it was written turned into a link to its code view; an unverified one
     is followed by a red "unverified" mark."""
     written = parse_citations(whole_answer if whole_answer is not None else text, known_paths)
-    if len(written) != len(citations) or not written:
+    by_span = {(c.path, c.start_line, c.end_line): c for c in citations if not c.attributed}
+    target = {}
+    for span in written:  # a path written as a suffix (`encoder.py:L3`) was completed by verification
+        c = by_span.get((span.path, span.start_line, span.end_line)) or next(
+            (c for (path, start, end), c in by_span.items()
+             if (start, end) == (span.start_line, span.end_line) and path.endswith("/" + span.path)), None)
+        if c is not None:
+            target[span.text] = c
+    if not target:
         return text
-    target = {span.text: c for span, c in zip(written, citations)}
     alternatives = "|".join(re.escape(t) for t in sorted(target, key=len, reverse=True))  # longest first
     pattern = re.compile(r"(`)?(?<![\w/.@+-])(" + alternatives + r")(?!\d)(?(1)`)")
 
@@ -299,8 +306,13 @@ def answer_summary(answer: Answer, seconds: float | None) -> str:
         mode = "extractive answer (the LLM failed)" if answer.error else "extractive answer (no LLM)"
     route = {"usage": "usage question: definition + every reference site", "relationship": "relationship question: graph paths",
              "search": "search: hybrid dense + keyword"}.get(answer.route, answer.route)
-    bad = sum(not c.verified for c in answer.citations)
-    cites = f"{len(answer.citations)} citation{'s' if len(answer.citations) != 1 else ''}"
-    cites += f", {bad} unverified" if bad else (", all verified" if answer.citations else "")
+    cited = [c for c in answer.citations if not c.attributed]
+    bad = sum(not c.verified for c in cited)
+    cites = f"{len(cited)} citation{'s' if len(cited) != 1 else ''}"
+    cites += f", {bad} unverified" if bad else (", all verified" if cited else "")
+    attributed = len(answer.citations) - len(cited)
+    cites += f", {attributed} attributed" if attributed else ""
+    if answer.prompt is not None:
+        cites += f" · read {answer.prompt.tokens:,} of {answer.prompt.window:,} tokens"
     took = f" · {seconds:.1f} s" if seconds is not None else ""
     return f"{mode} · {route} · {cites}{took}"

