@@ -24,7 +24,7 @@ from .chat import ChatModel, FakeChat, Generation, Message, OpenAIChat
 from .citations import (CitedSpan, attribute, parse_citations, parse_loose, parse_numbered, take_echoed_lines,
                         unknown_names, verify_citations)
 from .config import Settings
-from .errors import LLMError
+from .errors import LLMError, UsageError
 from .extractive import EXTRACTIVE_NOTE, extractive_answer
 from .files import redact
 from .pack import CHARS_PER_TOKEN, count_tokens
@@ -310,6 +310,8 @@ class Answerer:
                top_k: int | None = None, on_progress: ProgressCallback | None = None) -> AnswerStream:
         """Retrieve now and fit the prompt to the model's window (errors such as a missing index raise
         here), and return the answer to iterate."""
+        if not question.strip():
+            raise UsageError("The question is empty: ask something about the code, e.g. \"How is EncoderClass used?\".")
         started = time.perf_counter()
         query = question
         if conversation is not None and len(conversation):

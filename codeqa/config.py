@@ -10,7 +10,7 @@ import hashlib
 import os
 import re
 import sys
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -25,7 +25,7 @@ class Settings:
     index_dir: Path | None = None
     cache_home: Path | None = None  # XDG_CACHE_HOME
     qdrant_url: str | None = None
-    qdrant_api_key: str | None = None
+    qdrant_api_key: str | None = field(default=None, repr=False)  # a key never shows in a repr or a log
     qdrant_shards: int | None = None
     qdrant_replicas: int | None = None
     # chunking
@@ -46,7 +46,7 @@ class Settings:
     usage_sites_listed: int = 300
     model: str | None = None  # CODEQA_MODEL
     openai_base_url: str | None = None
-    openai_api_key: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)
     # seconds of silence allowed between streamed pieces; before the first, more while the model reads
     # the prompt (tokens / READ_TOKENS_PER_SECOND_FLOOR in answer.py)
     llm_timeout: float = 60.0

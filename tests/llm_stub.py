@@ -80,6 +80,7 @@ class LLMStub(LocalServer):
     model: str = "stub-model"
     requests: list[RecordedRequest] = field(default_factory=list)
     window: int | None = None  # set: the stub poses as llama.cpp with this context window
+    ollama_parameters: str | None = None  # set: the stub poses as Ollama; /api/show answers these parameters
     chars_per_token: float = 3.0
     prompt_tokens: list[int] = field(default_factory=list)
 
@@ -174,6 +175,8 @@ class _Handler(JSONHandler):
             if window:
                 entry.update(owned_by="llamacpp", meta={"n_ctx": window, "n_ctx_train": 32768})
             self.send_json(200, {"object": "list", "data": [entry]})
+        elif self.owner.ollama_parameters is not None and self.path == "/api/version":
+            self.send_json(200, {"version": "0.5.7"})
         elif window and self.path.rstrip("/") == "/props":
             self.send_json(200, {"default_generation_settings": {"n_ctx": window}, "model_alias": self.owner.model})
         else:
@@ -199,6 +202,9 @@ class _Handler(JSONHandler):
                 pass
             return
         body = request.body if isinstance(request.body, dict) else {}
+        if self.owner.ollama_parameters is not None and self.path == "/api/show":
+            self.send_json(200, {"parameters": self.owner.ollama_parameters, "model_info": {"qwen2.context_length": 32768}})
+            return
         if self.owner.window and self.path == "/apply-template":
             self.send_json(200, {"prompt": self.owner.template(body.get("messages") or [])})
             return

@@ -39,6 +39,16 @@ def test_the_window_and_tokenizer_come_from_a_llama_cpp_server(llm_stub):
     assert probe_endpoint(llm_stub.base_url, "k", "stub-model", 3000).window == 3000
 
 
+def test_ollama_windows_come_from_its_native_api_or_its_default_with_a_note(llm_stub):
+    llm_stub.ollama_parameters = "temperature 0.2\nnum_ctx 8192"
+    info = probe_endpoint(llm_stub.base_url, None, "qwen2.5-coder:1.5b", None)
+    assert (info.kind, info.window, info.window_source) == ("ollama", 8192, "Ollama /api/show (num_ctx)")
+    llm_stub.ollama_parameters = "temperature 0.2"
+    info = probe_endpoint(llm_stub.base_url, None, "qwen2.5-coder:1.5b", None)
+    assert info.window == 2048 and "OLLAMA_CONTEXT_LENGTH=8192" in info.notes[0]
+    assert not info.tokenizes and info.served_model is None
+
+
 @pytest.mark.parametrize("window", [2048, 8192])
 def test_every_request_fits_the_window_with_room_for_the_answer(retriever, llm_stub, llm_settings, window):
     llm_stub.window = window

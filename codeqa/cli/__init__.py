@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="?", help="what to look for (natural language or identifiers)")
     p.add_argument("--queries-file", type=Path, help="JSON lines with a \"query\" field: one JSON line of results per query")
     _common(p)
-    p.add_argument("--top-k", type=int, default=10, help="results per query (default 10)")
+    p.add_argument("--top-k", type=_positive, default=10, help="results per query (default 10)")
     p.add_argument("--json", action="store_true", help="JSON output (see README for the shape)")
 
     p = sub.add_parser("refs", help="definitions and references of a symbol",
@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.add_argument("--model", help="chat model (env CODEQA_MODEL)")
     p.add_argument("--no-llm", action="store_true", help="answer extractively from retrieval alone")
-    p.add_argument("--top-k", type=int, help="retrieved chunks (default 10)")
+    p.add_argument("--top-k", type=_positive, help="retrieved chunks (default 10)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("export", help="the symbol graph as JSON lines",
@@ -124,7 +124,7 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--stripped-dir", type=Path, help="generate: where the docstring-free copy goes (default <out stem>-stripped beside --out)")
     p.add_argument("--count", type=int, default=60, help="generate: number of questions (default 60)")
     p.add_argument("--seed", type=int, default=0, help="generate: sampling seed (default 0)")
-    p.add_argument("--top-k", type=int, default=10, help="ranked results scored per question (default 10, at least 10)")
+    p.add_argument("--top-k", type=_positive, default=10, help="ranked results scored per question (default 10, at least 10)")
     p.add_argument("--json", action="store_true", help="print the metrics (or generate/compare results) as JSON")
 
     p = sub.add_parser("ui", help="open the Streamlit chat")
@@ -155,6 +155,17 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--index-dir", type=Path, help="index folder (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>; env CODEQA_INDEX_DIR)")
     p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
     return parser
+
+
+def _positive(text: str) -> int:
+    """A count of at least 1 (argparse type): `--top-k -3` is bad usage (exit 2), not an empty answer."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number; give 1 or more")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

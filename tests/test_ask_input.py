@@ -1,0 +1,34 @@
+"""Bad input to `ask` is bad usage (exit 2 and a message), never an answer: empty questions, a top-k below
+one; and a key never shows in a Settings repr (issue 37's small items)."""
+
+from __future__ import annotations
+
+import pytest
+
+from codeqa.answer import Answerer
+from codeqa.cli import main
+from codeqa.config import Settings
+from codeqa.errors import UsageError
+from codeqa.retrieve import Retriever
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t"])
+def test_an_empty_question_is_bad_usage(capsys, indexed_repo, embedder, settings, question):
+    assert main(["ask", question, "--repo", str(indexed_repo), "--no-llm"]) == 2
+    err = capsys.readouterr().err
+    assert "The question is empty" in err and "Traceback" not in err
+    with Retriever.open(indexed_repo, settings, embedder) as retriever, pytest.raises(UsageError, match="empty"):
+        Answerer(retriever, settings).stream(question, no_llm=True)
+
+
+@pytest.mark.parametrize("value", ["-3", "0", "ten"])
+def test_top_k_must_be_a_positive_number(capsys, indexed_repo, value):
+    with pytest.raises(SystemExit) as exit_:
+        main(["ask", "How does tokenize work?", "--repo", str(indexed_repo), "--no-llm", "--top-k", value])
+    assert exit_.value.code == 2 and "--top-k" in capsys.readouterr().err
+
+
+def test_keys_never_show_in_a_settings_repr():
+    settings = Settings.load(env={"OPENAI_API_KEY": "sk-secret-1", "QDRANT_API_KEY": "qd-secret-2"})
+    assert settings.openai_api_key == "sk-secret-1" and settings.qdrant_api_key == "qd-secret-2"
+    assert "sk-secret-1" not in repr(settings) and "qd-secret-2" not in repr(settings)
