@@ -392,11 +392,13 @@ def test_ask_llm_down_exit_1_with_message_and_evidence(capsys, indexed_repo, llm
     llm_stub.reply(status=503, error="overloaded")
     code, out, err = run(capsys, "ask", USAGE_Q, "--repo", str(indexed_repo), "--json")
     assert code == 1
-    *notes, error = err.strip().splitlines()
+    *before, error = err.strip().splitlines()
     assert error.startswith("error: The chat endpoint") and "HTTP 503" in error and "overloaded" in error
-    # the stub does not say its window: one note says what codeqa assumes and what to set
+    # the stub does not say its window: one note says what codeqa assumes and what to set; then what the model does
+    notes = [line for line in before if line.startswith("note: ")]
     assert [n.split(";")[0] for n in notes] == [f"note: The endpoint {llm_stub.base_url} does not say its context window"]
     assert "CODEQA_CONTEXT_WINDOW" in notes[0] and "Traceback" not in err
+    assert all(line.startswith("The model is reading") for line in before if line not in notes)
     result = json.loads(out)
     assert result["error"] and result["snippets"] and result["mode"] == "extractive"
     llm_stub.reply(status=500)
