@@ -55,8 +55,8 @@ def gold_for(answer: str, retriever) -> tuple[set[str], set[str]]:
             continue
         module = name.replace(".", "/")
         files |= {p for p in indexed if p.endswith(module + ".py") or p.endswith(module + "/__init__.py")}
-        found = retriever.symbols_by_key([last]).get(last) or []
-        found = [s for s in found if "test" not in s.path.split("/")[0] and "/tests/" not in "/" + s.path]
+        found = [s for s in retriever.find_symbols(last) if s.name == last
+                 and "test" not in s.path.split("/")[0] and "/tests/" not in "/" + s.path]
         if found:
             symbols.add(last)
             if len(found) <= 2:
@@ -90,6 +90,33 @@ def score(answer, gold_files: set[str], gold_symbols: set[str]) -> dict:
     }
 
 
+def rescore(path: Path, projects: list[str]) -> dict:
+    """The rows of `path` with gold, precision and coverage derived again (their answers and verified
+    citations as recorded), written back, and their summary."""
+    from codeqa.config import Settings
+    from codeqa.retrieve import Retriever
+
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for project in projects:
+        name = project.rsplit("-", 1)[0]
+        questions = [json.loads(line) for line in (SWE_QA / f"{name}.jsonl").read_text().splitlines() if line.strip()]
+        settings = Settings.load(index_dir=INDEX_ROOT / project)
+        with Retriever.open(DATA / project, settings, need_model=False) as retriever:
+            for row in rows:
+                if row["project"] != name:
+                    continue
+                gold_files, gold_symbols = gold_for(questions[row["number"]]["answer"], retriever)
+                verified = [(c.split(":L")[0], c.endswith("(attributed)")) for c in row["citations"]]
+                cited_files = {p for p, attributed in verified if not attributed}
+                named = {s for s in gold_symbols if re.search(rf"\b{re.escape(s)}\b", row["answer"])}
+                total = len(gold_files) + len(gold_symbols)
+                row.update(gold_files=sorted(gold_files), gold_symbols=sorted(gold_symbols),
+                           precision=(len(cited_files & gold_files) / len(cited_files)) if cited_files and gold_files else None,
+                           coverage=(len(gold_files & {p for p, _ in verified}) + len(named)) / total if total else None)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return summarize(rows)
+
+
 def summarize(rows: list[dict]) -> dict:
     def mean(key):
         values = [r[key] for r in rows if r.get(key) is not None]
@@ -121,7 +148,12 @@ def main(argv=None) -> int:
     parser.add_argument("--skip", type=int, default=0, help="start at this question of each project")
     parser.add_argument("--no-llm", action="store_true")
     parser.add_argument("--out", type=Path, required=True, help="JSON lines, one per answer (appended)")
+    parser.add_argument("--rescore", action="store_true",
+                        help="score the answers already in --out again with today's gold (no model is asked)")
     args = parser.parse_args(argv)
+    if args.rescore:
+        print(json.dumps(rescore(args.out, args.project), indent=2))
+        return 0
 
     from codeqa.answer import Answerer
     from codeqa.config import Settings

@@ -354,7 +354,7 @@ class Answerer:
             text, echoed = take_echoed_lines(text, snippets)
             cited = parse_numbered(text, snippets) + parse_loose(text, snippets, indexed) + echoed
             evidence = "\n".join(m["content"] for m in stream.fitted.messages[-1:])
-            unknown = unknown_names(text, evidence, lambda name: bool(self.retriever.symbols_by_key([name]).get(name)))
+            unknown = unknown_names(text, evidence, lambda name: bool(self.retriever.find_symbols(name)))
         cited = _unique(parse_citations(text, indexed) + cited)
         citations = [replace(c, stale=True) if self.retriever.is_stale(c.path) else c
                      for c in verify_citations(cited, snippets, indexed, self._line_count, sites)]
