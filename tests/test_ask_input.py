@@ -32,3 +32,14 @@ def test_keys_never_show_in_a_settings_repr():
     settings = Settings.load(env={"OPENAI_API_KEY": "sk-secret-1", "QDRANT_API_KEY": "qd-secret-2"})
     assert settings.openai_api_key == "sk-secret-1" and settings.qdrant_api_key == "qd-secret-2"
     assert "sk-secret-1" not in repr(settings) and "qd-secret-2" not in repr(settings)
+
+
+def test_paths_with_brackets_print_as_they_are(capsys, tmp_path, embedder):
+    from codeqa.index import index_repo
+
+    repo = tmp_path / "site"
+    (repo / "app" / "[slug]").mkdir(parents=True)
+    (repo / "app" / "[slug]" / "page.ts").write_text("export function renderSlugPage(slug: string) {\n  return slug;\n}\n")
+    index_repo(repo, Settings.load(env={}), embedder=embedder)
+    assert main(["search", "renderSlugPage", "--repo", str(repo)]) == 0
+    assert "app/[slug]/page.ts:L1-L3" in capsys.readouterr().out
