@@ -362,6 +362,8 @@ def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
         check_compatible(store.read_meta(), None, Path(repo).resolve(), settings)
         retriever = Retriever(repo, settings, store, embedder=None)  # type: ignore[arg-type]
         definitions = retriever.find_symbols(spec)
+        if not definitions:
+            return {"symbol": spec, "definitions": [], "references": [], "suggestions": _closest_names(store, spec)}
         refs = store.references_to([s.id for s in definitions])
         by_id = retriever.symbols_by_id(r.enclosing_symbol_id for r in refs if r.enclosing_symbol_id)
         return {
@@ -374,6 +376,15 @@ def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
         }
     finally:
         store.close()
+
+
+def _closest_names(store: Store, spec: str, count: int = 5) -> list[str]:
+    """The index's symbol names closest to `spec`'s name (a miss only: it reads every name once)."""
+    import difflib
+
+    wanted = spec.rpartition(":")[2].replace("::", ".")
+    names = {s.qualified_name if "." in wanted else s.name for s in store.all_symbols()}
+    return difflib.get_close_matches(wanted, names, n=count, cutoff=0.6)
 
 
 __all__ = ["Retriever", "NameMatch", "search", "lookup_references", "group_references", "code_terms", "Mention"]

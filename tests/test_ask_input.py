@@ -43,3 +43,11 @@ def test_paths_with_brackets_print_as_they_are(capsys, tmp_path, embedder):
     index_repo(repo, Settings.load(env={}), embedder=embedder)
     assert main(["search", "renderSlugPage", "--repo", str(repo)]) == 0
     assert "app/[slug]/page.ts:L1-L3" in capsys.readouterr().out
+
+
+def test_refs_of_an_unknown_name_is_bad_input_with_the_closest_names(capsys, indexed_repo):
+    assert main(["refs", "EncoderKlass", "--repo", str(indexed_repo)]) == 2
+    err = capsys.readouterr().err
+    assert "no symbol named 'EncoderKlass'" in err and "Did you mean EncoderClass" in err
+    assert main(["refs", "EncoderKlass", "--repo", str(indexed_repo), "--json"]) == 2
+    assert '"suggestions": [\n    "EncoderClass"' in capsys.readouterr().out

@@ -82,7 +82,7 @@ def test_each_command_help_shows_its_usage_and_flags(capsys, command):
     (["search", "encode"], "the following arguments are required: --repo"),
     (["refs", "--repo", "."], "the following arguments are required: symbol"),
     (["ask", "why?"], "the following arguments are required: --repo"),
-    (["search", "encode", "--repo", ".", "--top-k", "many"], "argument --top-k: invalid int value: 'many'"),
+    (["search", "encode", "--repo", ".", "--top-k", "many"], "argument --top-k: 'many' is not a whole number"),
     (["ui", "--port", "http"], "argument --port: invalid int value: 'http'"),
     (["watch", ".", "--debounce", "soon"], "argument --debounce: invalid float value: 'soon'"),
     (["eval"], "the following arguments are required: ARGS"),

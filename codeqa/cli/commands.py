@@ -238,10 +238,12 @@ def cmd_refs(args, settings: Settings) -> int:
     result = lookup_references(repo, settings, args.symbol)
     if args.json:
         print(json.dumps(result, indent=2))
-        return 0 if result["definitions"] else 1
+        return 0 if result["definitions"] else 2
     if not result["definitions"]:
-        print(f"No symbol named {args.symbol!r} in the index of {repo}.")
-        return 1
+        close = result.get("suggestions") or []
+        hint = f" Did you mean {', '.join(close)}?" if close else " `codeqa search` finds code by description."
+        print(f"error: no symbol named {args.symbol!r} in the index of {repo}.{hint}", file=sys.stderr)
+        return 2
     for d in result["definitions"]:
         print(f"definition  {d['path']}:L{d['start_line']}-L{d['end_line']}  {d['kind']} {d['qualified_name']}")
     refs = result["references"]
