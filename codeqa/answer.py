@@ -24,6 +24,7 @@ from .chat import ChatModel, FakeChat, Generation, Message, OpenAIChat
 from .citations import (CitedSpan, attribute, parse_citations, parse_loose, parse_numbered, take_echoed_lines,
                         unknown_names, verify_citations)
 from .config import Settings
+from .defang import defang_markdown
 from .errors import LLMError, UsageError
 from .extractive import EXTRACTIVE_NOTE, extractive_answer
 from .files import redact
@@ -350,6 +351,7 @@ class Answerer:
         sites = stream.fitted.fact_lines if llm else ()
         cited: list[CitedSpan] = []
         unknown: list[str] = []
+        text = defang_markdown(text)  # model output and quoted repository text are data: nothing to fetch
         if llm:
             text, echoed = take_echoed_lines(text, snippets)
             cited = parse_numbered(text, snippets) + parse_loose(text, snippets, indexed) + echoed

@@ -33,6 +33,7 @@ from answer_view import (answer_summary, citation_anchors, citation_chips, code_
 from codeqa.answer import Answerer, Conversation
 from codeqa.citations import parse_citations
 from codeqa.config import Settings
+from codeqa.defang import MarkdownStream
 from codeqa.embed import make_embedder
 from codeqa.errors import CodeQAError, IndexMissingError
 from codeqa.extractive import refs_spec, span_label, split_full_list
@@ -324,8 +325,10 @@ def ask(question: str, retriever: Retriever, settings: Settings, number: int) ->
                 stream = answerer.stream(question, state["conversation"], no_llm=not state.get("use_llm"),
                                          top_k=settings.top_k, on_progress=progress)
             placeholder = st.empty()
-            with placeholder:
-                st.write_stream(iter(stream))
+            shown = MarkdownStream()  # the answer is data: no image it writes is fetched, no link is live
+            for piece in stream:
+                waiting.empty()
+                placeholder.markdown(shown.feed(piece))
             waiting.empty()
             turn["answer"] = stream.answer
             turn["seconds"] = time.perf_counter() - started
