@@ -168,7 +168,7 @@ def texts(elements) -> str:
 
 
 def test_without_a_repository_the_page_says_what_to_do(monkeypatch, calls, tmp_path):
-    at = page(monkeypatch, None)
+    at = page(monkeypatch, None, CODEQA_UI_ANY_REPO="1")  # `codeqa ui --any-repo`: a folder may be typed
     assert not at.exception
     assert "Enter the path of a repository" in texts(at.info)
     assert at.chat_input[0].disabled
@@ -351,3 +351,21 @@ def test_a_poisoned_repository_gets_no_fetchable_url_into_any_rendered_answer(mo
     ask(at, "What does poisoned_helper do?")
     shown = texts(at.chat_message[-1].markdown)
     assert "poisoned_helper strips text" in shown and not any(f in rendered(shown) for f in FETCHABLE), shown
+
+
+def test_a_token_is_asked_before_anything_is_shown(monkeypatch, calls, indexed_repo):
+    at = page(monkeypatch, indexed_repo, CODEQA_UI_TOKEN="s3cret")
+    assert "needs its token" in texts(at.error) and not at.chat_input and not at.sidebar.text_input
+    at.query_params["token"] = "wrong"
+    at.run()
+    assert "needs its token" in texts(at.error) and not at.chat_input
+    at.query_params["token"] = "s3cret"
+    at.run()
+    assert not at.error and at.chat_input and not at.chat_input[0].disabled
+
+
+def test_a_visitor_cannot_open_a_folder_the_operator_did_not_name(monkeypatch, calls, indexed_repo, tmp_path):
+    at = page(monkeypatch, indexed_repo)
+    assert at.text_input(key="repo").disabled and at.text_input(key="repo").value == str(indexed_repo)
+    at = page(monkeypatch, None)
+    assert "codeqa ui --repo PATH" in texts(at.info) and at.text_input(key="repo").disabled

@@ -19,6 +19,7 @@ answer_view.py (tested without Streamlit); only files inside the repository and 
 
 from __future__ import annotations
 
+import hmac
 import logging
 import os
 import time
@@ -127,6 +128,10 @@ OPEN_CITATION_JS = """<script>
 def main() -> None:
     st.set_page_config(page_title="codeqa — ask your code", page_icon=":material/manage_search:", layout="wide")
     st.html(CSS)
+    token = os.environ.get("CODEQA_UI_TOKEN")
+    if token and not hmac.compare_digest(str(st.query_params.get("token", "")).encode(), token.encode()):
+        st.error("This codeqa page needs its token: open the address `codeqa ui` printed (…/?token=…).")
+        st.stop()
     st.html(OPEN_CITATION_JS, unsafe_allow_javascript=True)
     state = st.session_state
     state.setdefault("turns", [])
@@ -171,9 +176,18 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, Retriever | None, t
 
     Returns (repo, its open index or None, (level, message) saying why there is none: "info" or "error")."""
     state = st.session_state
-    typed = st.text_input("Repository", value=os.environ.get("CODEQA_UI_REPO", ""), key="repo",
-                          placeholder="/path/to/repository", help="The folder of the code repository to ask about.")
+    given = os.environ.get("CODEQA_UI_REPO", "")
+    choose = bool(os.environ.get("CODEQA_UI_ANY_REPO"))  # only when the operator allowed it: a visitor reads files
+    typed = st.text_input("Repository", value=given, key="repo", disabled=not choose,
+                          placeholder="/path/to/repository" if choose else "codeqa ui --repo PATH",
+                          help="The folder of the code repository to ask about." if choose else
+                          "The page serves the repository `codeqa ui --repo` named (`--any-repo` lets you type one here).")
+    if not choose:
+        typed = given
     if not typed.strip():
+        if not choose:
+            return None, None, ("info", "Start the page with `codeqa ui --repo PATH` (or `--any-repo` to choose a "
+                                        "folder here).")
         return None, None, ("info", "Enter the path of a repository in the sidebar.")
     repo = Path(typed.strip()).expanduser()
     if not repo.is_dir():

@@ -128,10 +128,15 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--json", action="store_true", help="print the metrics (or generate/compare results) as JSON")
 
     p = sub.add_parser("ui", help="open the Streamlit chat")
-    p.add_argument("--repo", type=Path, help="the repository to open (it can also be typed into the page)")
+    p.add_argument("--repo", type=Path, help="the repository the page serves (with --any-repo, others can be typed into it)")
     p.add_argument("--index-dir", type=Path, help="where its index lives (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>)")
     p.add_argument("--qdrant-url", help="a Qdrant server instead of the local index folder")
     p.add_argument("--port", type=int, default=8501, help="port to serve the page on (default 8501)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to serve the page on (default 127.0.0.1: this machine only); another needs --token")
+    p.add_argument("--token", help="a token the page asks for (?token=...) before it shows anything (env CODEQA_UI_TOKEN)")
+    p.add_argument("--any-repo", action="store_true",
+                   help="let the page open any folder typed into it (by default it serves only --repo)")
     p.add_argument("--watch", action="store_true", help="re-index changed files within seconds of a save (see `codeqa watch`)")
 
     p = sub.add_parser("mcp", help="serve the index to coding agents over MCP",

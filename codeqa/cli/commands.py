@@ -385,17 +385,35 @@ def _print_citations(console, answer) -> None:
         console.print("\n[dim]Extractive answer: produced without an LLM.[/]")
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
 def cmd_ui(args, settings: Settings) -> int:
+    """`codeqa ui`: the page in a Streamlit child process, on 127.0.0.1 unless --host says otherwise (another
+    address needs a token, checked by the page before it shows anything). SIGINT and SIGTERM go on to the
+    child, and the command returns once it has stopped."""
+    import signal
     import subprocess
+
+    from ..errors import UsageError
 
     app = _SOURCE_ROOT / "ui" / "app.py"
     if not app.is_file():
         import codeqa.ui
 
         app = Path(codeqa.ui.__path__[0]) / "app.py"
+    token = args.token or os.environ.get("CODEQA_UI_TOKEN")
+    if args.host not in LOOPBACK and not token:
+        raise UsageError(f"--host {args.host} serves the page to other machines, which could read any indexed file "
+                         "and spend your LLM key: set a token with --token or CODEQA_UI_TOKEN (or keep the default "
+                         "--host 127.0.0.1).")
     env = dict(os.environ)
     if args.repo:
         env["CODEQA_UI_REPO"] = str(_repo(args.repo))
+    if args.any_repo:
+        env["CODEQA_UI_ANY_REPO"] = "1"
+    if token:
+        env["CODEQA_UI_TOKEN"] = token
     if args.index_dir:
         env["CODEQA_INDEX_DIR"] = str(args.index_dir)
     if args.qdrant_url:
@@ -407,10 +425,27 @@ def cmd_ui(args, settings: Settings) -> int:
     package_root = str(_SOURCE_ROOT)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-               "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-               "--client.toolbarMode", "minimal"]
-    print(f"codeqa UI on http://localhost:{args.port}", file=sys.stderr)
-    return subprocess.call(command, env=env)
+               "--server.address", args.host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
+               "--server.fileWatcherType", "none", "--client.toolbarMode", "minimal"]
+    shown = "localhost" if args.host in LOOPBACK else args.host
+    print(f"codeqa UI on http://{shown}:{args.port}" + (f"/?token={token}" if token else ""), file=sys.stderr)
+    child = subprocess.Popen(command, env=env)
+
+    def forward(signum, frame) -> None:
+        child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:  # forwarded already; wait for the child to stop
+                continue
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if child.poll() is None:
+            child.kill()
 
 
 def cmd_mcp(args, settings: Settings) -> int:
