@@ -49,8 +49,9 @@ with the count.
 
 # Last in the prompt, where a small model heeds it: Qwen2.5-Coder-0.5B cited nothing without it and, given an
 # example sentence, copied the sentence; with this form it ends its sentences with [n] (tried on streamlink).
-REMINDER = ("Answer in two to six sentences of your own, from the snippets above. End each sentence with the "
-            "number of the snippet it rests on, in square brackets: [1], or [2][4] for two.")
+# "and every list item": Qwen2.5-Coder-1.5B answered one question with a bulleted list and no numbers.
+REMINDER = ("Answer in two to six sentences of your own, from the snippets above. End every sentence, and every "
+            "list item, with the number of the snippet it rests on, in square brackets: [1], or [2][4] for two.")
 
 # Qwen2.5-Coder's BPE reads ~3.3-4 characters of code a token; our prompts (numbered lines, labels) ~3.1.
 # 2.6 over-counts every prompt measured (bench/llm_answers.py prints the ratio): the estimate errs safe.
