@@ -40,6 +40,18 @@ _CODE_NAME = re.compile(r"`([A-Za-z_][\w.]*)`|\b([A-Za-z_]+(?:_[A-Za-z0-9]+)+|[A
 _PATH = re.compile(r"[\w./-]+\.(?:py|pyi|toml|cfg|rst|md)\b")
 
 
+def open_project(project: str, index: bool = True):
+    """(repo, name, SWE-QA questions, Settings) of an unpacked sdist like `conan-2.34.0`, indexed first."""
+    from codeqa.config import Settings
+
+    repo, index_dir = DATA / project, INDEX_ROOT / project
+    if index:
+        ensure_index(repo, index_dir, log=lambda m: print(m, file=sys.stderr))
+    name = project.rsplit("-", 1)[0]
+    questions = [json.loads(line) for line in (SWE_QA / f"{name}.jsonl").read_text().splitlines() if line.strip()]
+    return repo, name, questions, Settings.load(index_dir=index_dir)
+
+
 def gold_for(answer: str, retriever) -> tuple[set[str], set[str]]:
     """(gold files, gold symbol names) of an expert answer."""
     indexed = retriever.indexed_paths
@@ -93,15 +105,12 @@ def score(answer, gold_files: set[str], gold_symbols: set[str]) -> dict:
 def rescore(path: Path, projects: list[str]) -> dict:
     """The rows of `path` with gold, precision and coverage derived again (their answers and verified
     citations as recorded), written back, and their summary."""
-    from codeqa.config import Settings
     from codeqa.retrieve import Retriever
 
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     for project in projects:
-        name = project.rsplit("-", 1)[0]
-        questions = [json.loads(line) for line in (SWE_QA / f"{name}.jsonl").read_text().splitlines() if line.strip()]
-        settings = Settings.load(index_dir=INDEX_ROOT / project)
-        with Retriever.open(DATA / project, settings, need_model=False) as retriever:
+        repo, name, questions, settings = open_project(project, index=False)
+        with Retriever.open(repo, settings, need_model=False) as retriever:
             for row in rows:
                 if row["project"] != name:
                     continue
@@ -156,17 +165,12 @@ def main(argv=None) -> int:
         return 0
 
     from codeqa.answer import Answerer
-    from codeqa.config import Settings
     from codeqa.prompt import estimate_tokens
     from codeqa.retrieve import Retriever
 
     rows = []
     for project in args.project:
-        repo, index_dir = DATA / project, INDEX_ROOT / project
-        ensure_index(repo, index_dir, log=lambda m: print(m, file=sys.stderr))
-        name = project.rsplit("-", 1)[0]
-        questions = [json.loads(line) for line in (SWE_QA / f"{name}.jsonl").read_text().splitlines() if line.strip()]
-        settings = Settings.load(index_dir=index_dir)
+        repo, name, questions, settings = open_project(project)
         with Retriever.open(repo, settings) as retriever:
             answerer = Answerer(retriever, settings)
             for number, q in enumerate(questions[args.skip:args.skip + args.per_project], args.skip):

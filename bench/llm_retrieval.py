@@ -22,8 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from llm_answers import SWE_QA, gold_for  # noqa: E402
-from qa_harness import DATA, INDEX_ROOT, ensure_index  # noqa: E402
+from llm_answers import gold_for, open_project  # noqa: E402
 
 HYDE_PROMPT = ("Write the Python code that most likely answers this question about the {project} code base: the "
                "classes, functions and calls involved, with their likely names. Code only, at most 15 lines.\n\n"
@@ -48,16 +47,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from codeqa.chat import Generation, OpenAIChat
-    from codeqa.config import Settings
     from codeqa.retrieve import Retriever
 
     rows = []
     for project in args.project:
-        repo, index_dir = DATA / project, INDEX_ROOT / project
-        ensure_index(repo, index_dir, log=lambda m: print(m, file=sys.stderr))
-        name = project.rsplit("-", 1)[0]
-        questions = [json.loads(line) for line in (SWE_QA / f"{name}.jsonl").read_text().splitlines() if line.strip()]
-        settings = Settings.load(index_dir=index_dir)
+        repo, name, questions, settings = open_project(project)
         chat = OpenAIChat.from_settings(settings)
         with Retriever.open(repo, settings) as retriever:
             for number, q in enumerate(questions[:args.per_project]):
