@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from .chat import ChatModel, FakeChat, Generation, Message, OpenAIChat
-from .citations import (CitedSpan, attribute, parse_citations, parse_loose, parse_numbered, take_echoed_lines,
-                        unknown_names, verify_citations)
+from .citations import (CitedSpan, attribute, parse_citations, parse_loose, parse_numbered, parse_path_mentions,
+                        take_echoed_lines, unknown_names, verify_citations)
 from .config import Settings
 from .defang import defang_markdown
 from .errors import LLMError, UsageError
@@ -355,6 +355,9 @@ class Answerer:
         if llm:
             text, echoed = take_echoed_lines(text, snippets)
             cited = parse_numbered(text, snippets) + parse_loose(text, snippets, indexed) + echoed
+            written = {(c.path, c.start_line, c.end_line) for c in cited + parse_citations(text, indexed)}
+            cited += [c for c in parse_path_mentions(text, snippets) if (c.path, c.start_line, c.end_line) not in written
+                      and not any(w[0] == c.path for w in written)]  # a file cited with lines already is not again
             evidence = "\n".join(m["content"] for m in stream.fitted.messages[-1:])
             unknown = unknown_names(text, evidence, lambda name: bool(self.retriever.find_symbols(name)))
         cited = _unique(parse_citations(text, indexed) + cited)

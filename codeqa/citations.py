@@ -1,6 +1,7 @@
 """Citations: read out of an answer's text, and checked against the evidence.
 
-A model may cite a snippet by its number (`[2]`, `[1, 3]`), by `path:Lstart-Lend`, by the layout of the
+A model may cite a snippet by its number (`[2]`, `[1, 3]`), by `path:Lstart-Lend`, by a snippet's file
+named without lines (its snippet, or the one of that file closest to the sentence), by the layout of the
 graph facts (`src/core.py (L929 call; L1415 call)`), by line numbers alone when one snippet holds them
 ("defined at lines 252 to 292"), or by quoting numbered lines as the prompt showed them (`849 | ...`,
 whose prefixes are then taken out of the answer). Every form maps to lines, and every citation is
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import sys
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -149,6 +151,27 @@ def parse_loose(text: str, snippets: Sequence[Snippet], known_paths: Iterable[st
     return list(found.values())
 
 
+def parse_path_mentions(text: str, snippets: Sequence[Snippet]) -> list[CitedSpan]:
+    """A file of the prompt named without lines ("the `Worker` class in `src/app/worker.py`"): the model cites
+    that file's snippet; of several, the one sharing the most code words with the sentence, else the
+    best-ranked. Fenced code does not count."""
+    prose = _FENCE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    by_path: dict[str, list[Snippet]] = {}
+    for s in snippets:
+        by_path.setdefault(s.path, []).append(s)
+    found: dict[tuple[str, int, int], CitedSpan] = {}
+    for path, own in by_path.items():
+        for m in re.finditer(rf"(?<![\w/.-]){re.escape(path)}(?![\w/-]|\.\w)", prose):
+            start = prose.rfind("\n", 0, m.start()) + 1
+            end = prose.find("\n", m.end())
+            line = prose[start:end if end >= 0 else len(prose)]
+            words = _code_words(line)
+            best = max(own, key=lambda s: (len(words & _code_words(s.text)), -own.index(s)))
+            found.setdefault((best.path, best.start_line, best.end_line),
+                             CitedSpan(best.path, best.start_line, best.end_line, m.group(0)))
+    return list(found.values())
+
+
 def take_echoed_lines(text: str, snippets: Sequence[Snippet]) -> tuple[str, list[CitedSpan]]:
     """Code the model quoted with the prompt's `849 | ` prefixes: the text without them, and a citation
     of the quoted lines wherever a snippet holds those numbers with that code."""
@@ -221,6 +244,7 @@ def attribute(text: str, snippets: Sequence[Snippet], cited: Sequence[CitedSpan]
     return [c for key, c in out.items() if key not in already]
 
 
+_STANDARD_MODULES = frozenset(sys.stdlib_module_names)
 _NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\))?`|\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b")
 
 
@@ -229,6 +253,7 @@ def unknown_names(text: str, evidence: str, known: Callable[[str], bool]) -> lis
     index (`known`) holds, each with the closest name from the evidence: "ShellCompletion (did you mean
     ShellComplete?)"."""
     seen = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", evidence))
+    seen_lower = {w.lower() for w in seen}
     out: list[str] = []
     for m in _NAME.finditer(re.sub(r"^[ \t]*(`{3,}|~{3,}).*?^[ \t]*\1", "", text, flags=re.MULTILINE | re.DOTALL)):
         name = m.group(1) or m.group(2)
@@ -236,7 +261,9 @@ def unknown_names(text: str, evidence: str, known: Callable[[str], bool]) -> lis
             continue
         if name in out or any(o.startswith(name + " ") for o in out):
             continue
-        missing = next((part for part in name.split(".") if part not in seen and not known(part)), None)
+        if name.split(".")[0] in _STANDARD_MODULES:
+            continue  # `threading.Lock`: the standard library is not in the index, and not invented
+        missing = next((part for part in name.split(".") if part.lower() not in seen_lower and not known(part)), None)
         if missing is None:
             continue
         close = difflib.get_close_matches(missing, seen, n=1, cutoff=0.75)
@@ -293,5 +320,6 @@ def _check(path: str, start: int, end: int, indexed: set[str], covered: dict[str
     return "lines outside the snippets given to the model"
 
 
-__all__ = ["CitedSpan", "parse_citations", "parse_numbered", "parse_loose", "take_echoed_lines", "attribute",
+__all__ = ["CitedSpan", "parse_citations", "parse_numbered", "parse_loose", "parse_path_mentions", "take_echoed_lines",
+           "attribute",
            "unknown_names", "verify_citations"]

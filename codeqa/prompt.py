@@ -53,6 +53,10 @@ with the count.
 REMINDER = ("Answer in two to six sentences of your own, from the snippets above. End every sentence, and every "
             "list item, with the number of the snippet it rests on, in square brackets: [1], or [2][4] for two.")
 
+# A made-up exchange before the real one: small models copy a shown answer's form more reliably than they
+# follow a rule (the example's names are invented, so copying its content is visible as unknown names).
+EXAMPLE: tuple[Message, ...] = ()
+
 # Qwen2.5-Coder's BPE reads ~3.3-4 characters of code a token; our prompts (numbered lines, labels) ~3.1.
 # 2.6 over-counts every prompt measured (bench/llm_answers.py prints the ratio): the estimate errs safe.
 CHARS_PER_LLM_TOKEN = 2.6
@@ -60,6 +64,8 @@ MESSAGE_OVERHEAD_TOKENS = 6  # a chat template's role markers around one message
 MIN_ANSWER_TOKENS = 128
 ANSWER_SHARE = 0.25  # an answer may take at most this share of the window
 EXACT_MARGIN_TOKENS = 8  # a counted prompt may still differ by a token or two at the template's seams
+MAX_SNIPPET_SHARE = 0.35  # one snippet takes at most this share of the window's room for evidence
+MIN_SNIPPET_TOKENS = 120
 
 
 class PromptTooLarge(LLMError):
@@ -167,7 +173,7 @@ def build_messages(parts: PromptParts, selection: _Selection | None = None) -> t
         selection = _Selection(len(parts.history) // 2, list(parts.retrieval.snippets), 1 << 30)
     user, sites = _user_message(parts, selection.snippets, selection.groups)
     history = list(parts.history[len(parts.history) - 2 * selection.history_pairs:]) if selection.history_pairs else []
-    return [{"role": "system", "content": SYSTEM_PROMPT}, *history, {"role": "user", "content": user}], sites
+    return [{"role": "system", "content": SYSTEM_PROMPT}, *EXAMPLE, *history, {"role": "user", "content": user}], sites
 
 
 def estimate_tokens(messages: Sequence[Message]) -> int:
@@ -186,7 +192,12 @@ def fit_prompt(parts: PromptParts, info: EndpointInfo, count: Callable[[Sequence
     window = info.window or DEFAULT_WINDOW
     max_tokens = answer_reserve(window, answer_tokens)
     _, site_groups = graph_fact_lines(parts.retrieval, parts.summary)
-    selection = _Selection(len(parts.history) // 2, list(parts.retrieval.snippets), len(site_groups))
+    # one long snippet must not crowd out the rest in a small window: each is cut to a share of the room left
+    # for evidence (the packer's share was of CODEQA_CONTEXT_TOKENS, which a small window may not have)
+    bare, _ = build_messages(parts, _Selection(0, [], 0))
+    room = window - max_tokens - estimate_tokens(bare)
+    snippets = [_cut_to(s, max(int(room * MAX_SNIPPET_SHARE), MIN_SNIPPET_TOKENS)) for s in parts.retrieval.snippets]
+    selection = _Selection(len(parts.history) // 2, snippets, len(site_groups))
     dropped_snippets: list[Snippet] = []
     dropped_sites = 0
     for _ in range(40):
@@ -253,18 +264,31 @@ def _drop_one(parts: PromptParts, selection: _Selection, site_groups: Sequence[t
     return max(_cost(format_snippet(len(snippets) + 1, last)), 1)
 
 
+def _cut_to(snippet: Snippet, tokens: int) -> Snippet:
+    """`snippet` cut at its end to about `tokens` estimated tokens (a whole line at least)."""
+    lines = snippet.text.splitlines(keepends=True)
+    keep, used = 0, 0
+    for line in lines:
+        used += _cost(line) + 2  # the line-number prefix
+        if used > tokens and keep:
+            break
+        keep += 1
+    if keep == len(lines):
+        return snippet
+    return replace(snippet, text="".join(lines[:keep]), end_line=snippet.start_line + keep - 1)
+
+
 def _cut_first(selection: _Selection) -> int | None:
-    """Halve the one snippet left (at least one line stays); None when it is one line already."""
+    """Cut the one snippet left by a quarter (at least one line stays); None when it is one line already."""
     if not selection.snippets:
         return None
     first = selection.snippets[0]
     lines = first.text.splitlines(keepends=True)
     if len(lines) <= 1:
         return None
-    keep = len(lines) // 2
-    text = "".join(lines[:keep])
+    keep = max(1, len(lines) * 3 // 4)
     end = first.start_line + keep - 1
-    selection.snippets[0] = replace(first, text=text, end_line=end)
+    selection.snippets[0] = replace(first, text="".join(lines[:keep]), end_line=end)
     note = f"the end of snippet [1] (kept {first.path}:L{first.start_line}-L{end})"
     selection.left_out = [n for n in selection.left_out if not n.startswith("the end of snippet [1]")] + [note]
     return max(_cost("".join(lines[keep:])) + 2 * (len(lines) - keep), 1)

@@ -213,3 +213,17 @@ def test_the_served_model_is_named_not_the_configured_one(retriever, llm_stub, l
     answer = Answerer(retriever, llm_settings.with_(model="gpt-4o")).answer(HOW_Q)
     assert answer.model == "stub-model"
     assert any("serves 'stub-model', not 'gpt-4o'" in n for n in answer.prompt.notes)
+
+
+def test_standard_library_names_and_other_spellings_are_not_unknown(retriever):
+    reply = "`threading.Lock` guards it, `concurrent.futures.ThreadPoolExecutor` runs it, and encoderclass hashes [1]."
+    answer = Answerer(retriever, retriever.settings, chat=FakeChat([reply])).answer(HOW_Q)
+    assert answer.unknown_names == ()
+
+
+def test_a_file_of_the_prompt_named_without_lines_cites_its_snippet(retriever):
+    reply = "The hashing lives in `encoders/encoder.py`: `_bucket` takes a digest of each word. Not in lib/other.py."
+    answer = Answerer(retriever, retriever.settings, chat=FakeChat([reply])).answer(HOW_Q)
+    cited = [c for c in answer.citations if not c.attributed]
+    assert cited and all(c.verified and c.path == "encoders/encoder.py" for c in cited)
+    assert any(c.start_line <= 28 <= c.end_line for c in cited)  # the snippet that holds `_bucket`, of several
