@@ -152,16 +152,24 @@ def parse_loose(text: str, snippets: Sequence[Snippet], known_paths: Iterable[st
 
 
 def parse_path_mentions(text: str, snippets: Sequence[Snippet]) -> list[CitedSpan]:
-    """A file of the prompt named without lines ("the `Worker` class in `src/app/worker.py`"): the model cites
-    that file's snippet; of several, the one sharing the most code words with the sentence, else the
-    best-ranked. Fenced code does not count."""
+    """A file of the prompt named without lines ("the `Worker` class in `src/app/worker.py`", or a tail of its
+    path that names no other snippet's file, `app/worker.py`): the model cites that file's snippet; of
+    several, the one sharing the most code words with the sentence, else the best-ranked. Fenced code does
+    not count."""
     prose = _FENCE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     by_path: dict[str, list[Snippet]] = {}
     for s in snippets:
         by_path.setdefault(s.path, []).append(s)
     found: dict[tuple[str, int, int], CitedSpan] = {}
     for path, own in by_path.items():
-        for m in re.finditer(rf"(?<![\w/.-]){re.escape(path)}(?![\w/-]|\.\w)", prose):
+        # the path, or a tail of it at a folder boundary that no other snippet's path shares (`devtools/network.py`)
+        parts = path.split("/")
+        tails = [t for t in ("/".join(parts[i:]) for i in range(len(parts)))
+                 if "." in t and sum(1 for other in by_path if other == t or other.endswith("/" + t)) == 1]
+        if not tails:
+            continue
+        alternatives = "|".join(re.escape(t) for t in tails)  # longest first: the whole path wins
+        for m in re.finditer(rf"(?<![\w/.-])(?:{alternatives})(?![\w/-]|\.\w)", prose):
             start = prose.rfind("\n", 0, m.start()) + 1
             end = prose.find("\n", m.end())
             line = prose[start:end if end >= 0 else len(prose)]

@@ -222,7 +222,7 @@ def test_standard_library_names_and_other_spellings_are_not_unknown(retriever):
 
 
 def test_a_file_of_the_prompt_named_without_lines_cites_its_snippet(retriever):
-    reply = "The hashing lives in `encoders/encoder.py`: `_bucket` takes a digest of each word. Not in lib/other.py."
+    reply = "The hashing lives in `encoder.py`: `_bucket` takes a digest of each word. Not in lib/other.py."
     answer = Answerer(retriever, retriever.settings, chat=FakeChat([reply])).answer(HOW_Q)
     cited = [c for c in answer.citations if not c.attributed]
     assert cited and all(c.verified and c.path == "encoders/encoder.py" for c in cited)
