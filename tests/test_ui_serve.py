@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from codeqa.cli import main
 from test_ui_browser import free_port, stop_group, wait_for_server
