@@ -29,8 +29,8 @@ from .errors import LLMError, UsageError
 from .extractive import EXTRACTIVE_NOTE, extractive_answer
 from .files import redact
 from .pack import CHARS_PER_TOKEN, count_tokens
-from .prompt import (SYSTEM_PROMPT, FittedPrompt, PromptParts, PromptTooLarge, fit_prompt, format_snippet,
-                     graph_facts)
+from .prompt import (CITED_LINES_GRAMMAR, SYSTEM_PROMPT, FittedPrompt, PromptParts, PromptTooLarge, fit_prompt,
+                     format_snippet, graph_facts)
 from .prompt import build_messages as _build_messages
 from .retrieve import Retriever
 from .streaming import AnswerProgress, ProgressCallback, ThinkSplitter, repeating
@@ -219,7 +219,8 @@ class AnswerStream:
         tokens = info.tokens
         self._progress("reading", 0, tokens, f"The model is reading {tokens:,} tokens of context…")
         generation = Generation(max_tokens=info.max_tokens, wait=settings.llm_timeout,
-                                first_wait=settings.llm_timeout + tokens / READ_TOKENS_PER_SECOND_FLOOR)
+                                first_wait=settings.llm_timeout + tokens / READ_TOKENS_PER_SECOND_FLOOR,
+                                grammar=CITED_LINES_GRAMMAR if settings.cite_grammar else None)
         splitter = ThinkSplitter()
         finish = None
         checked = 0

@@ -45,6 +45,8 @@ class Generation:
     max_tokens: int | None = None
     wait: float | None = None
     first_wait: float | None = None
+    # a GBNF grammar the reply must follow, where the server takes one (llama.cpp); others ignore it
+    grammar: str | None = None
 
 
 class ChatModel(Protocol):
@@ -148,6 +150,8 @@ class OpenAIChat:
         body = dict(REPEAT_GUARD.get(kind, {}))
         if stream and kind == "llama.cpp":
             body["return_progress"] = True  # prompt progress chunks while it reads: a live wait, not silence
+        if generation.grammar and kind == "llama.cpp":
+            body["grammar"] = generation.grammar
         if body:
             extra["extra_body"] = body
         wait = generation.wait or self.timeout

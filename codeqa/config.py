@@ -53,6 +53,8 @@ class Settings:
     # the model's context window, when the endpoint does not say it (llama.cpp, vLLM and Ollama do)
     context_window: int | None = None
     answer_tokens: int = 1024  # the most tokens an answer may take (max_tokens; less in a small window)
+    # where the server constrains output (llama.cpp): every line of an answer ends with a snippet number
+    cite_grammar: int = 1
     judge_model: str | None = None
     # parallel parse workers; 0 -> automatic
     parse_workers: int = 0

@@ -53,6 +53,14 @@ with the count.
 REMINDER = ("Answer in two to six sentences of your own, from the snippets above. End every sentence, and every "
             "list item, with the number of the snippet it rests on, in square brackets: [1], or [2][4] for two.")
 
+# With a server that constrains its output (llama.cpp), every line of the answer ends with a snippet number:
+# Qwen2.5-Coder-1.5B wrote right answers without any number for about half the questions, whatever the
+# prompt said (bench/llm_answers.py). Which number is still the model's choice, and it is verified as any.
+CITED_LINES_GRAMMAR = r"""root ::= line ("\n" "\n"? line)*
+line ::= [^\n\[\]]+ cite
+cite ::= ("[" [1-9] [0-9]? "]")+
+"""
+
 # A made-up exchange before the real one: small models copy a shown answer's form more reliably than they
 # follow a rule (the example's names are invented, so copying its content is visible as unknown names).
 EXAMPLE: tuple[Message, ...] = ()
@@ -294,5 +302,5 @@ def _cut_first(selection: _Selection) -> int | None:
     return max(_cost("".join(lines[keep:])) + 2 * (len(lines) - keep), 1)
 
 
-__all__ = ["SYSTEM_PROMPT", "REMINDER", "PromptParts", "FittedPrompt", "PromptTooLarge", "fit_prompt", "build_messages",
+__all__ = ["SYSTEM_PROMPT", "REMINDER", "CITED_LINES_GRAMMAR", "PromptParts", "FittedPrompt", "PromptTooLarge", "fit_prompt", "build_messages",
            "format_snippet", "graph_facts", "graph_fact_lines", "estimate_tokens", "answer_reserve", "CHARS_PER_LLM_TOKEN"]

@@ -12,7 +12,7 @@ from codeqa.answer import Answerer, Conversation, ThinkSplitter, Turn, repeating
 from codeqa.chat import FakeChat, Generation, OpenAIChat
 from codeqa.errors import LLMError
 from codeqa.llm_server import probe_endpoint
-from codeqa.prompt import REMINDER, SYSTEM_PROMPT, estimate_tokens
+from codeqa.prompt import CITED_LINES_GRAMMAR, REMINDER, SYSTEM_PROMPT, estimate_tokens
 from codeqa.retrieve import Retriever
 from llm_stub import Reply
 
@@ -61,6 +61,7 @@ def test_every_request_fits_the_window_with_room_for_the_answer(retriever, llm_s
         assert llm_stub.prompt_tokens[-1] + body["max_tokens"] <= window  # what the server counted
         assert answer.prompt.tokens == llm_stub.prompt_tokens[-1] and answer.prompt.counted == "tokenizer"
         assert body["max_tokens"] == min(1024, window // 4) and body["repeat_penalty"] > 1
+        assert body["grammar"] == CITED_LINES_GRAMMAR  # llama.cpp: every line ends with a snippet number
         assert body["messages"][0]["content"] == SYSTEM_PROMPT and body["messages"][-1]["content"].endswith(REMINDER)
         assert question in body["messages"][-1]["content"]
         for i, snippet in enumerate(answer.snippets, 1):  # the model saw exactly these, so numbered
@@ -227,3 +228,12 @@ def test_a_file_of_the_prompt_named_without_lines_cites_its_snippet(retriever):
     cited = [c for c in answer.citations if not c.attributed]
     assert cited and all(c.verified and c.path == "encoders/encoder.py" for c in cited)
     assert any(c.start_line <= 28 <= c.end_line for c in cited)  # the snippet that holds `_bucket`, of several
+
+
+def test_no_grammar_goes_to_a_server_that_does_not_take_one(retriever, llm_stub, llm_settings):
+    llm_stub.reply("It hashes words [1].")
+    Answerer(retriever, llm_settings).answer(HOW_Q)  # the stub without a window poses as no known server
+    assert "grammar" not in llm_stub.chat_requests[-1].body
+    llm_stub.window = 4096
+    Answerer(retriever, llm_settings.with_(cite_grammar=0)).answer(HOW_Q)
+    assert "grammar" not in llm_stub.chat_requests[-1].body
