@@ -2,7 +2,8 @@
 CodeQAError into a message and an exit code.
 
     __init__.py    the parser and main()
-    commands.py    index, search, refs, export, ask, ui, mcp, watch
+    commands.py    index, search, refs, export, ui, mcp, watch
+    ask.py         ask
     evaluate.py    eval, eval generate, eval compare
 
 Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input (missing repo, no index yet).
@@ -18,7 +19,8 @@ from typing import Sequence
 
 from ..config import Settings
 from ..errors import CodeQAError
-from .commands import cmd_ask, cmd_export, cmd_index, cmd_mcp, cmd_refs, cmd_search, cmd_ui, cmd_watch
+from .ask import cmd_ask
+from .commands import cmd_export, cmd_index, cmd_mcp, cmd_refs, cmd_search, cmd_ui, cmd_watch
 from .evaluate import cmd_eval
 
 DESCRIPTION = """Answer questions about a codebase.

@@ -1,0 +1,119 @@
+"""`codeqa ask`: the answer streamed to stdout, what the model is doing on stderr while it reads, then the
+citations (✓ verified, ✗ not, ~ attributed), and what made the answer incomplete or ungrounded."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..config import Settings
+from .commands import _repo
+
+
+class _Waiting:
+    """What the model is doing while `ask` waits for its first word, on stderr: one line rewritten in a
+    terminal, a line per quarter of the prompt read otherwise; cleared when the answer starts."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.shown = False
+        self.last_quarter = -1
+
+    def __call__(self, progress) -> None:
+        if progress.stage == "reading":
+            quarter = -1 if not progress.total else (4 * progress.done) // max(progress.total, 1)
+            if self.tty:
+                self.stream.write("\r\033[K" + progress.message)
+            elif quarter != self.last_quarter:
+                self.stream.write(progress.message + "\n")
+            self.last_quarter = quarter
+            self.shown = True
+            self.stream.flush()
+        elif self.shown:
+            self.done()
+
+    def done(self) -> None:
+        if self.shown and self.tty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+        self.shown = False
+
+
+def cmd_ask(args, settings: Settings) -> int:
+    """`codeqa ask`: stream the answer to stdout, then the citations with ✓/✗. Exit 1 when the LLM failed
+    (the evidence is still printed), else 0. While the model reads the prompt, stderr says so."""
+    from rich.console import Console
+
+    from ..answer import Answerer, answer_to_json
+    from ..retrieve import Retriever
+
+    repo = _repo(args.repo)
+    settings = settings.with_(model=args.model, top_k=args.top_k)
+    waiting = _Waiting(sys.stderr)
+    with Retriever.open(repo, settings) as retriever:
+        stream = Answerer(retriever, settings).stream(args.question, no_llm=args.no_llm, on_progress=waiting)
+        if stream.prompt is not None:
+            for note in stream.prompt.notes:
+                print(f"note: {note}", file=sys.stderr)
+        if args.json:
+            answer = stream.result()
+            waiting.done()
+            print(json.dumps(answer_to_json(answer), indent=2))
+        else:
+            console = Console(highlight=False, soft_wrap=True)
+            for piece in stream:
+                waiting.done()
+                console.print(piece, end="", markup=False)
+            answer = stream.result()
+            waiting.done()
+            if not answer.answer.endswith("\n"):
+                console.print()
+            _print_citations(console, answer)
+    if answer.error:
+        print(f"error: {answer.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_citations(console, answer) -> None:
+    from rich.markup import escape
+
+    from ..extractive import span_label
+
+    cited = [c for c in answer.citations if not c.attributed]
+    attributed = [c for c in answer.citations if c.attributed]
+    if cited:
+        console.print("\n[bold]Citations[/]")
+        for c in cited:
+            stale = " [yellow](file changed since indexed)[/]" if c.stale else ""
+            label = c.path if c.start_line == 0 else span_label(c.path, c.start_line, c.end_line)
+            if c.verified:
+                console.print(f" [green]✓[/] {escape(label)}{stale}")
+            else:
+                console.print(f" [red]✗[/] {escape(label)} [red](unverified: {escape(c.reason)})[/]{stale}")
+    if attributed:
+        console.print("\n[bold]Attributed[/] [dim](uncited sentences that share their code words with these lines)[/]")
+        for c in attributed:
+            console.print(f" [cyan]~[/] {escape(span_label(c.path, c.start_line, c.end_line))}")
+    if answer.mode == "llm" and not answer.grounded:
+        console.print("\n[yellow]The answer cites no code, and none of its sentences matches the evidence: "
+                      "treat it as ungrounded.[/]")
+    elif answer.mode == "llm" and not cited:
+        console.print("\n[yellow]The answer cites no code itself; the lines above are attributed to it.[/]")
+    if answer.unknown_names:
+        console.print("\n[yellow]Names the index does not know:[/] " + escape(", ".join(answer.unknown_names)))
+    if answer.cut:
+        why = {"length": "it reached its token limit", "repeating": "the model was repeating itself",
+               "error": "the stream broke"}.get(answer.cut, answer.cut)
+        console.print(f"\n[yellow]The answer is incomplete: {why}.[/]")
+    if answer.prompt is not None and answer.prompt.left_out:
+        console.print("\n[dim]Left out to fit the model's window ("
+                      f"{answer.prompt.tokens:,} of {answer.prompt.window:,} tokens): "
+                      + escape("; ".join(answer.prompt.left_out)) + "[/]")
+    if answer.error or not answer.grounded:
+        console.print("\n[bold]Evidence retrieved[/]")
+        for i, s in enumerate(answer.snippets[:12], 1):
+            console.print(f"  {escape(f'[{i}]')} {escape(s.label)} [dim]({escape(s.reason)})[/]")
+    if answer.mode == "extractive":
+        console.print("\n[dim]Extractive answer: produced without an LLM.[/]")
