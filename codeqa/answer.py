@@ -246,7 +246,10 @@ class AnswerStream:
                     checked = so_far
                     at = repeating("".join(pieces))
                     if at is not None:
-                        whole = "".join(pieces)[:at].rstrip()
+                        whole = "".join(pieces)[:at]
+                        # end where a sentence or line ended, not inside the word the repetition began with
+                        boundary = max(whole.rfind(". ") + 1, whole.rfind("\n"))
+                        whole = (whole[:boundary] if boundary > len(whole) // 2 else whole).rstrip()
                         pieces[:] = [whole]
                         self.cut = "repeating"
                         break

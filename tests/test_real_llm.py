@@ -71,11 +71,17 @@ def test_answers_stream_fit_the_reported_window_and_cite_verified_lines(retrieve
         pieces = list(stream)
         answer = stream.answer
         assert answer.mode == "llm" and answer.error is None, answer.error
-        assert len(pieces) > 3 and "".join(pieces) == answer.answer
+        streamed = "".join(pieces)
+        if answer.cut == "repeating":  # a loop is cut: the answer keeps the text before it, and says so
+            body, note = answer.answer.rsplit("\n\n[The answer was cut:", 1)
+            assert streamed.startswith(body) and "repeating itself" in note
+        else:
+            assert streamed == answer.answer
+        assert len(pieces) > 3 and answer.cut in (None, "repeating", "length")
         prompt = answer.prompt
         assert prompt.window == WINDOW and "n_ctx" in prompt.window_source and prompt.counted == "tokenizer"
         assert prompt.tokens + prompt.max_tokens <= WINDOW and answer.model == "qwen2.5-coder-0.5b"
-        assert answer.first_token_seconds is not None and answer.cut != "repeating"
+        assert answer.first_token_seconds is not None
         cited += any(c.verified and not c.attributed for c in answer.citations)
     assert cited >= 2, "the real model cited verified lines in fewer than two of three answers"
 
