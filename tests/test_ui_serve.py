@@ -62,3 +62,29 @@ def test_another_address_needs_a_token(capsys, tmp_path):
     assert main(["ui", "--repo", str(tmp_path), "--host", "0.0.0.0"]) == 2
     err = capsys.readouterr().err
     assert "--token" in err and "CODEQA_UI_TOKEN" in err and "Traceback" not in err
+
+
+def test_the_page_stops_when_what_started_it_is_killed(tmp_path, monkeypatch):
+    # `make run` is the parent of `codeqa ui`, and make does not pass a `kill` on to its recipe
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    port = free_port()
+    log = tmp_path / "ui.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODEQA_"))}
+    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", NO_PROXY="127.0.0.1,localhost")
+    launcher = ("import subprocess, sys, time; subprocess.Popen([sys.executable, '-m', 'codeqa', 'ui', '--repo', "
+                f"{str(repo)!r}, '--port', '{port}'], stdout=open({str(log)!r}, 'w'), stderr=subprocess.STDOUT); "
+                "time.sleep(600)")
+    parent = subprocess.Popen([sys.executable, "-c", launcher], cwd=ROOT, env=env, start_new_session=True)
+    try:
+        wait_for_server(parent, port, log)
+        parent.kill()  # the parent alone, as `kill` of make does
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 20
+        while reachable("127.0.0.1", port) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert not reachable("127.0.0.1", port), "the page outlived what started it"
+    finally:
+        stop_group(parent)

@@ -326,10 +326,14 @@ def cmd_ui(args, settings: Settings) -> int:
         child.send_signal(signum)
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    parent = os.getppid()
     try:
         while True:
             try:
-                return child.wait()
+                return child.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                if os.getppid() != parent:  # what started us is gone (`kill` of `make run`): so goes the page
+                    child.terminate()
             except KeyboardInterrupt:  # forwarded already; wait for the child to stop
                 continue
     finally:
