@@ -203,7 +203,7 @@ class AnswerStream:
         else:
             text = extractive_answer(self.retrieval, retriever, summary=self.summary)
             if self.error:  # the LLM was configured but could not be asked (the prompt cannot fit)
-                text = f"The LLM could not be used: {self.error}\n\n" + text
+                text = self._unusable() + text
             for part in re.split(r"(?<=\n\n)", text):
                 pieces.append(part)
                 yield self._emit(part)
@@ -211,6 +211,9 @@ class AnswerStream:
         if self._conversation is not None:
             self._conversation.add(Turn(self.question, self.query, self.answer.answer,
                                         self._answerer.subjects(self.retrieval)))
+
+    def _unusable(self) -> str:
+        return f"The LLM could not be used: {self.error}\n\n"
 
     def _stream_llm(self, pieces: list[str]) -> Iterator[str]:
         assert self.fitted is not None and self._chat is not None
@@ -223,7 +226,7 @@ class AnswerStream:
                                 grammar=CITED_LINES_GRAMMAR if settings.cite_grammar else None)
         splitter = ThinkSplitter()
         finish = None
-        checked = 0
+        checked = written_chars = 0
         written = 0
         stream = self._chat.stream(self.fitted.messages, generation)
         try:
@@ -237,13 +240,13 @@ class AnswerStream:
                 finish = delta.finish or finish
                 if text:
                     pieces.append(text)
+                    written_chars += len(text)
                     written += 1
                     if written == 1 or written % 20 == 0:
                         self._progress("writing", written, None, "The model is writing the answer…")
                     yield self._emit(text)
-                so_far = sum(len(p) for p in pieces)
-                if so_far - checked >= LOOP_CHECK_EVERY:
-                    checked = so_far
+                if written_chars - checked >= LOOP_CHECK_EVERY:
+                    checked = written_chars
                     at = repeating("".join(pieces))
                     if at is not None:
                         whole = "".join(pieces)[:at]
@@ -265,8 +268,7 @@ class AnswerStream:
                 note = f"\n\n[The answer was cut off: {self.error}]\n"
             else:
                 self.mode = "extractive"
-                note = (f"The LLM could not be used: {self.error}\n\n"
-                        + extractive_answer(self.retrieval, self._answerer.retriever, summary=self.summary))
+                note = self._unusable() + extractive_answer(self.retrieval, self._answerer.retriever, summary=self.summary)
             pieces.append(note)
             yield self._emit(note)
             return

@@ -48,6 +48,11 @@ class Generation:
     # a GBNF grammar the reply must follow, where the server takes one (llama.cpp); others ignore it
     grammar: str | None = None
 
+    def waits(self, default: float) -> tuple[float, float]:
+        """(the longest silence between pieces, the longest wait for the first piece)."""
+        wait = self.wait or default
+        return wait, max(wait, self.first_wait or 0.0)
+
 
 class ChatModel(Protocol):
     """A chat endpoint that streams its reply.
@@ -154,8 +159,7 @@ class OpenAIChat:
             body["grammar"] = generation.grammar
         if body:
             extra["extra_body"] = body
-        wait = generation.wait or self.timeout
-        first = max(wait, generation.first_wait or 0.0)
+        wait, first = generation.waits(self.timeout)
         # the read timeout is the silence allowed between two pieces; the first may take as long as reading does
         extra["timeout"] = httpx.Timeout(first, connect=min(wait, 10.0))
         return self._openai().chat.completions.create(model=self.model, messages=list(messages), stream=stream,
@@ -166,8 +170,7 @@ class OpenAIChat:
         import openai
 
         generation = generation or Generation()
-        wait = generation.wait or self.timeout
-        first = max(wait, generation.first_wait or 0.0)
+        wait, first = generation.waits(self.timeout)
         watch = None
         try:
             response = self._request(messages, stream=True, generation=generation)
