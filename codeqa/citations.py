@@ -229,10 +229,9 @@ def attribute(text: str, snippets: Sequence[Snippet], cited: Sequence[CitedSpan]
     shares an identifier (`parse_args`, `Route.matches`) and at least two words; its whole span."""
     if not snippets:
         return []
-    visible = text
     owned = [(_code_words(s.text), s) for s in snippets]
     out: dict[tuple[str, int, int], CitedSpan] = {}
-    for m in _SENTENCE.finditer(visible):
+    for m in _SENTENCE.finditer(text):
         sentence = m.group(0)
         if _NUMBERED.search(sentence) or _CITATION.search(sentence) or len(sentence.split()) < 4:
             continue

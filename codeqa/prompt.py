@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
+from .chat import Message
 from .errors import LLMError
 from .extractive import describe_path, refs_spec
 from .files import redact
@@ -29,7 +30,6 @@ from .lookup import list_sites
 from .summary import describe_counts
 from .types import PromptInfo, Retrieval, Snippet, UsageSummary
 
-Message = dict
 
 SYSTEM_PROMPT = """You answer questions about a code repository using only the evidence in the user's \
 message: numbered code snippets ([1], [2], ...), each labelled path:Lstart-Lend with its lines numbered, \
