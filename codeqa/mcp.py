@@ -202,7 +202,7 @@ class RepositoryTools:
         text = f"{_span(rel, start_line, end)} ({len(lines)} lines in the file)\n{numbered.rstrip()}{more}"
         return _result(text, CodeLines(path=rel, start_line=start_line, end_line=end, total_lines=len(lines), text="".join(body)))
 
-    def ask(self, question: Annotated[str, Field(min_length=1)],
+    def ask(self, question: Annotated[str, Field(description="a question about the code, e.g. \"How is Foo used?\"")],
             ctx: Context | None = None) -> Annotated[CallToolResult, AnswerResult]:
         """An answer to a question about the code, with path:Lstart-Lend citations checked against the evidence
         (from the configured LLM, or extractive without one), and the evidence it rests on for reading further.

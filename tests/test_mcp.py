@@ -209,6 +209,9 @@ def test_errors_say_what_to_do(repo, env):
                                                     start_line=20, end_line=10)
         assert "limit" in await refused(client, "search_code", query="x", limit=0)
         assert "kinds" in await refused(client, "find_references", symbol="EncoderClass", kinds=["nonsense"])
+        for empty in ("", "   "):  # bad input the agent can act on, not a validation dump
+            message = await refused(client, "ask", question=empty)
+            assert "The question is empty" in message and "validation" not in message, message
         _, found = await ok(client, "find_symbol", name="tokenize")  # the server goes on after errors
         assert found["definitions"]
 
