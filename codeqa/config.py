@@ -38,6 +38,9 @@ class Settings:
     # openai:<model> only: requests in flight at once, and seconds a request waits for its answer before a retry
     embedding_concurrency: int = 4
     embedding_timeout: float = 60.0
+    # openai:<model> only: the embeddings server, when it is not the chat endpoint (see embeddings_endpoint)
+    embeddings_base_url: str | None = None
+    embeddings_api_key: str | None = field(default=None, repr=False)
     # retrieval / answering
     top_k: int = 10
     context_tokens: int = 6000
@@ -85,6 +88,18 @@ class Settings:
     def llm_configured(self) -> bool:
         return bool(self.openai_base_url or self.openai_api_key)
 
+    @property
+    def embeddings_endpoint(self) -> "Endpoint":
+        """The embeddings server (`openai:<model>`): CODEQA_EMBEDDINGS_BASE_URL / _API_KEY, else the chat
+        endpoint's OPENAI_BASE_URL / OPENAI_API_KEY. A separate embeddings URL never gets the chat key: a key
+        goes only to the server it was given for."""
+        if self.embeddings_base_url:
+            return Endpoint(self.embeddings_base_url, self.embeddings_api_key,
+                            "CODEQA_EMBEDDINGS_BASE_URL", "CODEQA_EMBEDDINGS_API_KEY")
+        if self.embeddings_api_key:
+            return Endpoint(self.openai_base_url, self.embeddings_api_key, "OPENAI_BASE_URL", "CODEQA_EMBEDDINGS_API_KEY")
+        return Endpoint(self.openai_base_url, self.openai_api_key)
+
     def index_dir_for(self, repo: Path) -> Path:
         """--index-dir / CODEQA_INDEX_DIR, else a folder of the user's cache named after the repository.
 
@@ -96,6 +111,15 @@ class Settings:
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", repo.name).strip("._") or "repo"
         digest = hashlib.sha256(str(repo).encode("utf-8", "surrogateescape")).hexdigest()[:12]
         return (self.cache_home or default_cache_home()) / "codeqa" / f"{slug}-{digest}"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible server, and the settings that name it (for messages that say what to fix)."""
+    base_url: str | None
+    api_key: str | None = field(default=None, repr=False)
+    url_setting: str = "OPENAI_BASE_URL"
+    key_setting: str = "OPENAI_API_KEY"
 
 
 def default_cache_home() -> Path:

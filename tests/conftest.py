@@ -169,7 +169,8 @@ def _test_cache_home():
 @pytest.fixture(autouse=True)
 def _clean_llm_env(monkeypatch):
     """Tests decide themselves whether an LLM or Qdrant server is configured."""
-    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "CODEQA_MODEL", "QDRANT_URL", "CODEQA_INDEX_DIR", "CODEQA_EMBEDDINGS"):
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "CODEQA_MODEL", "QDRANT_URL", "CODEQA_INDEX_DIR", "CODEQA_EMBEDDINGS",
+                "CODEQA_EMBEDDINGS_BASE_URL", "CODEQA_EMBEDDINGS_API_KEY"):
         monkeypatch.delenv(var, raising=False)
 
 

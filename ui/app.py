@@ -53,9 +53,11 @@ INDEX_STAGES = {"parse": "Parsing files", "model": "Loading the embedding model"
 # ---- cached resources (shared by every rerun and browser session) --------------------------------
 
 @st.cache_resource(show_spinner=False)
-def load_embedder(spec: str, adapter: str, base_url: str | None, _api_key: str | None, concurrency: int, timeout: float):
+def load_embedder(spec: str, adapter: str, base_url: str | None, _api_key: str | None, concurrency: int, timeout: float,
+                  settings_named: tuple[str, str]):
     """The embedding model, built once per embeddings setting; it loads its weights on first use."""
-    return make_embedder(spec, adapter, base_url, _api_key, concurrency=concurrency, timeout=timeout)
+    return make_embedder(spec, adapter, base_url, _api_key, concurrency=concurrency, timeout=timeout,
+                         settings_named=settings_named)
 
 
 @st.cache_resource(show_spinner="Opening the index…", on_release=lambda retriever: retriever.close())
@@ -71,8 +73,9 @@ def cached_status(repo: str, index_dir: str | None, last_indexed: str | None, _r
 
 
 def embedder_for(settings: Settings):
-    return load_embedder(settings.embeddings, settings.embedding_adapter, settings.openai_base_url, settings.openai_api_key,
-                         settings.embedding_concurrency, settings.embedding_timeout)
+    end = settings.embeddings_endpoint
+    return load_embedder(settings.embeddings, settings.embedding_adapter, end.base_url, end.api_key,
+                         settings.embedding_concurrency, settings.embedding_timeout, (end.url_setting, end.key_setting))
 
 
 @st.cache_resource(show_spinner=False, on_release=lambda watcher: watcher.stop())

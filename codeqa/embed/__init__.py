@@ -40,12 +40,14 @@ class Embedder(Protocol):
 
 
 def make_embedder(spec: str = "local", adapter: str = "default", base_url: str | None = None,
-                  api_key: str | None = None, *, concurrency: int = 4, timeout: float = 60.0) -> Embedder:
+                  api_key: str | None = None, *, concurrency: int = 4, timeout: float = 60.0,
+                  settings_named: tuple[str, str] = ("OPENAI_BASE_URL", "OPENAI_API_KEY")) -> Embedder:
     """The embedder CODEQA_EMBEDDINGS names: "local", "local-onnx", "local-onnx-int8" or "openai:<model>".
     `concurrency` and `timeout` (CODEQA_EMBEDDING_CONCURRENCY, CODEQA_EMBEDDING_TIMEOUT) apply to an
-    endpoint only."""
+    endpoint only, and `settings_named` are the settings its messages name for the URL and the key."""
     if spec.startswith("openai:"):
-        return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key, concurrency=concurrency, timeout=timeout)
+        return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key, concurrency=concurrency, timeout=timeout,
+                              settings_named=settings_named)
     if spec in ("local-onnx", "local-onnx-int8"):
         from .local_onnx import OnnxEmbedder
 
@@ -58,9 +60,10 @@ def make_embedder(spec: str = "local", adapter: str = "default", base_url: str |
 
 def embedder_from_settings(settings: Settings) -> Embedder:
     """The embedder `settings` configure (what index, plan, watch and search use when given none)."""
-    return make_embedder(settings.embeddings, settings.embedding_adapter, settings.openai_base_url,
-                         settings.openai_api_key, concurrency=settings.embedding_concurrency,
-                         timeout=settings.embedding_timeout)
+    end = settings.embeddings_endpoint
+    return make_embedder(settings.embeddings, settings.embedding_adapter, end.base_url, end.api_key,
+                         concurrency=settings.embedding_concurrency, timeout=settings.embedding_timeout,
+                         settings_named=(end.url_setting, end.key_setting))
 
 
 __all__ = ["Embedder", "make_embedder", "embedder_from_settings", "EmbeddingCache", "SentenceTransformerEmbedder",

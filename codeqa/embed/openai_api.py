@@ -11,9 +11,9 @@ Failures:
     429, 408, 5xx, a dropped connection, a timeout   retried: exponential backoff with jitter, or the
                                                      wait Retry-After names; at most `max_attempts` tries
     401 / 403                                        at once: the API key setting
-    404, an unknown model                            at once: the model in CODEQA_EMBEDDINGS, OPENAI_BASE_URL
+    404, an unknown model                            at once: the model in CODEQA_EMBEDDINGS, the base URL setting
     413                                              at once: a smaller CODEQA_EMBEDDING_BATCH_SIZE
-    a base URL that is not http(s)                   at once: OPENAI_BASE_URL
+    a base URL that is not http(s)                   at once: the base URL setting
     any other answer that is not embeddings          at once, with the server's own message
 Every failure is an EmbeddingError; the API key never appears in one.
 
@@ -48,7 +48,7 @@ class OpenAIEmbedder:
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, dimension: int | None = None,
                  *, concurrency: int = 4, timeout: float = 60.0, max_attempts: int = 5, backoff_base: float = 0.5,
-                 backoff_max: float = 30.0):
+                 backoff_max: float = 30.0, settings_named: tuple[str, str] = ("OPENAI_BASE_URL", "OPENAI_API_KEY")):
         if concurrency < 1:
             raise UsageError(f"CODEQA_EMBEDDING_CONCURRENCY={concurrency} must be at least 1 (requests in flight).")
         if timeout <= 0:
@@ -62,6 +62,7 @@ class OpenAIEmbedder:
         self.backoff_base, self.backoff_max = backoff_base, backoff_max
         self._base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self._api_key = api_key
+        self._url_setting, self._key_setting = settings_named  # what the messages tell the user to fix
         self._client: Any = None  # httpx.Client, made at the first encode (importing httpx is not free)
         self._client_lock = threading.Lock()
 
@@ -92,7 +93,7 @@ class OpenAIEmbedder:
         widths = {part.shape[1] for part in parts}
         if len(widths) != 1:
             raise EmbeddingError(f"The embeddings endpoint {self._url} answered vectors of different sizes "
-                                 f"({sorted(widths)}) in one run; is OPENAI_BASE_URL a single model's server?")
+                                 f"({sorted(widths)}) in one run; is {self._url_setting} a single model's server?")
         vectors = np.concatenate(parts)
         self.dimension = vectors.shape[1]
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
@@ -140,13 +141,13 @@ class OpenAIEmbedder:
             try:
                 response = client.post(self._url, json=payload)
             except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-                raise EmbeddingError(f"OPENAI_BASE_URL={self._base_url!r} is not a usable http(s) URL ({exc}); set it to "
+                raise EmbeddingError(f"{self._url_setting}={self._base_url!r} is not a usable http(s) URL ({exc}); set it to "
                                      "the server's API root, such as http://gpu-box:8080/v1.") from exc
             except httpx.TimeoutException:
                 failure = (f"no answer to a batch of {len(batch)} texts within {self.timeout:g} s. Raise "
                            f"CODEQA_EMBEDDING_TIMEOUT or lower CODEQA_EMBEDDING_BATCH_SIZE (now {len(batch)})")
             except httpx.TransportError as exc:
-                failure = f"cannot connect ({type(exc).__name__}: {exc}). Start the server or fix OPENAI_BASE_URL"
+                failure = f"cannot connect ({type(exc).__name__}: {exc}). Start the server or fix {self._url_setting}"
             else:
                 status = response.status_code
                 if 200 <= status < 300:
@@ -176,7 +177,7 @@ class OpenAIEmbedder:
             vectors = np.stack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise EmbeddingError(f"The embeddings endpoint {self._url} did not answer with embeddings "
-                                 f"({type(exc).__name__}: {exc}); is OPENAI_BASE_URL the API root (often ending in /v1)?") from exc
+                                 f"({type(exc).__name__}: {exc}); is {self._url_setting} the API root (often ending in /v1)?") from exc
         if [index for index, _ in items] != list(range(count)) or vectors.ndim != 2 or not vectors.shape[1]:
             raise EmbeddingError(f"The embeddings endpoint {self._url} answered {len(items)} vectors for {count} texts.")
         return vectors
@@ -186,17 +187,17 @@ class OpenAIEmbedder:
         status, message = response.status_code, _server_message(response)
         said = f"The embeddings endpoint {self._url} answered {status} ({message})"
         if status in (401, 403):
-            fix = "Set OPENAI_API_KEY (or CODEQA_OPENAI_API_KEY) to a key this server accepts"
+            fix = f"Set {self._key_setting} to a key this server accepts"
         elif status == 404 or _UNKNOWN_MODEL.search(message):
             fix = (f"Check the model name in CODEQA_EMBEDDINGS=openai:{self.model} (the server's GET /models lists them) "
-                   f"and that OPENAI_BASE_URL is the API root (often ending in /v1)")
+                   f"and that {self._url_setting} is the API root (often ending in /v1)")
         elif status == 413:
             fix = (f"Lower CODEQA_EMBEDDING_BATCH_SIZE (now {count}); if a text is too long for the model, lower "
                    "CODEQA_CHUNK_MAX_CHARS or let the server truncate (TEI: --auto-truncate)")
         elif 300 <= status < 400:
-            fix = f"Set OPENAI_BASE_URL to where it redirects ({response.headers.get('location', 'no Location given')})"
+            fix = f"Set {self._url_setting} to where it redirects ({response.headers.get('location', 'no Location given')})"
         else:
-            fix = "Check CODEQA_EMBEDDINGS and OPENAI_BASE_URL against the server's documentation"
+            fix = f"Check CODEQA_EMBEDDINGS and {self._url_setting} against the server's documentation"
         return EmbeddingError(f"{said}. {fix}.")
 
 
