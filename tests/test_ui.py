@@ -225,6 +225,8 @@ def test_usage_question_extractive_with_citations_references_and_evidence(monkey
     ask(at, "where is format_name called?")
     assert len(at.chat_message) == 4 and not at.error
     assert calls == {"make_embedder": 1, "open": 1}
+    ask(at, "   ")  # an empty question is no question: no turn, no error
+    assert len(at.chat_message) == 4 and not at.error
 
 
 def test_answer_from_the_stub_llm_streams_marks_unverified_and_follows_up(monkeypatch, calls, indexed_repo, llm_stub):

@@ -41,6 +41,7 @@ from codeqa.extractive import refs_spec, span_label, split_full_list
 from codeqa.index import IndexStatus, index_repo, index_status
 from codeqa.lookup import list_sites
 from codeqa.retrieve import Retriever
+from codeqa.shared_reader import IndexReopenedError, SharedRetriever
 from codeqa.types import Answer
 
 log = logging.getLogger("codeqa.ui")
@@ -60,10 +61,11 @@ def load_embedder(spec: str, adapter: str, base_url: str | None, _api_key: str |
                          settings_named=settings_named)
 
 
-@st.cache_resource(show_spinner="Opening the index…", on_release=lambda retriever: retriever.close())
-def open_index(repo: str, index_dir: str | None, qdrant_url: str | None, _settings: Settings) -> Retriever:
-    """The open index of `repo`, shared by all sessions; reopened after re-indexing."""
-    return Retriever.open(Path(repo), _settings, embedder=embedder_for(_settings))
+@st.cache_resource(show_spinner="Opening the index…", on_release=lambda shared: shared.retire())
+def open_index(repo: str, index_dir: str | None, qdrant_url: str | None, _settings: Settings) -> SharedRetriever:
+    """The open index of `repo`, shared by all sessions, which take turns on it; reopened after re-indexing (the
+    old one is closed when the last session using it is done)."""
+    return SharedRetriever(Retriever.open(Path(repo), _settings, embedder=embedder_for(_settings)))
 
 
 @st.cache_data(ttl=60, show_spinner=False)
@@ -91,7 +93,7 @@ def live_sync(repo: str, _settings: Settings):
 
 
 def release_index() -> None:
-    open_index.clear()  # on_release closes each retriever's store
+    open_index.clear()  # on_release retires each shared retriever: closed once no session is using it
     cached_status.clear()
 
 
@@ -146,7 +148,7 @@ def main() -> None:
         st.stop()
     with st.sidebar:
         st.title(":material/manage_search: codeqa")
-        repo, retriever, problem = sidebar_repository(base)
+        repo, shared, problem = sidebar_repository(base)
         settings = sidebar_settings(base)
     if state.get("chat_repo") != str(repo):  # a conversation belongs to one repository
         state["chat_repo"] = str(repo)
@@ -154,7 +156,7 @@ def main() -> None:
         state["conversation"] = Conversation()
 
     st.header(f"Ask about {plain(repo.name)}" if repo else "Ask about your code")
-    if repo is None or retriever is None:
+    if repo is None or shared is None:
         level, text = problem
         (st.info if level == "info" else st.error)(text)
         st.chat_input("Index the repository first (sidebar)" if repo else "Choose a repository first (sidebar)",
@@ -163,18 +165,29 @@ def main() -> None:
     st.caption(f"Answers cite `path:Lstart-Lend` in **{repo}**; click a citation to see the code.")
     # read first (the input stays pinned to the bottom) so the intro is gone as soon as a question is asked
     question = st.chat_input("Ask about the code, e.g. “How is X used?”", key="question") or state.pop("pending", None)
+    question = (question or "").strip()  # an empty question is no question: nothing to answer
+    try:
+        with shared.held():  # this run's index stays open even if another session re-indexes meanwhile
+            chat(question, shared, settings)
+    except IndexReopenedError:
+        st.rerun()
+
+
+def chat(question: str, shared: SharedRetriever, settings: Settings) -> None:
+    state = st.session_state
     for number, turn in enumerate(state["turns"], start=1):
         with st.chat_message("user"):
             st.markdown(turn["question"])
-        with st.chat_message("assistant"):
+        with st.chat_message("assistant"), shared.turn() as retriever:
             show_answer(turn, retriever, number)
     if not state["turns"] and not question:
-        show_intro(retriever)
+        with shared.turn() as retriever:
+            show_intro(retriever)
     if question:
-        ask(question, retriever, settings, len(state["turns"]) + 1)
+        ask(question, shared, settings, len(state["turns"]) + 1)
 
 
-def sidebar_repository(base: Settings) -> tuple[Path | None, Retriever | None, tuple[str, str]]:
+def sidebar_repository(base: Settings) -> tuple[Path | None, SharedRetriever | None, tuple[str, str]]:
     """Repository input, index status and the Index / re-index button.
 
     Returns (repo, its open index or None, (level, message) saying why there is none: "info" or "error")."""
@@ -197,9 +210,9 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, Retriever | None, t
         st.error(f"{repo} is not a folder.")
         return None, None, ("error", f"{repo} is not a folder; enter the path of a code repository in the sidebar.")
     repo = repo.resolve()
-    retriever, problem = None, ("", "")
+    shared, problem = None, ("", "")
     try:
-        retriever = open_index(str(repo), str(base.index_dir or ""), base.qdrant_url, base)
+        shared = open_index(str(repo), str(base.index_dir or ""), base.qdrant_url, base)
     except IndexMissingError:
         problem = ("info", f"No index for {plain(repo.name)} yet: press **Index repository** in the sidebar.")
     except CodeQAError as exc:
@@ -207,13 +220,16 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, Retriever | None, t
     except Exception as exc:  # never a traceback in the page; the server log has it
         log.exception("opening the index failed")
         problem = ("error", f"Could not open the index of {repo}: {type(exc).__name__}: {exc}")
-    if retriever is not None and os.environ.get("CODEQA_UI_WATCH"):
+    if shared is not None and os.environ.get("CODEQA_UI_WATCH"):
         live_sync(str(repo), base)
     status = None
-    if retriever is not None:
+    if shared is not None:
         try:
-            status = cached_status(str(repo), str(base.index_dir or ""), retriever.store.read_meta().get("last_indexed"),
-                                   retriever)
+            with shared.turn() as retriever:
+                status = cached_status(str(repo), str(base.index_dir or ""),
+                                       retriever.store.read_meta().get("last_indexed"), retriever)
+        except IndexReopenedError:
+            st.rerun()
         except Exception as exc:  # a broken index must not take the page down
             log.exception("index status failed")
             st.error(f"Could not read the index status: {exc}")
@@ -226,7 +242,7 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, Retriever | None, t
     if st.button(label, key="index", type="primary" if primary else "secondary", width="stretch",
                  help="Incremental: only files changed since the last run are parsed and embedded again."):
         run_index(repo, base)
-    return repo, retriever, problem
+    return repo, shared, problem
 
 
 def show_status(status: IndexStatus | None, failed: bool) -> None:
@@ -319,7 +335,7 @@ def show_intro(retriever: Retriever) -> None:
                               on_click=lambda q=q: st.session_state.update(pending=q))
 
 
-def ask(question: str, retriever: Retriever, settings: Settings, number: int) -> None:
+def ask(question: str, shared: SharedRetriever, settings: Settings, number: int) -> None:
     """Answer one question: retrieval (errors shown in the page), the streamed answer, then its evidence."""
     state = st.session_state
     with st.chat_message("user"):
@@ -328,6 +344,7 @@ def ask(question: str, retriever: Retriever, settings: Settings, number: int) ->
         started = time.perf_counter()
         turn = {"question": question, "answer": None, "error": None, "seconds": None}
         try:
+            retriever = shared.retriever
             answerer = Answerer(retriever, settings)  # this session's top-k and budget; the retriever is shared
             first = not getattr(retriever.embedder, "loaded", True)
             waiting = st.empty()  # what the model is doing before its first word (a CPU model reads for minutes)
@@ -338,7 +355,8 @@ def ask(question: str, retriever: Retriever, settings: Settings, number: int) ->
                 else:
                     waiting.empty()
 
-            with st.spinner("Searching the code…" + (" (the first search also loads the embedding model)" if first else "")):
+            with st.spinner("Searching the code…" + (" (the first search also loads the embedding model)" if first else "")), \
+                    shared.turn():  # retrieval takes its turn; the model then writes while other sessions search
                 stream = answerer.stream(question, state["conversation"], no_llm=not state.get("use_llm"),
                                          top_k=settings.top_k, on_progress=progress)
             placeholder = st.empty()
@@ -356,7 +374,8 @@ def ask(question: str, retriever: Retriever, settings: Settings, number: int) ->
             log.exception("answering failed")
             turn["error"] = f"Something went wrong while answering: {type(exc).__name__}: {exc}"
         state["turns"].append(turn)
-        show_answer(turn, retriever, number)
+        with shared.turn() as retriever:
+            show_answer(turn, retriever, number)
 
 
 def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
