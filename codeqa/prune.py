@@ -117,14 +117,14 @@ def output_evidence(name: str, path: str, readable: Callable[[str], bool]) -> st
         return ""
     for marker, tool in MARKERS.items():
         if marker in entries:
-            return f"{tool} ({marker}{'/' if entries[marker] else ''})"
+            return f"{tool}, {marker}{'/' if entries[marker] else ''}"
     tool, layout = LAYOUTS.get(name, ("", ()))
     for sub, is_dir in entries.items():
         if is_dir and any(sub == p or (p[-1] in ".-" and sub.startswith(p)) for p in layout):
-            return f"{tool} ({sub}/)"
+            return f"{tool}, {sub}/"
     for nested in (p for p in layout if "/" in p):
         if os.path.isfile(os.path.join(path, nested)):
-            return f"{tool} ({nested})"
+            return f"{tool}, {nested}"
     if _ignores_everything(os.path.join(path, ".gitignore")):
         return "its own .gitignore ignores everything in it"
     files = [n for n, is_dir in entries.items() if not is_dir]
