@@ -1,13 +1,15 @@
 """Sources: walk a repository and decide which files to read.
 
-Rules, in order: default ignores (VCS, dependency and build folders, lock files, minified bundles),
-.gitignore files, .codeqaignore files (same syntax; for what belongs in git but not in the index),
-secret files (never opened), then size, binary and encoding checks. Nested .gitignore and
-.codeqaignore files apply below their folder. Every skipped file is returned with its reason, and
-a folder .codeqaignore leaves out once, as a folder; what the default ignores and .gitignore leave
-out is expected and goes to `WalkResult.pruned` instead, for `plan` to size. Credentials written
-inside files that are read (tokens, keys, password assignments) are blanked by `redact_source`
-before any later stage sees the text.
+Rules, in order: folders left out unread (prune.py: junk by name, and folders named like output that
+show they are output; in a git work tree what git lists is source whatever its folder is called),
+.gitignore files (not for a file git tracks), .codeqaignore files (same syntax; for what belongs in
+git but not in the index), lock files and minified bundles, secret files (never opened), then size,
+binary and encoding checks. Nested .gitignore and .codeqaignore files apply below their folder.
+Every skipped file is returned with its reason, and a folder .codeqaignore leaves out once, as a
+folder; the folders pruned unread go to `WalkResult.pruned`, once each with their reason, and the
+files a .gitignore matches are counted in `WalkResult.gitignored`: both are reported, and `plan`
+sizes the folders. Credentials written inside files that are read (tokens, keys, password
+assignments) are blanked by `redact_source` before any later stage sees the text.
 """
 
 from __future__ import annotations
@@ -25,14 +27,9 @@ import pathspec
 
 from .errors import RepoNotFoundError
 from .languages import detect_language
+from .prune import OUTPUT_NAMES, GitListing, git_listing, is_junk, output_evidence
 from .types import SkippedFile, SourceFile
 
-DEFAULT_IGNORED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".codeqa", "node_modules", "bower_components", "__pycache__",
-    ".venv", "venv", "env", ".env", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-    "dist", "build", "target", "out", ".next", ".nuxt", ".gradle", ".idea", ".vscode",
-    "site-packages", ".eggs", "vendor", "coverage", ".terraform",
-})
 LOCK_FILES = frozenset({
     "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Pipfile.lock", "Cargo.lock",
     "composer.lock", "Gemfile.lock", "go.sum", "uv.lock", "bun.lockb", "packages.lock.json",
@@ -53,9 +50,10 @@ _Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]  # (prefix of the paths 
 class WalkResult:
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
-    # folders and files the default ignores ("ignored-dir") or a .gitignore ("gitignore") left out
-    # without looking inside: not reported as skipped, sized only by a dry run
+    # folders left out without looking inside, once each: reason "ignored-dir" (junk by name), "output"
+    # (named like output and showing it; the detail says how) or "gitignore"
     pruned: list[SkippedFile] = field(default_factory=list)
+    gitignored: list[str] = field(default_factory=list)  # files a .gitignore matches (expected: counted, not listed)
 
 
 def is_secret_path(rel_path: str) -> bool:
@@ -75,6 +73,7 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
         raise RepoNotFoundError(f"Repository path {root} is not a directory; pass the folder of a code repository.")
     root = root.resolve()
     result = WalkResult()
+    tracked = git_listing(root)  # None outside a git work tree
     seen_dirs: set[tuple[int, int]] = set()
     # (folder, its path relative to root, the .gitignore and the .codeqaignore specs that apply in it,
     # each as (prefix, spec))
@@ -110,11 +109,9 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
             except OSError:
                 is_dir = False
             if is_dir:
-                if entry.name in DEFAULT_IGNORED_DIRS or entry.name.endswith(".egg-info"):
-                    result.pruned.append(SkippedFile(rel, "ignored-dir"))
-                    continue
-                if _ignored(specs, rel, True):
-                    result.pruned.append(SkippedFile(rel, "gitignore"))
+                pruned = _pruned_folder(entry, rel, specs, tracked)
+                if pruned is not None:
+                    result.pruned.append(pruned)
                     continue
                 if _ignored(own_specs, rel, True):
                     result.skipped.append(SkippedFile(rel, "codeqaignore", "folder"))
@@ -124,8 +121,8 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
                     continue
                 subdirs.append((entry.path, rel, specs, own_specs))
                 continue
-            if _ignored(specs, rel, False):
-                result.pruned.append(SkippedFile(rel, "gitignore"))
+            if _ignored(specs, rel, False) and (tracked is None or rel not in tracked.files):
+                result.gitignored.append(rel)
                 continue
             if _ignored(own_specs, rel, False):
                 result.skipped.append(SkippedFile(rel, "codeqaignore"))
@@ -135,7 +132,28 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
     result.files.sort(key=lambda f: f.path)
     result.skipped.sort(key=lambda s: s.path)
     result.pruned.sort(key=lambda s: s.path)
+    result.gitignored.sort()
     return result
+
+
+def _pruned_folder(entry: os.DirEntry, rel: str, specs: _Specs, tracked: GitListing | None) -> SkippedFile | None:
+    """Why the folder `entry` is left out unread (prune.py's rules), or None when the walk enters it."""
+    if is_junk(entry.name):
+        return SkippedFile(rel, "ignored-dir")
+    if tracked is not None and rel in tracked.dirs:
+        return None  # git lists a file in it: source, whatever the folder is called or a .gitignore says
+    if _ignored(specs, rel, True):
+        return SkippedFile(rel, "gitignore")
+    if entry.name in OUTPUT_NAMES:
+        evidence = output_evidence(entry.name, entry.path, _readable_name)
+        if evidence:
+            return SkippedFile(rel, "output", evidence)
+    return None
+
+
+def _readable_name(name: str) -> bool:
+    """Whether the walk would read a file of this name (a source language or a text document), by its name."""
+    return detect_language(name) is not None or _is_text_document(name)
 
 
 def _ignore_spec(directory: str, rel_dir: str, name: str) -> _Specs:

@@ -102,6 +102,8 @@ class IndexReport:
     chunks_deferred: int = 0  # chunks still without a dense vector when the run ended (found by keywords meanwhile)
     searchable_seconds: float = 0.0  # from the start of the run's writes until phase 1 was committed
     skipped: list[SkippedFile] = field(default_factory=list)
+    pruned: list[SkippedFile] = field(default_factory=list)  # folders left out unread, once each (files.WalkResult)
+    gitignored_files: int = 0  # files a .gitignore matches
     partial: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): parsed with errors / failed
     graph_seconds: float = 0.0
     graph_files_per_second: float = 0.0
@@ -129,6 +131,8 @@ class IndexReport:
             "searchable_seconds": round(self.searchable_seconds, 3),
             "skipped": [{"path": s.path, "reason": s.reason, **({"detail": s.detail} if s.detail else {})} for s in self.skipped],
             "skipped_by_reason": self.skipped_by_reason,
+            "pruned": [{"path": s.path, "reason": s.reason, **({"detail": s.detail} if s.detail else {})} for s in self.pruned],
+            "gitignored_files": self.gitignored_files,
             "partial": [{"path": p, "reason": r} for p, r in self.partial],
             "graph_seconds": round(self.graph_seconds, 3), "graph_files_per_second": round(self.graph_files_per_second, 1),
             "embedding_seconds": round(self.embedding_seconds, 3), "chunks_per_second": round(self.chunks_per_second, 1),
@@ -201,7 +205,8 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
     walked = walk_repository(repo, settings.files_max_bytes)  # raises for a missing repo before anything is created
     repo = repo.resolve()
     index_dir = settings.index_dir_for(repo)
-    report = IndexReport(repo=str(repo), index_dir=str(index_dir), skipped=walked.skipped)
+    report = IndexReport(repo=str(repo), index_dir=str(index_dir), skipped=walked.skipped, pruned=walked.pruned,
+                         gitignored_files=len(walked.gitignored))
     report.files_total = len(walked.files)
     report.files_by_language = dict(Counter(f.language or "text" for f in walked.files))
     embedder = embedder or embedder_from_settings(settings)

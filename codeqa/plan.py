@@ -81,7 +81,7 @@ class FolderShare:
     """A folder: what of it is indexed and what is left out, and an ignore line when it looks skippable."""
 
     path: str  # relative to the repository, posix
-    status: str  # "indexed" (some of it), or why all of it is left out: ignored-dir (built-in list), gitignore, codeqaignore
+    status: str  # "indexed" (some of it), or why all of it is left out: ignored-dir, output (prune.py), gitignore, codeqaignore
     files: int  # indexed
     bytes: int
     left_out_files: int = 0  # skipped or ignored
@@ -106,6 +106,8 @@ class IndexPlan:
     bytes: int
     by_language: tuple[LanguageShare, ...]
     skipped: tuple[SkippedFile, ...]
+    pruned: tuple[SkippedFile, ...]  # folders left out unread, once each (files.WalkResult)
+    gitignored_files: int  # files a .gitignore matches
     folders: tuple[FolderShare, ...]  # the biggest, indexed or not, and every one with a suggestion
     walk_seconds: float
     sample_files: int
@@ -154,6 +156,7 @@ class IndexPlan:
         d = asdict(self)
         d["skipped"] = [{"path": s.path, "reason": s.reason, **({"detail": s.detail} if s.detail else {})} for s in self.skipped]
         d["skipped_by_reason"] = self.skipped_by_reason
+        d["pruned"] = [{"path": s.path, "reason": s.reason, **({"detail": s.detail} if s.detail else {})} for s in self.pruned]
         d["suggestions"] = [{"file": f.ignore_file, "line": f.suggestion, "path": f.path, "kind": f.kind, "bytes": f.bytes}
                             for f in self.suggestions]
         d["notes"] = list(self.notes)
@@ -224,7 +227,8 @@ def plan_index(repo: Path, settings: Settings | None = None, embedder: Embedder 
         repo=str(repo), index_dir=str(index_dir), index_exists=index_dir.exists(), files=len(files), bytes=total_bytes,
         by_language=tuple(LanguageShare(lang, n, language_bytes[lang])
                           for lang, n in sorted(languages.items(), key=lambda kv: (-language_bytes[kv[0]], kv[0]))),
-        skipped=tuple(walked.skipped), folders=folder_shares(repo, files, walked.skipped, walked.pruned),
+        skipped=tuple(walked.skipped), pruned=tuple(walked.pruned), gitignored_files=len(walked.gitignored),
+        folders=folder_shares(repo, files, walked.skipped, walked.pruned),
         walk_seconds=walk_seconds, sample_files=len(sample), sample_bytes=sample_bytes, sample_chunks=len(chunks),
         chunks=estimated_chunks, parse_workers=workers, parse_seconds=parse_sample_seconds * scale / speedup,
         resolve_seconds=resolve_sample_seconds * scale, store_seconds=store_sample_seconds * scale,
@@ -406,7 +410,7 @@ def folder_shares(repo: Path, files: Sequence[SourceFile], skipped: Sequence[Ski
 def _with_suggestion(share: FolderShare, total_indexed: int) -> FolderShare:
     """`share` with an ignore line when its name says it is skippable and it costs enough: its indexed
     bytes are a big share of the index, or it is big on disk (the walk still looks at every file)."""
-    if not share.kind or share.status in ("ignored-dir", "gitignore", "codeqaignore"):
+    if not share.kind or share.status in ("ignored-dir", "output", "gitignore", "codeqaignore"):
         return share
     if share.bytes >= SUGGEST_SHARE * total_indexed or share.total_bytes >= SUGGEST_BYTES:
         if share.kind == "rendered HTML":  # built documentation: its sources beside it say the same

@@ -25,7 +25,7 @@ from typing import Callable
 from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .errors import CodeQAError, IndexLockedError
-from .files import DEFAULT_IGNORED_DIRS
+from .prune import is_junk
 from .index import IndexReport, index_repo
 
 DEBOUNCE_SECONDS = 1.0
@@ -96,7 +96,7 @@ class RepoWatcher:
             return
         if target == self._index_dir or self._index_dir in target.parents:
             return  # the index writing itself (an index folder inside the repository)
-        if not rel.parts or any(part in DEFAULT_IGNORED_DIRS for part in rel.parts):
+        if not rel.parts or any(is_junk(part) for part in rel.parts):
             return
         self._changed_now()
 

@@ -240,3 +240,39 @@ def test_export_is_the_whole_graph(capsys, indexed_repo):
     refs = [r for r in rows if r["type"] == "reference"]
     assert "encoders/encoder.py#EncoderClass@15" in symbols and refs
     assert all(t in symbols for r in refs for t in r["target_ids"])
+
+
+def test_index_and_its_dry_run_list_each_folder_left_out_once_with_its_reason(capsys, tmp_path, llm_stub, monkeypatch):
+    """Folders named like output: the one holding source is indexed, the ones that show they are output are
+    listed as `path/ (reason: evidence)`, once each, in the summary, the dry run and both --json shapes."""
+    repo = tmp_path / "repo"
+    for rel, text in {"pkg/build/wheel.py": "def build_wheel(): pass\n", "coverage/control.py": "class Coverage: pass\n",
+                      "app.py": "from pkg.build.wheel import build_wheel\n", "venv/pyvenv.cfg": "home = /usr\n",
+                      "venv/lib/six.py": "x = 1\n", "build/lib.linux-x86_64-3.11/app.py": "x = 1\n",
+                      ".gitignore": "*.log\n", "a.log": "log\n", "b.log": "log\n"}.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    for var, value in (("CODEQA_EMBEDDINGS", "openai:stub-embed"), ("OPENAI_BASE_URL", llm_stub.base_url),
+                       ("OPENAI_API_KEY", "test-key")):
+        monkeypatch.setenv(var, value)
+    index = ["--index-dir", str(tmp_path / "index")]
+    lines = ["left out build/ (output: setuptools build, lib.linux-x86_64-3.11/)",
+             "left out venv/ (output: virtualenv, pyvenv.cfg)"]
+    pruned = [{"path": "build", "reason": "output", "detail": "setuptools build, lib.linux-x86_64-3.11/"},
+              {"path": "venv", "reason": "output", "detail": "virtualenv, pyvenv.cfg"}]
+
+    code, out, _ = run(capsys, "index", str(repo), "--dry-run", *index)
+    assert code == 0 and "Would index 3 files" in out
+    assert "Left out unread 2 folders (output 2), 2 files matched by a .gitignore" in out
+    assert [line for line in out.splitlines() if line.startswith("left out ")] == lines
+    code, out, _ = run(capsys, "index", str(repo), "--dry-run", "--json", *index)
+    plan = json.loads(out)
+    assert plan["files"] == 3 and plan["pruned"] == pruned and plan["gitignored_files"] == 2
+
+    code, _, err = run(capsys, "index", str(repo), "--defer-embeddings", *index)
+    assert code == 0
+    assert [line for line in err.splitlines() if line.startswith("left out ")] == lines
+    assert "left out unread 2 folders (output 2), 2 files matched by a .gitignore" in " ".join(err.replace("│", " ").split())
+    code, out, _ = run(capsys, "index", str(repo), "--defer-embeddings", "--json", *index)
+    report = json.loads(out)
+    assert report["files"] == 3 and report["pruned"] == pruned and report["gitignored_files"] == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from codeqa.files import walk_repository
+from codeqa.prune import OUTPUT_NAMES
 from conftest import FIXTURE_REPO, copy_fixture_repo, remove_deep_tree
 
 
@@ -195,3 +197,86 @@ def test_unreadable_file_and_folder_are_reported(tmp_path: Path):
     files, skipped = json.loads(out.stdout)
     assert files == ["ok.py"]
     assert skipped == {"locked.py": ["unreadable", "EACCES"], "closed": ["unreadable", "EACCES"]}
+
+
+# ---- folders named like output (prune.py) -----------------------------------------------------
+
+def _sources_in_output_named_folders(root: Path) -> set[str]:
+    """Every name of prune.OUTPUT_NAMES used as a source folder: a Python package at the top (as coverage.py's
+    coverage/), a package deeper down (as pip's operations/build/), and Go files in a folder without a
+    package marker. Returns the paths the walk must read."""
+    paths = {"main.py": "from build import control\n"}
+    for name in sorted(OUTPUT_NAMES):
+        paths[f"{name}/__init__.py"] = ""
+        paths[f"{name}/control.py"] = f"def {name}_control(): pass\n"
+        paths[f"pkg/{name}/__init__.py"] = ""
+        paths[f"pkg/{name}/wheel.py"] = f"from pkg.{name} import x\n"
+        paths[f"cmd/{name}/main.go"] = f"package {name}\n"
+    for rel, text in paths.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return set(paths)
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def test_folders_named_like_output_that_hold_source_are_read(tmp_path: Path):
+    """Outside git (an sdist, a copied folder): nothing in these folders shows it is output."""
+    expected = _sources_in_output_named_folders(tmp_path)
+    result = walk_repository(tmp_path)
+    assert {f.path for f in result.files} == expected
+    assert result.pruned == [] and result.skipped == []
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
+def test_in_a_git_work_tree_what_git_lists_is_read_whatever_its_folder_is_called(tmp_path: Path):
+    """A .gitignore of GitHub's Python template (`build/`, `dist/` at any depth) over folders git tracks (added
+    before the rule, or with -f): git's listing wins, as in git itself. Untracked files that are not ignored
+    are read too; what the .gitignore matches and git does not track is counted, not read."""
+    expected = _sources_in_output_named_folders(tmp_path)
+    (tmp_path / "tools" / "target" / "debug").mkdir(parents=True)  # Cargo's layout outside git, but git tracks it
+    (tmp_path / "tools" / "target" / "debug" / "probe.rs").write_text("fn probe() {}\n")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    (tmp_path / ".gitignore").write_text("build/\ndist/\n*.log\n")
+    (tmp_path / "pkg" / "build" / "debug.log").write_text("log\n")  # ignored, untracked
+    (tmp_path / "new.py").write_text("x = 1\n")  # untracked, not ignored
+    result = walk_repository(tmp_path)
+    assert {f.path for f in result.files} == expected | {"tools/target/debug/probe.rs", "new.py"}
+    assert [(p.path, p.reason) for p in result.pruned] == [(".git", "ignored-dir")]
+    assert result.gitignored == ["pkg/build/debug.log"]
+
+
+def test_output_folders_are_pruned_once_each_with_their_evidence(tmp_path: Path):
+    made = {
+        "venv/pyvenv.cfg": "home = /usr/bin\n", "venv/lib/python3.11/site-packages/six.py": "x = 1\n",
+        "build/lib.linux-x86_64-3.11/pkg/__init__.py": "", "build/lib.linux-x86_64-3.11/pkg/core.py": "x = 1\n",
+        "target/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n", "target/debug/main.rs": "fn main() {}\n",
+        "pkg/target/release/lib.rs": "fn f() {}\n", "dist/pkg-1.0-py3-none-any.whl": "PK", "dist/pkg-1.0.tar.gz": "gz",
+        "coverage/lcov.info": "TN:\n", "coverage/lcov-report/index.html": "<html></html>\n",
+        "web/out/App.class": "\xca\xfe", "env/.gitignore": "# created by uv\n*\n", "env/x.py": "x = 1\n",
+        "vendor/modules.txt": "# example.com/m v1.0.0\n", "vendor/example.com/m/m.go": "package m\n",
+        "node_modules/left-pad/index.js": "module.exports = 1\n", ".tox/py311/x.py": "x = 1\n",
+        "src/app.py": "import six\n",
+    }
+    for rel, text in made.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = walk_repository(tmp_path)
+    assert [f.path for f in result.files] == ["src/app.py"]
+    assert result.skipped == []  # nothing inside a pruned folder is listed file by file
+    assert [(p.path, p.reason, p.detail) for p in result.pruned] == [
+        (".tox", "ignored-dir", ""),
+        ("build", "output", "setuptools build, lib.linux-x86_64-3.11/"),
+        ("coverage", "output", "coverage report, lcov.info"),
+        ("dist", "output", "only packages and bundles"),
+        ("env", "output", "its own .gitignore ignores everything in it"),
+        ("node_modules", "ignored-dir", ""),
+        ("pkg/target", "output", "Cargo or Maven build, release/"),
+        ("target", "output", "cache, CACHEDIR.TAG"),
+        ("vendor", "output", "Go vendored modules, modules.txt"),
+        ("venv", "output", "virtualenv, pyvenv.cfg"),
+        ("web/out", "output", "no source files"),
+    ]

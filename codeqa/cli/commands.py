@@ -93,6 +93,7 @@ def _print_index_summary(report, console) -> None:
     if d["embedding_seconds"]:
         table.add_row("embedding", f"{d['embedding_seconds']:.2f}s ({d['chunks_per_second']:.0f} chunks/s)")
     table.add_row("skipped", ", ".join(f"{k} {v}" for k, v in sorted(d["skipped_by_reason"].items())) or "none")
+    table.add_row("left out unread", _left_out_counts(d["pruned"], d["gitignored_files"]))
     table.add_row("index size", f"{d['index_bytes'] / 1e6:.1f} MB in {d['index_dir']}")
     table.add_row("time", f"{d['elapsed_seconds']:.2f}s")
     console.print(table)
@@ -108,12 +109,37 @@ def _print_index_summary(report, console) -> None:
         console.print(f"[dim]skipped {escape(item['path'])} ({item['reason']}{escape(detail)})[/]")
     if len(listed) > 20:
         console.print(f"[dim]... and {len(listed) - 20} more skipped files (see --json)[/]")
+    _print_left_out(d["pruned"], console, LISTED_FOLDERS)
     kinds = Counter(PurePosixPath(item["path"]).suffix or PurePosixPath(item["path"]).name
                     for item in d["skipped"] if item["reason"] == "not-source")
     if kinds:
         shown = ", ".join(f"{escape(kind)} {n}" for kind, n in kinds.most_common(8))
         more = ", ..." if len(kinds) > 8 else ""
         console.print(f"[dim]not indexed (no source language): {sum(kinds.values())} files ({shown}{more}; see --json)[/]")
+
+
+LISTED_FOLDERS = 20  # folders left out unread listed by a summary; --json has them all
+
+
+def _left_out_counts(pruned: list[dict], gitignored: int) -> str:
+    """"3 folders (ignored-dir 2, output 1), 12 files matched by a .gitignore", or "none"."""
+    reasons = Counter(item["reason"] for item in pruned)
+    parts = [f"{len(pruned):,} folder{'s' if len(pruned) != 1 else ''} ("
+             + ", ".join(f"{k} {v:,}" for k, v in sorted(reasons.items())) + ")"] if pruned else []
+    if gitignored:
+        parts.append(f"{gitignored:,} file{'s' if gitignored != 1 else ''} matched by a .gitignore")
+    return ", ".join(parts) or "none"
+
+
+def _print_left_out(pruned: list[dict], console, limit: int) -> None:
+    """Each folder left out unread as `path/ (reason: detail)`, once."""
+    from rich.markup import escape
+
+    for item in pruned[:limit]:
+        detail = f": {item['detail']}" if item.get("detail") else ""
+        console.print(f"[dim]left out {escape(item['path'])}/ ({item['reason']}{escape(detail)})[/]")
+    if len(pruned) > limit:
+        console.print(f"[dim]... and {len(pruned) - limit} more folders left out (see --json)[/]")
 
 
 def _index_dry_run(repo: Path, settings: Settings, as_json: bool) -> int:
@@ -153,6 +179,9 @@ def _print_plan(plan, console) -> None:
         console.print(f"  {lang.language:<12} {lang.files:>7,} files  {_mb(lang.bytes):>10}")
     reasons = ", ".join(f"{k} {v:,}" for k, v in sorted(plan.skipped_by_reason.items(), key=lambda kv: -kv[1]))
     console.print(f"[bold]Skipped[/] {reasons or 'nothing'}" + (" (each file: --dry-run --json)" if reasons else ""))
+    pruned = [asdict(s) for s in plan.pruned]
+    console.print(f"[bold]Left out unread[/] {_left_out_counts(pruned, plan.gitignored_files)}")
+    _print_left_out(pruned, console, LISTED_FOLDERS)
     if plan.folders:
         console.print("\n[bold]Biggest folders[/] (indexed / left out)")
         for f in plan.folders:
