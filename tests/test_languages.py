@@ -304,3 +304,15 @@ def test_a_name_only_guess_never_crosses_into_another_language_family(tmp_path):
     assert "process_batch" not in by_name and "checksum_all" not in by_name
     assert targets(by_name["vector_norm"]) == ["lib/util.cpp:vector_norm"]
     assert by_name["vector_norm"].confidence == "name-only"
+
+
+def test_lua_required_module_tables_and_their_members():
+    symbols = symbols_by_qualified_name("lua")
+    assert symbols["Cart"].kind == "module" and symbols["Cart.add"].kind == "method"
+    assert symbols["M.round"].docstring == "Rounds a price to whole cents."
+    # local util = require("shop.util"); util.format_price(): a member of the table util.lua returns
+    price = one("lua", "main.lua", 5, "format_price")
+    assert (price.confidence, targets(price)) == ("exact", ["shop/util.lua:M.format_price"])
+    assert targets(one("lua", "main.lua", 8, "new")) == ["shop/cart.lua:Cart.new"]
+    add = one("lua", "main.lua", 9, "add")  # cart = Cart.new(...), which returns setmetatable({...}, Cart)
+    assert (add.confidence, targets(add)) == ("likely", ["shop/cart.lua:Cart.add"])

@@ -447,6 +447,11 @@ class _Resolver:
         if defined:
             return self._defined(path, name, defined)
         lang = self.language(path)
+        if lang is not None and lang.exports_table_members:  # Lua: `return M`, M's members defined on it
+            members = [m.id for tables in index.top_level.get(path, {}).values() for t in tables
+                       if t.kind in CLASS_LIKE for m in index.members.get(t.id, {}).get(name, ())]
+            if members:
+                return self.members.symbols(members)
         if lang is not None and lang.reexports:
             value = self._imported(path, name)
             if value.known():
