@@ -137,7 +137,7 @@ LANGUAGES: tuple[Language, ...] = (
     Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent"),
              bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file", static_types=True,
              generic_methods=_PHP_METHODS),
-    Language("lua", "lua", (".lua",), ("lua",), self_names=("self",), exports_table_members=True,
+    Language("lua", "lua", (".lua",), ("lua",), self_names=("self",), explicit_imports=True, exports_table_members=True,
              generic_methods=_LUA_METHODS),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}

@@ -100,3 +100,11 @@
     (function_call name: (dot_index_expression table: (_) @receiver field: (identifier) @name.reference.call))
     (function_call name: (method_index_expression table: (_) @receiver method: (identifier) @name.reference.call))
     (identifier) @name.reference.attribute])) @returns
+
+; a member copied into a local: `local assert_arg, raise = utils.assert_arg, utils.raise`
+(variable_declaration
+  (assignment_statement
+    (expression_list
+      (dot_index_expression
+        table: (_) @receiver
+        field: (identifier) @name.reference.attribute))))
