@@ -139,6 +139,8 @@ LANGUAGES: tuple[Language, ...] = (
              generic_methods=_PHP_METHODS),
     Language("lua", "lua", (".lua",), ("lua",), self_names=("self",), explicit_imports=True, exports_table_members=True,
              generic_methods=_LUA_METHODS),
+    Language("bash", "bash", (".sh", ".bash"), ("bash", "/sh", " sh", "dash", "ksh", "zsh"), self_names=(),
+             bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file"),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

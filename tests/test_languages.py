@@ -316,3 +316,14 @@ def test_lua_required_module_tables_and_their_members():
     assert targets(one("lua", "main.lua", 8, "new")) == ["shop/cart.lua:Cart.new"]
     add = one("lua", "main.lua", 9, "add")  # cart = Cart.new(...), which returns setmetatable({...}, Cart)
     assert (add.confidence, targets(add)) == ("likely", ["shop/cart.lua:Cart.add"])
+
+
+def test_bash_functions_reached_through_source_and_a_shebang():
+    parsed, _ = sample("bash")
+    assert {pf.file.path: pf.file.language for pf in parsed}["bin/nightly"] == "bash"  # no extension: #!/usr/bin/env bash
+    assert symbols_by_qualified_name("bash")["log"].docstring == "Prints a message to stderr with a level."
+    # . "$(dirname "$0")/../lib/backup.bash", which sources log.sh: both files' functions are visible
+    backup = one("bash", "bin/nightly", 11, "backup_dir")
+    assert (backup.kind, backup.confidence, targets(backup)) == ("call", "likely", ["lib/backup.bash:backup_dir"])
+    assert targets(one("bash", "bin/nightly", 11, "log")) == ["lib/log.sh:log"]
+    assert targets(one("bash", "bin/nightly", 8, "cleanup")) == ["bin/nightly:cleanup"]  # trap cleanup EXIT
