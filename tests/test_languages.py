@@ -316,6 +316,7 @@ def test_lua_required_module_tables_and_their_members():
     assert targets(one("lua", "main.lua", 8, "new")) == ["shop/cart.lua:Cart.new"]
     add = one("lua", "main.lua", 9, "add")  # cart = Cart.new(...), which returns setmetatable({...}, Cart)
     assert (add.confidence, targets(add)) == ("likely", ["shop/cart.lua:Cart.add"])
+    assert not refs("lua", "main.lua", "log")  # `local log = print`: util.lua's local function log is private to it
 
 
 def test_bash_functions_reached_through_source_and_a_shebang():
