@@ -404,9 +404,9 @@ def redact_source(text: str) -> str:
     return "".join(redact(line) for line in text.splitlines(keepends=True))
 
 TEXT_DOCUMENT_SUFFIXES = (
-    ".md", ".markdown", ".rst", ".txt", ".toml", ".yaml", ".yml", ".json", ".cfg", ".ini", ".sh",
-    ".bash", ".sql", ".html", ".css", ".scss", ".xml", ".gradle", ".kt", ".kts", ".swift", ".scala",
-    ".lua", ".pl", ".r", ".jl", ".ex", ".exs", ".erl", ".hs", ".ml", ".dart", ".vue", ".svelte", ".proto",
+    ".md", ".markdown", ".rst", ".txt", ".toml", ".yaml", ".yml", ".json", ".cfg", ".ini",
+    ".sql", ".html", ".css", ".scss", ".xml", ".gradle", ".kt", ".kts", ".swift", ".scala",
+    ".pl", ".r", ".jl", ".ex", ".exs", ".erl", ".hs", ".ml", ".dart", ".vue", ".svelte", ".proto",
     ".graphql", ".tf", ".mk", ".cmake",
 )
 TEXT_DOCUMENT_NAMES = frozenset({"Makefile", "Dockerfile", "README", "LICENSE", "CMakeLists.txt", "Rakefile", "Gemfile"})

@@ -65,6 +65,9 @@ class Language:
     # languages whose code can call each other's definitions by name (C and C++; JS, TS and TSX): a
     # name-only guess never crosses into another family (a Python `x.run()` is not a Ruby `run`)
     family: str = ""
+    # a module is the table its file builds and returns (Lua `local M = {}` ... `return M`): what a
+    # require gives (`local u = require("a.u"); u.f()`) is a member of that file's top-level tables
+    exports_table_members: bool = False
 
     @property
     def family_name(self) -> str:
@@ -95,6 +98,9 @@ _GO_METHODS = frozenset({
 _CPP_METHODS = frozenset({
     "size", "empty", "begin", "end", "push_back", "emplace_back", "get", "reset", "find", "insert", "erase",
     "clear", "c_str", "data", "at", "front", "back", "count", "swap", "release"})
+_LUA_METHODS = frozenset({
+    "format", "sub", "gsub", "gmatch", "match", "find", "len", "upper", "lower", "rep", "byte", "insert",
+    "remove", "concat", "sort", "unpack", "close", "read", "write", "lines", "flush", "seek", "setvbuf"})
 _PHP_METHODS = frozenset({
     "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
 
@@ -131,6 +137,10 @@ LANGUAGES: tuple[Language, ...] = (
     Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent"),
              bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file", static_types=True,
              generic_methods=_PHP_METHODS),
+    Language("lua", "lua", (".lua",), ("lua",), self_names=("self",), explicit_imports=True, exports_table_members=True,
+             generic_methods=_LUA_METHODS),
+    Language("bash", "bash", (".sh", ".bash"), ("bash", "/sh", " sh", "dash", "ksh", "zsh"), self_names=(),
+             bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file"),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

@@ -304,3 +304,27 @@ def test_a_name_only_guess_never_crosses_into_another_language_family(tmp_path):
     assert "process_batch" not in by_name and "checksum_all" not in by_name
     assert targets(by_name["vector_norm"]) == ["lib/util.cpp:vector_norm"]
     assert by_name["vector_norm"].confidence == "name-only"
+
+
+def test_lua_required_module_tables_and_their_members():
+    symbols = symbols_by_qualified_name("lua")
+    assert symbols["Cart"].kind == "module" and symbols["Cart.add"].kind == "method"
+    assert symbols["M.round"].docstring == "Rounds a price to whole cents."
+    # local util = require("shop.util"); util.format_price(): a member of the table util.lua returns
+    price = one("lua", "main.lua", 5, "format_price")
+    assert (price.confidence, targets(price)) == ("exact", ["shop/util.lua:M.format_price"])
+    assert targets(one("lua", "main.lua", 8, "new")) == ["shop/cart.lua:Cart.new"]
+    add = one("lua", "main.lua", 9, "add")  # cart = Cart.new(...), which returns setmetatable({...}, Cart)
+    assert (add.confidence, targets(add)) == ("likely", ["shop/cart.lua:Cart.add"])
+    assert not refs("lua", "main.lua", "log")  # `local log = print`: util.lua's local function log is private to it
+
+
+def test_bash_functions_reached_through_source_and_a_shebang():
+    parsed, _ = sample("bash")
+    assert {pf.file.path: pf.file.language for pf in parsed}["bin/nightly"] == "bash"  # no extension: #!/usr/bin/env bash
+    assert symbols_by_qualified_name("bash")["log"].docstring == "Prints a message to stderr with a level."
+    # . "$(dirname "$0")/../lib/backup.bash", which sources log.sh: both files' functions are visible
+    backup = one("bash", "bin/nightly", 11, "backup_dir")
+    assert (backup.kind, backup.confidence, targets(backup)) == ("call", "likely", ["lib/backup.bash:backup_dir"])
+    assert targets(one("bash", "bin/nightly", 11, "log")) == ["lib/log.sh:log"]
+    assert targets(one("bash", "bin/nightly", 8, "cleanup")) == ["bin/nightly:cleanup"]  # trap cleanup EXIT

@@ -212,6 +212,37 @@ function square($x) { return $x * $x; }
 
 function build() { return new Circle(2); }
 '''),
+    "lua": ("shapes.lua", '''local Shape = require("shape")
+
+-- A circle.
+local Circle = {}
+setmetatable(Circle, { __index = Shape })
+
+local function square(x)
+  return x * x
+end
+
+function Circle:area()
+  return 3.14 * square(self.r)
+end
+
+function build()
+  return setmetatable({ r = 2 }, Circle)
+end
+'''),
+    "bash": ("shapes.sh", '''#!/bin/sh
+. ./lib.sh
+
+# Squares a number.
+square() {
+  echo $(( $1 * $1 ))
+}
+
+function area {
+  square "$1"
+}
+trap area EXIT
+'''),
 }
 
 
@@ -241,6 +272,9 @@ SYMBOLS = {
              ("function", "square", 12, 14), ("function", "build", 16, 18)],
     "php": [("class", "Circle", 5, 9), ("method", "Circle.area", 8, 8), ("function", "square", 11, 11),
             ("function", "build", 13, 13)],
+    "lua": [("module", "Circle", 4, 4), ("function", "square", 7, 9), ("method", "Circle.area", 11, 13),
+            ("function", "build", 15, 17)],
+    "bash": [("function", "square", 5, 7), ("function", "area", 9, 11)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -248,6 +282,7 @@ DOCS = {
     "go": {"Circle": "Circle is a round shape.", "Circle.Area": "Area of the circle."},
     "rust": {"Circle": "A circle.", "Circle.area": "Its area."}, "c": {"circle": "A circle."}, "cpp": {"Circle": "A circle."},
     "csharp": {"Circle": "A circle."}, "ruby": {"Circle": "A circle."}, "php": {"Circle": "A circle."},
+    "lua": {"Circle": "A circle."}, "bash": {"square": "Squares a number."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -266,6 +301,9 @@ REFERENCES = {
     "csharp": [("Shape", "inheritance", 3, "Circle"), ("Square", "call", 6, "Circle.Area"), ("Circle", "instantiation", 10, "Circle.Build")],
     "ruby": [("Shape", "inheritance", 2, "Circle"), ("square", "call", 8, "Circle.area"), ("Circle", "instantiation", 17, "build")],
     "php": [("Shape", "inheritance", 5, "Circle"), ("square", "call", 8, "Circle.area"), ("Circle", "instantiation", 13, "build")],
+    "lua": [("shape", "import", 1, None), ("Shape", "inheritance", 5, None), ("square", "call", 12, "Circle.area"),
+            ("Circle", "attribute", 16, "build")],
+    "bash": [("./lib.sh", "import", 2, None), ("square", "call", 10, "area"), ("area", "attribute", 12, None)],
 }
 
 
@@ -299,7 +337,7 @@ def test_a_member_belongs_to_the_symbol_that_holds_it(language):
     for s in symbols.values():
         owner = symbols.get(s.qualified_name.rpartition(".")[0])
         assert s.parent_id == (owner.id if owner else None), s.qualified_name
-        if owner and language not in ("go", "rust"):  # there methods sit outside the type (receivers, impl blocks)
+        if owner and language not in ("go", "rust", "lua"):  # there methods sit outside the type (receivers, impl blocks, `function T:m()`)
             assert owner.start_line <= s.start_line <= s.end_line <= owner.end_line
 
 

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Callable, Collection, Mapping, Sequence
 
 from ..languages import Language
-from ..types import CLASS_LIKE, FUNCTION_KINDS, ParsedFile, Reference, Symbol
+from ..types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, ParsedFile, Reference, Symbol
 from .imports import binds_no_name, import_local, skip_inline_modules
 from .incremental import WEB_FILES_KEPT
 from .index import FILE_SET, GraphIndex, file_stem, join_module, language_of, last_component
@@ -447,6 +447,13 @@ class _Resolver:
         if defined:
             return self._defined(path, name, defined)
         lang = self.language(path)
+        if lang is not None and lang.exports_table_members:  # Lua: `local M = {}` ... `return M`
+            tables = [t for ts in index.top_level.get(path, {}).values() for t in ts if t.kind in CLASS_LIKE]
+            returned = {r.name for r in self.facts.get((path, RETURNS), ())}
+            members = [m.id for t in ([t for t in tables if t.name in returned] or tables)
+                       for m in index.members.get(t.id, {}).get(name, ())]
+            if members:
+                return self.members.symbols(members)
         if lang is not None and lang.reexports:
             value = self._imported(path, name)
             if value.known():
