@@ -95,6 +95,9 @@ _GO_METHODS = frozenset({
 _CPP_METHODS = frozenset({
     "size", "empty", "begin", "end", "push_back", "emplace_back", "get", "reset", "find", "insert", "erase",
     "clear", "c_str", "data", "at", "front", "back", "count", "swap", "release"})
+_KOTLIN_METHODS = frozenset({
+    "let", "also", "run", "apply", "takeIf", "use", "forEach", "map", "filter", "first", "firstOrNull", "orEmpty",
+    "getOrNull", "getOrElse", "sumOf", "invoke", "copy", "component1", "component2", "plus", "minus"})
 _PHP_METHODS = frozenset({
     "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
 
@@ -131,6 +134,8 @@ LANGUAGES: tuple[Language, ...] = (
     Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent"),
              bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file", static_types=True,
              generic_methods=_PHP_METHODS),
+    Language("kotlin", "kotlin", (".kt", ".kts"), self_names=("this", "super"), implicit_this=True, static_types=True,
+             generic_methods=_JVM_METHODS | _KOTLIN_METHODS, family="java"),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

@@ -182,6 +182,10 @@ def _comments_above(anchor, source: bytes) -> list[str]:
     while sibling is not None and sibling.type in _DOC_TRANSPARENT:
         expected_row = sibling.start_point[0]
         sibling = sibling.prev_sibling
+    if sibling is not None and "comment" not in sibling.type and sibling.named_child_count:
+        last = sibling.named_children[-1]
+        if "comment" in last.type:  # a grammar that folds it into the node before (Kotlin's package header)
+            sibling = last
     while sibling is not None and "comment" in sibling.type and sibling.end_point[0] >= expected_row - 1:
         comments.append(_text(sibling, source))
         expected_row = sibling.start_point[0]
