@@ -27,3 +27,8 @@ def test_kotlin_companions_extensions_aliases_and_packages():
     assert (same_package.kind, same_package.confidence) == ("instantiation", "likely")
     # items is a MutableList: items.add() is not our Inventory.add
     assert not refs("kotlin", "com/acme/inventory/Inventory.kt", "add")
+
+
+def test_kotlin_parameters_and_local_vals_are_no_references():
+    # fun report(main: String) = println(main): the parameter, not the function main()
+    assert not [r for r in refs("kotlin", "com/acme/app/Main.kt", "main") if r.line == 22]
