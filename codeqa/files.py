@@ -387,7 +387,7 @@ def redact_source(text: str) -> str:
 
 TEXT_DOCUMENT_SUFFIXES = (
     ".md", ".markdown", ".rst", ".txt", ".toml", ".yaml", ".yml", ".json", ".cfg", ".ini", ".sh",
-    ".bash", ".sql", ".html", ".css", ".scss", ".xml", ".gradle", ".swift", ".scala",
+    ".bash", ".sql", ".html", ".css", ".scss", ".xml", ".gradle", ".swift",
     ".lua", ".pl", ".r", ".jl", ".ex", ".exs", ".erl", ".hs", ".ml", ".dart", ".vue", ".svelte", ".proto",
     ".graphql", ".tf", ".mk", ".cmake",
 )

@@ -98,6 +98,9 @@ _CPP_METHODS = frozenset({
 _KOTLIN_METHODS = frozenset({
     "let", "also", "run", "apply", "takeIf", "use", "forEach", "map", "filter", "first", "firstOrNull", "orEmpty",
     "getOrNull", "getOrElse", "sumOf", "invoke", "copy", "component1", "component2", "plus", "minus"})
+_SCALA_METHODS = frozenset({
+    "map", "flatMap", "foreach", "filter", "foldLeft", "fold", "getOrElse", "head", "tail", "toList", "toSeq",
+    "toMap", "mkString", "nonEmpty", "length", "sum", "exists", "forall", "collect", "unapply", "copy"})
 _PHP_METHODS = frozenset({
     "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
 
@@ -136,6 +139,8 @@ LANGUAGES: tuple[Language, ...] = (
              generic_methods=_PHP_METHODS),
     Language("kotlin", "kotlin", (".kt", ".kts"), self_names=("this", "super"), implicit_this=True, static_types=True,
              generic_methods=_JVM_METHODS | _KOTLIN_METHODS, family="java"),
+    Language("scala", "scala", (".scala", ".sc"), self_names=("this", "super"), implicit_this=True, static_types=True,
+             generic_methods=_JVM_METHODS | _SCALA_METHODS, family="java"),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}
