@@ -212,6 +212,28 @@ function square($x) { return $x * $x; }
 
 function build() { return new Circle(2); }
 '''),
+    "kotlin": ("shapes.kt", '''package geo
+
+import geo.util.square
+
+/** A circle. */
+class Circle(val r: Double) : Shape() {
+    fun area(): Double = 3.14 * square(r)
+}
+
+fun build(): Circle = Circle(2.0)
+'''),
+    "scala": ("shapes.scala", '''package geo
+
+import geo.util.square
+
+/** A circle. */
+class Circle(r: Double) extends Shape {
+  def area: Double = 3.14 * square(r)
+}
+
+def build(): Circle = new Circle(2.0)
+'''),
 }
 
 
@@ -241,6 +263,8 @@ SYMBOLS = {
              ("function", "square", 12, 14), ("function", "build", 16, 18)],
     "php": [("class", "Circle", 5, 9), ("method", "Circle.area", 8, 8), ("function", "square", 11, 11),
             ("function", "build", 13, 13)],
+    "kotlin": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
+    "scala": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -248,6 +272,7 @@ DOCS = {
     "go": {"Circle": "Circle is a round shape.", "Circle.Area": "Area of the circle."},
     "rust": {"Circle": "A circle.", "Circle.area": "Its area."}, "c": {"circle": "A circle."}, "cpp": {"Circle": "A circle."},
     "csharp": {"Circle": "A circle."}, "ruby": {"Circle": "A circle."}, "php": {"Circle": "A circle."},
+    "kotlin": {"Circle": "A circle."}, "scala": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -266,6 +291,10 @@ REFERENCES = {
     "csharp": [("Shape", "inheritance", 3, "Circle"), ("Square", "call", 6, "Circle.Area"), ("Circle", "instantiation", 10, "Circle.Build")],
     "ruby": [("Shape", "inheritance", 2, "Circle"), ("square", "call", 8, "Circle.area"), ("Circle", "instantiation", 17, "build")],
     "php": [("Shape", "inheritance", 5, "Circle"), ("square", "call", 8, "Circle.area"), ("Circle", "instantiation", 13, "build")],
+    "kotlin": [("square", "import", 3, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 7, "Circle.area"),
+               ("Circle", "type", 10, "build"), ("Circle", "call", 10, "build")],
+    "scala": [("square", "import", 3, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 7, "Circle.area"),
+              ("Circle", "type", 10, "build"), ("Circle", "instantiation", 10, "build")],
 }
 
 

@@ -39,6 +39,26 @@
     (simple_identifier) @name.reference.import .)
   (import_alias (type_identifier) @alias))
 
+; ... the same where the grammar folds a comment below it into the import
+(import_header
+  (identifier
+    .
+    (simple_identifier) @module
+    .
+    (simple_identifier) @name.reference.import .)
+  .
+  [(multiline_comment) (line_comment)])
+
+(import_header
+  (identifier
+    .
+    (simple_identifier) @module
+    (simple_identifier) @module
+    .
+    (simple_identifier) @name.reference.import .)
+  .
+  [(multiline_comment) (line_comment)])
+
 ; import a.b.*
 (import_header
   (identifier) @module
