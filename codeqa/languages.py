@@ -101,6 +101,12 @@ _CPP_METHODS = frozenset({
 _LUA_METHODS = frozenset({
     "format", "sub", "gsub", "gmatch", "match", "find", "len", "upper", "lower", "rep", "byte", "insert",
     "remove", "concat", "sort", "unpack", "close", "read", "write", "lines", "flush", "seek", "setvbuf"})
+_KOTLIN_METHODS = frozenset({
+    "let", "also", "run", "apply", "takeIf", "use", "forEach", "map", "filter", "first", "firstOrNull", "orEmpty",
+    "getOrNull", "getOrElse", "sumOf", "invoke", "copy", "component1", "component2", "plus", "minus"})
+_SCALA_METHODS = frozenset({
+    "map", "flatMap", "foreach", "filter", "foldLeft", "fold", "getOrElse", "head", "tail", "toList", "toSeq",
+    "toMap", "mkString", "nonEmpty", "length", "sum", "exists", "forall", "collect", "unapply", "copy"})
 _PHP_METHODS = frozenset({
     "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
 
@@ -141,6 +147,10 @@ LANGUAGES: tuple[Language, ...] = (
              generic_methods=_LUA_METHODS),
     Language("bash", "bash", (".sh", ".bash"), ("bash", "/sh", " sh", "dash", "ksh", "zsh"), self_names=(),
              bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file"),
+    Language("kotlin", "kotlin", (".kt", ".kts"), self_names=("this", "super"), implicit_this=True, static_types=True,
+             generic_methods=_JVM_METHODS | _KOTLIN_METHODS, family="java"),
+    Language("scala", "scala", (".scala", ".sc"), self_names=("this", "super"), implicit_this=True, static_types=True,
+             generic_methods=_JVM_METHODS | _SCALA_METHODS, family="java"),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

@@ -211,7 +211,7 @@ def _collect_references(file: SourceFile, language: str, matches: list, names: d
             confidence=confidence,
             line_text=line_texts.get(line) or line_texts.setdefault(line, _line_text(lines, line)),
             receiver=_text(receiver[0], source) if receiver else None,
-            module=_unquote(_text(module[0], source)) if module else None,
+            module=_module_text(module, source) if module else None,
             alias=_text(alias[0], source) if alias else None,
             assigned=assigned,
         ))
@@ -240,6 +240,13 @@ def _nameable(language: str, defs: list[_Def], imports: list[dict], source: byte
 _IMPORT_KEY = "name.reference.import"
 _REFERENCE_KEYS = {f"name.reference.{k}" if k != "ignore" else k: i for i, k in enumerate(KIND_PRIORITY)}
 _BARE_NAME_RANK = 4 * _REFERENCE_KEYS["name.reference.attribute"]  # the lowest rank: a name, no receiver, no flow
+
+
+def _module_text(nodes: list, source: bytes) -> str:
+    """An import's module: its one node, or the text from the first node to the last where the grammar
+    has no node for it (Kotlin `import a.b.C`: one flat path, @module on `a` and `b`)."""
+    start, end = min(n.start_byte for n in nodes), max(n.end_byte for n in nodes)
+    return _unquote(source[start:end].decode("utf-8", errors="replace"))
 
 
 def _line_text(lines: list[str], line: int) -> str:

@@ -182,11 +182,24 @@ def _comments_above(anchor, source: bytes) -> list[str]:
     while sibling is not None and sibling.type in _DOC_TRANSPARENT:
         expected_row = sibling.start_point[0]
         sibling = sibling.prev_sibling
+    if sibling is not None and "comment" not in sibling.type:
+        sibling = _folded_comment(sibling, anchor) or sibling
     while sibling is not None and "comment" in sibling.type and sibling.end_point[0] >= expected_row - 1:
         comments.append(_text(sibling, source))
         expected_row = sibling.start_point[0]
         sibling = sibling.prev_sibling
     return comments
+
+
+def _folded_comment(node, anchor):
+    """A comment that a grammar folds into the end of the node before the definition (Kotlin's package
+    header and imports), indented like the definition (a comment that closes an indented body is not
+    its doc); None without one."""
+    while node.named_child_count:
+        node = node.named_children[-1]
+        if "comment" in node.type:
+            return node if node.start_point[1] == anchor.start_point[1] else None
+    return None
 
 
 def _clean_doc(text: str) -> str:

@@ -243,6 +243,28 @@ function area {
 }
 trap area EXIT
 '''),
+    "kotlin": ("shapes.kt", '''package geo
+
+import geo.util.square
+
+/** A circle. */
+class Circle(val r: Double) : Shape() {
+    fun area(): Double = 3.14 * square(r)
+}
+
+fun build(): Circle = Circle(2.0)
+'''),
+    "scala": ("shapes.scala", '''package geo
+
+import geo.util.square
+
+/** A circle. */
+class Circle(r: Double) extends Shape {
+  def area: Double = 3.14 * square(r)
+}
+
+def build(): Circle = new Circle(2.0)
+'''),
 }
 
 
@@ -275,6 +297,8 @@ SYMBOLS = {
     "lua": [("module", "Circle", 4, 4), ("function", "square", 7, 9), ("method", "Circle.area", 11, 13),
             ("function", "build", 15, 17)],
     "bash": [("function", "square", 5, 7), ("function", "area", 9, 11)],
+    "kotlin": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
+    "scala": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -283,6 +307,7 @@ DOCS = {
     "rust": {"Circle": "A circle.", "Circle.area": "Its area."}, "c": {"circle": "A circle."}, "cpp": {"Circle": "A circle."},
     "csharp": {"Circle": "A circle."}, "ruby": {"Circle": "A circle."}, "php": {"Circle": "A circle."},
     "lua": {"Circle": "A circle."}, "bash": {"square": "Squares a number."},
+    "kotlin": {"Circle": "A circle."}, "scala": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -304,6 +329,10 @@ REFERENCES = {
     "lua": [("shape", "import", 1, None), ("Shape", "inheritance", 5, None), ("square", "call", 12, "Circle.area"),
             ("Circle", "attribute", 16, "build")],
     "bash": [("./lib.sh", "import", 2, None), ("square", "call", 10, "area"), ("area", "attribute", 12, None)],
+    "kotlin": [("square", "import", 3, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 7, "Circle.area"),
+               ("Circle", "type", 10, "build"), ("Circle", "call", 10, "build")],
+    "scala": [("square", "import", 3, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 7, "Circle.area"),
+              ("Circle", "type", 10, "build"), ("Circle", "instantiation", 10, "build")],
 }
 
 
