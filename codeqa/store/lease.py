@@ -105,11 +105,13 @@ class WriterLease:
 
     def renew(self) -> None:
         """Moves the expiry on; sets `lost` (and raises StoreError) when another writer holds the lease now."""
+        from qdrant_client import models
+
         with self._lock:
             if self.lost:
                 raise StoreError(self.lost)
             mine = self._stamp()
-            self._write(mine, update_filter=_is(self.owner))  # also writes it again if the point went
+            self._write(mine, update_filter=models.Filter(must=[_is(self.owner)]))  # also writes it again if the point went
             got = self.read()
             if got is None or got.owner != self.owner:
                 self.lost = (f"This `codeqa index` lost the writer lease of the index {self.index} on the Qdrant "

@@ -59,8 +59,8 @@ def server_failure(url: str, exc: BaseException, what: str) -> str | None:
         if exc.status_code in (401, 403):
             return (f"The Qdrant server at {url} refused the request ({exc.status_code}): "
                     "set QDRANT_API_KEY to a valid key.")
-        return (f"The Qdrant server at {url} answered {exc.status_code} {exc.reason_phrase} to {what}"
-                f"{_said(exc.content)}. Check the server (its log says more), then {AGAIN}.")
+        return (f"The Qdrant server at {url} (--qdrant-url / QDRANT_URL) answered {exc.status_code} "
+                f"{exc.reason_phrase} to {what}{_said(exc.content)}. Check the server (its log says more), then {AGAIN}.")
     if isinstance(exc, ResponseHandlingException):
         exc = exc.source
     if isinstance(exc, (httpx.HTTPError, OSError, QdrantException)):
