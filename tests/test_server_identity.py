@@ -219,6 +219,23 @@ def test_the_server_checks_the_conditions_so_two_writers_that_both_read_a_free_l
     client.close()
 
 
+def test_codeqa_index_is_refused_while_another_machine_writes_the_same_remote_s_index(tmp_path, qdrant, monkeypatch,
+                                                                                     capsys):
+    monkeypatch.setattr(index, "embedder_from_settings", lambda settings: HashEmbedder())
+    elsewhere = with_remote(copy_fixture_repo(tmp_path / "runner" / "widgets"), "git@github.com:acme/widgets.git")
+    other_machine = ServerStore.connect(elsewhere, qdrant.url, writer=True)
+    other_machine.lease.host = "ci-runner-7"
+    other_machine.lease.renew()
+    here = with_remote(copy_fixture_repo(tmp_path / "laptop" / "widgets"), "https://github.com/acme/widgets")
+    argv = ["index", str(here), "--qdrant-url", qdrant.url, "--index-dir", str(tmp_path / "i"), "--json"]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert "host ci-runner-7" in err and "git remote github.com/acme/widgets" in err and "Traceback" not in err
+    assert qdrant.collections == {f"{other_machine.prefix}_lease"}  # refused before it wrote anything
+    other_machine.close()
+    assert cli.main([*argv, "--defer-embeddings"]) == 0
+
+
 # ---- a server that fails mid-run ------------------------------------------------------------------
 
 @pytest.mark.parametrize("status", [503, 0], ids=["5xx", "connection-lost"])
