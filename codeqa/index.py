@@ -207,8 +207,8 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
     embedder = embedder or embedder_from_settings(settings)
     report.model_id = embedder.model_id
     progress = progress or (lambda stage, done, total: None)
-    with index_lock(index_dir):  # this machine's runs; a server index's runs: the lease open_store(create=True) takes
-        report.notes.extend(index_notes(repo, settings))
+    with index_lock(index_dir):
+        report.notes.extend(index_notes(repo, settings))  # on a server, runs across machines: open_store(create=True)'s lease
         wanted_meta = index_meta(embedder, settings)
         if not settings.qdrant_url:
             report.notes.extend(migrate_legacy_index(repo, index_dir, settings))

@@ -4,7 +4,6 @@
     <prefix>_symbols     vectorless; payload = Symbol fields + name keys
     <prefix>_references  vectorless; payload = Reference fields (target_ids point at symbol ids)
     <prefix>_files       vectorless; the manifest, plus one meta point (the fingerprint, the generation)
-
     <prefix>_lease       one point: the writer lease (lease.py), kept when the index is dropped
 
 Every field a lookup filters on has a payload index, so the server answers each lookup from its
