@@ -28,6 +28,8 @@ class Settings:
     qdrant_api_key: str | None = field(default=None, repr=False)  # a key never shows in a repr or a log
     qdrant_shards: int | None = None
     qdrant_replicas: int | None = None
+    # the index's name on a Qdrant server; None -> from the git remote, else the path (store/identity.py)
+    index_name: str | None = None
     # chunking
     chunk_max_chars: int = 1500  # non-whitespace characters
     chunk_min_chars: int = 100

@@ -64,7 +64,7 @@ from .graph_stage import ProgressCallback, graph_stage, parse_fingerprint
 from .index_state import likely_changed, migrate_legacy_index, read_state, remove_state, state_is_current, write_state
 from .parse_cache import ParseCache
 from .parse_pool import parse_workers
-from .store import Store, dir_size, open_store, semantic_coverage
+from .store import Store, dir_size, index_notes, open_store, semantic_coverage
 from .store_writer import CacheKeys, Sealer, StoreWriter, store_chunks, writes_beside
 from .types import Reference, SkippedFile, SourceFile
 
@@ -213,6 +213,7 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
     report.model_id = embedder.model_id
     progress = progress or (lambda stage, done, total: None)
     with index_lock(index_dir):
+        report.notes.extend(index_notes(repo, settings))  # on a server, runs across machines: open_store(create=True)'s lease
         wanted_meta = index_meta(embedder, settings)
         if not settings.qdrant_url:
             report.notes.extend(migrate_legacy_index(repo, index_dir, settings))

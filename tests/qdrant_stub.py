@@ -7,6 +7,8 @@ answers from qdrant-client's own in-memory engine, so an index built through it 
         stub.requests            # every call: method, path, headers, JSON body
         stub.created             # collection name -> the create request's body (shard_number, ...)
 
+    stub.fail_from = len(stub.requests) + 3   # the fourth request from now on fails (503, or no answer)
+
 Routes: the ones codeqa uses (collections: list, exists, create, delete; points: upsert, delete,
 retrieve, scroll, count, query, update vectors) plus GET / for the client's version check. Anything else answers
 404 so a new call shows up as a failing test. A wrong or missing api-key header answers 401.
@@ -42,6 +44,10 @@ class QdrantStub(LocalServer):
     requests: list[QdrantRequest] = field(default_factory=list)
     created: dict[str, dict] = field(default_factory=dict)
     payload_indexes: dict[str, dict] = field(default_factory=dict)  # collection -> field -> schema
+    # a server that fails mid-run: from the request numbered `fail_from` on (0-based, counting every request),
+    # each answers `fail_status`, or with fail_status 0 loses its connection without an answer
+    fail_from: int | None = None
+    fail_status: int = 503
 
     def __post_init__(self):
         self.engine = QdrantClient(":memory:")
@@ -90,9 +96,10 @@ class QdrantStub(LocalServer):
         if rest == "/index" and method == "PUT":  # a payload index: the in-memory engine filters without one
             self.payload_indexes.setdefault(name, {})[body["field_name"]] = body.get("field_schema")
             return 200, {"operation_id": 0, "status": "completed"}
-        if rest == "/points" and method == "PUT":
-            points = models.PointsList.model_validate(body).points
-            return 200, _dump(e.upsert(name, points=points))
+        if rest == "/points" and method == "PUT":  # with a conditional write's update_filter / update_mode
+            request = models.PointsList.model_validate(body)
+            return 200, _dump(e.upsert(name, points=request.points, update_filter=request.update_filter,
+                                       update_mode=request.update_mode))
         if rest == "/points/vectors" and method == "PUT":  # update_vectors: dense vectors filled in later
             points = models.UpdateVectors.model_validate(body).points
             return 200, _dump(e.update_vectors(name, points=points))
@@ -138,9 +145,16 @@ class _Handler(JSONHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         path = urlsplit(self.path).path
         self.owner.requests.append(QdrantRequest(self.command, path, headers, body))
-        if self.owner.api_key is not None and headers.get("api-key") != self.owner.api_key:
+        failing = self.owner.fail_from is not None and len(self.owner.requests) > self.owner.fail_from
+        if failing and not self.owner.fail_status:
+            self.close_connection = True  # no answer at all: the client sees the connection go
+            return
+        if failing:
+            status, result = self.owner.fail_status, None
+            payload: dict = {"status": {"error": "Service Unavailable: the stub fails from here on"}, "time": 0.0}
+        elif self.owner.api_key is not None and headers.get("api-key") != self.owner.api_key:
             status, result = 401, None
-            payload: dict = {"status": {"error": "Must provide a valid API key"}, "time": 0.0}
+            payload = {"status": {"error": "Must provide a valid API key"}, "time": 0.0}
         else:
             with self.owner._lock:
                 try:

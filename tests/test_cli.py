@@ -21,8 +21,8 @@ from conftest import copy_fixture_repo
 ROOT = Path(__file__).resolve().parent.parent
 # The interface in DESIGN.md / the README: each command and the flags scripts and agents rely on.
 FLAGS = {
-    "index": ["--index-dir", "--qdrant-url", "--full", "--dry-run", "--json"],
-    "search": ["--repo", "--top-k", "--json", "--queries-file", "--index-dir", "--qdrant-url"],
+    "index": ["--index-dir", "--qdrant-url", "--index-name", "--full", "--dry-run", "--json"],
+    "search": ["--repo", "--top-k", "--json", "--queries-file", "--index-dir", "--qdrant-url", "--index-name"],
     "refs": ["--repo", "--json", "--index-dir", "--qdrant-url"],
     "ask": ["--repo", "--model", "--no-llm", "--top-k", "--json"],
     "export": ["--repo"],

@@ -14,7 +14,7 @@ from codeqa.config import Settings
 from codeqa.errors import StoreError
 from codeqa.index import index_repo
 from codeqa.retrieve import Retriever
-from codeqa.store.server import collection_prefix
+from codeqa.store.identity import collection_prefix
 from conftest import copy_fixture_repo
 from qdrant_stub import QdrantStub
 
@@ -42,7 +42,7 @@ def test_index_and_search_through_a_qdrant_server(tmp_path, qdrant, embedder):
     assert report.chunks > 10 and report.symbols > 15
     prefix = collection_prefix(repo)
     assert prefix.startswith("codeqa_repo_")
-    assert qdrant.collections == {f"{prefix}_{kind}" for kind in ("chunks", "symbols", "references", "files")}
+    assert qdrant.collections == {f"{prefix}_{kind}" for kind in ("chunks", "symbols", "references", "files", "lease")}
     # every call carried the key; each create request passed the cluster settings through
     assert qdrant.requests and all(r.headers.get("api-key") == API_KEY for r in qdrant.requests)
     assert set(qdrant.created) == qdrant.collections
@@ -57,16 +57,16 @@ def test_index_and_search_through_a_qdrant_server(tmp_path, qdrant, embedder):
         assert hits[0].path == "encoders/encoder.py" and "def tokenize" in hits[0].text
         assert retriever.store.references_to(["encoders/encoder.py#tokenize@33"])
 
-    # a re-run with nothing to do reads the server's manifest and writes nothing
+    # a re-run with nothing to do reads the server's manifest and writes nothing but its writer lease
     mark = len(qdrant.requests)
     again = index_repo(repo, settings, embedder=embedder)
     assert again.nothing_to_do and again.chunks == report.chunks
-    assert qdrant.writes(mark) == []
+    assert {w.path.split("/")[2] for w in qdrant.writes(mark)} == {f"{prefix}_lease"}
 
     # a second repository of the same name gets its own collections on the same server
     other = copy_fixture_repo(tmp_path / "two" / "repo")
     index_repo(other, _server_settings(qdrant, tmp_path / "index-two"), embedder=embedder)
-    assert collection_prefix(other) != prefix and len(qdrant.collections) == 8
+    assert collection_prefix(other) != prefix and len(qdrant.collections) == 10
 
 
 def test_wrong_key_or_unreachable_server_is_a_clear_error(tmp_path, qdrant, embedder):

@@ -44,11 +44,20 @@ Set OPENAI_BASE_URL / OPENAI_API_KEY / CODEQA_MODEL for LLM answers; without the
 """
 
 
+INDEX_NAME_HELP = ("with --qdrant-url: the index's name on the server, the same for every checkout of the repository "
+                   "(default: its git remote and the folder's path inside it, else the folder's path; env CODEQA_INDEX_NAME)")
+
+
 def _common(p: argparse.ArgumentParser, repo_required: bool = True) -> None:
     if repo_required:
         p.add_argument("--repo", required=True, type=Path, help="the repository whose index to use")
     p.add_argument("--index-dir", type=Path, help="index folder (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>; env CODEQA_INDEX_DIR)")
     p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
+    _index_name(p)
+
+
+def _index_name(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--index-name", help=INDEX_NAME_HELP)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -118,6 +127,7 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--repo", type=Path, help="repository to evaluate (default: the one the question set names) or to generate from")
     p.add_argument("--index-dir", type=Path, help="index folder (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>; env CODEQA_INDEX_DIR)")
     p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
+    _index_name(p)
     p.add_argument("--no-llm", action="store_true", help="extractive answers and no judge, even with an LLM configured")
     p.add_argument("--report", type=Path, help="write a markdown report and its plot (OUT.png) beside it; compare: the markdown")
     p.add_argument("--results", type=Path, help="per-question results as JSON lines (default with --report: OUT.results.jsonl)")
@@ -133,6 +143,7 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--repo", type=Path, help="the repository the page serves (with --any-repo, others can be typed into it)")
     p.add_argument("--index-dir", type=Path, help="where its index lives (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>)")
     p.add_argument("--qdrant-url", help="a Qdrant server instead of the local index folder")
+    _index_name(p)
     p.add_argument("--port", type=int, default=8501, help="port to serve the page on (default 8501)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to serve the page on (default 127.0.0.1: this machine only); another needs --token")
@@ -161,6 +172,7 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--debounce", type=float, default=1.0, help="seconds of quiet after a change before re-indexing (default 1)")
     p.add_argument("--index-dir", type=Path, help="index folder (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>; env CODEQA_INDEX_DIR)")
     p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
+    _index_name(p)
     return parser
 
 
@@ -182,7 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        settings = Settings.load(index_dir=getattr(args, "index_dir", None), qdrant_url=getattr(args, "qdrant_url", None))
+        settings = Settings.load(index_dir=getattr(args, "index_dir", None), qdrant_url=getattr(args, "qdrant_url", None),
+                                 index_name=getattr(args, "index_name", None))
         return COMMANDS[args.command](args, settings)
     except CodeQAError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -338,6 +338,8 @@ def cmd_ui(args, settings: Settings) -> int:
         env["CODEQA_INDEX_DIR"] = str(args.index_dir)
     if args.qdrant_url:
         env["QDRANT_URL"] = args.qdrant_url
+    if args.index_name:
+        env["CODEQA_INDEX_NAME"] = args.index_name
     if args.watch:
         env["CODEQA_UI_WATCH"] = "1"
     env.setdefault("HF_HUB_OFFLINE", "1")

@@ -138,7 +138,8 @@ class Store(Protocol):
       holds of the chunks (after a flush: another process may then write them; the next use here sees
       what it wrote); `close()` releases the index (idempotent).
     - Several processes may open one index to read while one writes; writers are serialised by the
-      caller (index.py's lock).
+      caller (index.py's lock) and, on a server, across machines by the writer lease that
+      `open_store(create=True)` takes (store/lease.py).
     """
 
     def exists(self) -> bool: ...
@@ -179,16 +180,29 @@ class Store(Protocol):
 
 
 def open_store(repo: Path, settings: Settings, create: bool = False) -> Store:
-    """The index of `repo`: on the Qdrant server when settings.qdrant_url is set, else embedded in
-    settings.index_dir_for(repo). Raises IndexMissingError when there is none and `create` is False."""
+    """The index of `repo`: on the Qdrant server when settings.qdrant_url is set (named by store/identity.py),
+    else embedded in settings.index_dir_for(repo). Raises IndexMissingError when there is none and `create`
+    is False. `create` is for the index's writer: on a server it takes the writer lease (IndexLockedError
+    while another machine's run holds it), which close() gives back."""
     if settings.qdrant_url:
         from .server import ServerStore
 
-        return ServerStore.connect(repo, settings.qdrant_url, settings.qdrant_api_key,
-                                   shards=settings.qdrant_shards, replicas=settings.qdrant_replicas)
+        return ServerStore.connect(repo, settings.qdrant_url, settings.qdrant_api_key, shards=settings.qdrant_shards,
+                                   replicas=settings.qdrant_replicas, index_name=settings.index_name, writer=create)
     from .edge import EdgeStore
 
     return EdgeStore.open(repo, settings.index_dir_for(repo), create=create)
+
+
+def index_notes(repo: Path, settings: Settings) -> list[str]:
+    """What an index run tells the user about where its index lives: on a server without a git remote or
+    --index-name, that the index is named after the folder's path and how to name it for good."""
+    if not settings.qdrant_url:
+        return []
+    from .identity import index_identity
+
+    note = index_identity(repo, settings.index_name).note
+    return [note] if note else []
 
 
 def semantic_coverage(meta: dict[str, Any]) -> float:
@@ -245,5 +259,5 @@ def dir_size(path: Path) -> int:
     return sum(used(f) for f in Path(path).rglob("*") if f.is_file()) if Path(path).exists() else 0
 
 
-__all__ = ["Store", "ManifestEntry", "SearchFilter", "open_store", "point_id", "sparse_vector", "query_sparse_vector",
+__all__ = ["Store", "ManifestEntry", "SearchFilter", "open_store", "index_notes", "point_id", "sparse_vector", "query_sparse_vector",
            "reference_key", "dir_size", "semantic_coverage", "RRF_K", "INDEX_FORMAT"]

@@ -4,25 +4,29 @@
     <prefix>_symbols     vectorless; payload = Symbol fields + name keys
     <prefix>_references  vectorless; payload = Reference fields (target_ids point at symbol ids)
     <prefix>_files       vectorless; the manifest, plus one meta point (the fingerprint, the generation)
+    <prefix>_lease       one point: the writer lease (lease.py), kept when the index is dropped
 
 Every field a lookup filters on has a payload index, so the server answers each lookup from its
-indexes. The prefix comes from the repository's path, so several repositories share one server.
-Shards and replicas come from settings; the API key is sent only over https (or to localhost).
+indexes. The prefix names the repository by its git remote or --index-name, else its path
+(identity.py), so several repositories share one server and one repository's checkouts share an index.
+A writer (`connect(writer=True)`) holds the lease until close(), and writes nothing once it lost it.
+Every call the server fails (refused, reset, timed out, a 5xx) is a StoreError naming QDRANT_URL and
+what to do. Shards and replicas come from settings; the API key is sent only over https (or to localhost).
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 import time
 import uuid
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Collection, Iterable, Iterator, Sequence
-from urllib.parse import urlparse
 
 from ..errors import StoreError
 from ..types import Chunk, Hit, Reference, Symbol, name_key
+from .identity import index_identity
+from .lease import WriterLease
+from .server_client import GuardedClient, server_client
 from . import (RRF_K, ManifestEntry, SearchFilter, batches, chunk_from_payload, chunk_payload, hit_from_payload, point_id, reference_key,
                sparse_vector)
 
@@ -32,17 +36,12 @@ _INDEXED = {"chunks": ("path", "symbol_ids", "language"), "symbols": ("id", "pat
             "references": ("target_ids", "enclosing_symbol_id", "key"), "files": ("type", "path")}
 
 
-def collection_prefix(repo: Path) -> str:
-    repo = Path(repo).resolve()
-    slug = re.sub(r"[^a-zA-Z0-9]+", "_", repo.name).strip("_").lower()[:40] or "repo"
-    return f"codeqa_{slug}_{hashlib.sha1(str(repo).encode()).hexdigest()[:8]}"
-
-
 class ServerStore:
     """All reads and writes of an index on a Qdrant server. Create with `ServerStore.connect(...)`."""
 
-    def __init__(self, client: Any, prefix: str, shards: int | None = None, replicas: int | None = None):
-        self.client = client
+    def __init__(self, client: Any, prefix: str, shards: int | None = None, replicas: int | None = None,
+                 url: str = "the Qdrant server"):
+        self.client = GuardedClient(client, url)
         self.prefix = prefix
         self.shards, self.replicas = shards, replicas
         self._token_ids: dict[str, tuple[int, ...]] = {}  # identifier -> sparse token ids (see sparse_vector)
@@ -51,13 +50,36 @@ class ServerStore:
         self.symbols = f"{prefix}_symbols"
         self.references = f"{prefix}_references"
         self.files = f"{prefix}_files"
+        self.lease: WriterLease | None = None
 
     @classmethod
     def connect(cls, repo: Path, url: str, api_key: str | None = None, shards: int | None = None,
-                replicas: int | None = None) -> "ServerStore":
-        return cls(_server_client(url, api_key), collection_prefix(repo), shards, replicas)
+                replicas: int | None = None, index_name: str | None = None, writer: bool = False) -> "ServerStore":
+        """The index of `repo` (named by identity.py); a `writer` holds its lease (IndexLockedError while
+        another writer does) until close()."""
+        identity = index_identity(repo, index_name)
+        store = cls(server_client(url, api_key), identity.prefix, shards, replicas, url)
+        if writer:
+            try:
+                store.hold_lease(identity.described)
+            except BaseException:
+                store.close()
+                raise
+        return store
+
+    def hold_lease(self, described: str, **options: Any) -> None:
+        """Takes the writer lease (see lease.py); from here on every write checks that it still holds it."""
+        name = f"{self.prefix}_lease"
+        if not self.client.collection_exists(name):
+            self._create(name, {})
+        lease = WriterLease(self.client.unguarded, name, f"{self.prefix} ({described})", **options)
+        self.client.call("acquire the writer lease", lease.acquire)
+        self.lease = self.client.lease = lease
 
     def close(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = self.client.lease = None
         try:
             self.client.close()
         except Exception:
@@ -80,12 +102,6 @@ class ServerStore:
         from qdrant_client import models
 
         self._staged = []
-
-        extra: dict[str, Any] = {}
-        if self.shards:
-            extra["shard_number"] = self.shards
-        if self.replicas:
-            extra["replication_factor"] = self.replicas
         if not self.client.collection_exists(self.files) and any(
                 self.client.collection_exists(n) for n in (self.chunks, self.symbols, self.references)):
             self.drop_all()  # collections without their manifest: a run killed while creating or dropping them
@@ -94,14 +110,24 @@ class ServerStore:
             if self.client.collection_exists(name):
                 continue
             if kind == "chunks":
-                self.client.create_collection(
-                    name, vectors_config={"dense": models.VectorParams(size=vector_size, distance=models.Distance.COSINE)},
-                    sparse_vectors_config={"sparse": models.SparseVectorParams(modifier=models.Modifier.IDF)}, **extra)
+                self._create(name, {"dense": models.VectorParams(size=vector_size, distance=models.Distance.COSINE)},
+                             sparse_vectors_config={"sparse": models.SparseVectorParams(modifier=models.Modifier.IDF)})
             else:
-                self.client.create_collection(name, vectors_config={}, **extra)
+                self._create(name, {})
             for field in _INDEXED[kind]:
                 schema = models.PayloadSchemaType.INTEGER if field == "key" else models.PayloadSchemaType.KEYWORD
                 self.client.create_payload_index(name, field, field_schema=schema)
+
+    def _create(self, name: str, vectors_config: dict, **config: Any) -> None:
+        if self.shards:
+            config["shard_number"] = self.shards
+        if self.replicas:
+            config["replication_factor"] = self.replicas
+        try:
+            self.client.create_collection(name, vectors_config=vectors_config, **config)
+        except StoreError:
+            if not self.client.collection_exists(name):  # else another writer created it a moment before
+                raise
 
     def drop_all(self) -> None:
         """The manifest goes first: a crash halfway leaves no manifest, and ensure_schema drops the rest."""
@@ -345,28 +371,3 @@ def _filter(where: SearchFilter) -> Any:
     if where.languages is not None:
         must.append(models.FieldCondition(key="language", match=models.MatchAny(any=list(where.languages))))
     return models.Filter(must=must)
-
-
-def _server_client(url: str, api_key: str | None) -> Any:
-    """A client for a Qdrant server or cluster, checked with one cheap call so a wrong URL or key
-    fails here with a clear message instead of halfway through an index run."""
-    from qdrant_client import QdrantClient
-    from qdrant_client.http.exceptions import UnexpectedResponse
-
-    parsed = urlparse(url)
-    if api_key and parsed.scheme != "https" and parsed.hostname not in ("localhost", "127.0.0.1", "::1"):
-        raise StoreError(f"Refusing to send QDRANT_API_KEY over plain http to {url}; use an https:// URL.")
-    client = QdrantClient(url=url, api_key=api_key, timeout=60, check_compatibility=False)
-    try:
-        client.get_collections()
-    except UnexpectedResponse as exc:
-        client.close()
-        if exc.status_code in (401, 403):
-            raise StoreError(f"The Qdrant server at {url} refused the request ({exc.status_code}): "
-                             "set QDRANT_API_KEY to a valid key.") from None
-        raise StoreError(f"The Qdrant server at {url} answered {exc.status_code}: {exc.reason_phrase}.") from None
-    except Exception as exc:  # connection refused, DNS, TLS, timeout
-        client.close()
-        raise StoreError(f"Cannot reach the Qdrant server at {url} ({type(exc).__name__}: {exc}); "
-                         "check --qdrant-url / QDRANT_URL.") from None
-    return client
