@@ -41,7 +41,6 @@ Crash safety (SIGKILL at any moment, then re-run = a clean index, no duplicates)
 from __future__ import annotations
 
 import heapq
-import os
 import threading
 import time
 from collections import Counter
