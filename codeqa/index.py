@@ -40,9 +40,7 @@ Crash safety (SIGKILL at any moment, then re-run = a clean index, no duplicates)
 
 from __future__ import annotations
 
-import fcntl
 import heapq
-import os
 import threading
 import time
 from collections import Counter
@@ -56,7 +54,6 @@ from typing import Iterator, Sequence
 from .config import Settings
 from .dense_stage import fill_dense, pending_files
 from .embed import Embedder, EmbeddingCache, embedder_from_settings
-from .errors import IndexLockedError
 from .files import walk_repository
 from .fingerprint import FINGERPRINT_WORDS, VECTOR_META_KEYS, index_meta, stale_fingerprint
 from .graph.incremental import GraphState
@@ -67,6 +64,7 @@ from .parse_pool import parse_workers
 from .store import Store, dir_size, index_notes, open_store, semantic_coverage
 from .store_writer import CacheKeys, Sealer, StoreWriter, store_chunks, writes_beside
 from .types import Reference, SkippedFile, SourceFile
+from .writer_lock import writer_lock
 
 # The embedding cache keeps the vectors most recently written or read, this many times the index's
 # chunks (at least EMBED_CACHE_MIN): enough for a few branches' worth of changes, not years of churn.
@@ -144,21 +142,9 @@ class IndexReport:
 
 @contextmanager
 def index_lock(index_dir: Path) -> Iterator[None]:
-    """One writer per index: a second `codeqa index` is refused, not interleaved."""
-    index_dir.mkdir(parents=True, exist_ok=True)
-    handle = open(index_dir / "index.lock", "w")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise IndexLockedError(f"Another `codeqa index` is running on {index_dir}; wait for it to finish and run again.")
-    try:
-        handle.write(str(os.getpid()))
-        handle.flush()
+    """One writer per index: a second `codeqa index` is refused (IndexLockedError), not interleaved."""
+    with writer_lock(index_dir):
         yield
-    finally:
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        handle.close()
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,10 @@ done, and the writes go on beside the resolution.
 - It opens the store itself, once the run has written its deletions and let its copy go
   (`Store.release`), and takes the parses from a spool file in a private temporary folder: the
   run never waits for it while files are parsed, and what it has not written yet sits on disk, not
-  in memory. The spool is this run's inter-process traffic (pickled by its own workers, as a
-  process pool's pipes are), never read by another run, and gone when the run ends.
+  in memory. The spool is this run's inter-process traffic, never read by another run, and gone
+  when the run ends; still, it is data on disk, and never code: each record is JSON (zlib), read
+  back field by field into the dataclasses, so that a record put there by anyone else is refused,
+  never run (pickle would run it).
 - It writes as the run would (store_chunks, sealing every index.SEAL_CHUNKS chunks), so crash safety is
   the same: each file's manifest entry gets its hash only after its points are flushed.
 - It runs at a lower priority: while the workers parse, they come first; it catches up during the
@@ -27,8 +29,8 @@ done, and the writes go on beside the resolution.
 
 from __future__ import annotations
 
+import json
 import os
-import pickle
 import shutil
 import signal
 import struct
@@ -46,7 +48,7 @@ from .embed import Embedder, EmbeddingCache
 from .config import Settings
 from .errors import StoreError
 from .store import ManifestEntry, Store, open_store
-from .types import Chunk, ParsedFile
+from .types import Chunk, ParsedFile, SourceFile, Symbol
 
 FILE_BATCH = 256  # files per store_chunks call: each ends with a flush of the shard (~40-70 ms measured), and 64
 # made 570 of them on site-packages; a run without a writer stores graph_stage.FILE_BATCH at a time
@@ -85,13 +87,27 @@ def store_chunks(store: Store, embedder: Embedder | CacheKeys, cache: EmbeddingC
 
 def pack(parsed: ParsedFile, chunks: list[Chunk]) -> bytes:
     """What the writer needs of a parsed file (its file, symbols, error and chunks), as a parse worker
-    hands it over: compressed, so that the spool stays a fraction of the index's size."""
-    lite = ParsedFile(parsed.file, parsed.symbols, (), parsed.error)
-    return zlib.compress(pickle.dumps((lite, chunks), protocol=pickle.HIGHEST_PROTOCOL), 1)
+    hands it over: JSON arrays, one per record, compressed, so that the spool stays a fraction of the
+    index's size."""
+    f = parsed.file
+    record = [[f.path, str(f.abs_path), f.language, f.size, f.sha256], parsed.error,
+              [[s.id, s.name, s.qualified_name, s.kind, s.language, s.path, s.start_line, s.end_line, s.signature,
+                s.docstring, s.parent_id] for s in parsed.symbols],
+              [[c.id, c.path, c.start_line, c.end_line, c.language, c.kind, c.symbol_ids, c.text, c.symbol_names]
+               for c in chunks]]
+    return zlib.compress(json.dumps(record, separators=(",", ":")).encode("ascii"), 1)
 
 
-def _unpack(packed: bytes) -> tuple[ParsedFile, list[Chunk]]:
-    return pickle.loads(zlib.decompress(packed))
+def unpack(packed: bytes) -> tuple[ParsedFile, list[Chunk]]:
+    """pack's file and chunks; ValueError for bytes that are not one of its records."""
+    try:
+        (path, abs_path, language, size, sha256), error, symbols, chunks = json.loads(zlib.decompress(packed))
+        file = SourceFile(path, Path(abs_path), language, size, sha256)
+        return (ParsedFile(file, tuple(Symbol(*s) for s in symbols), (), error),
+                [Chunk(i, p, start, end, lang, kind, tuple(ids), text, tuple(names))
+                 for i, p, start, end, lang, kind, ids, text, names in chunks])
+    except (zlib.error, ValueError, TypeError) as exc:  # JSON's errors are ValueErrors
+        raise ValueError(f"A record of the writer's spool is not a packed file ({type(exc).__name__}: {exc}).") from None
 
 
 @dataclass(frozen=True)
@@ -286,7 +302,7 @@ def _write_spool(store: Store, keys: CacheKeys, embeddings_path: Path, spool_pat
                 group: list[tuple[ParsedFile, list[Chunk]]] = []
                 while offset < limit:
                     (size,) = _LENGTH.unpack(spool.read(_LENGTH.size))
-                    group.append(_unpack(spool.read(size)))
+                    group.append(unpack(spool.read(size)))
                     offset += _LENGTH.size + size
                     if len(group) == batch or offset >= limit:
                         embedded += store_chunks(store, keys, cache, group)

@@ -5,7 +5,9 @@ works) marks the repository dirty on any change outside `.git`, the index folder
 walk never enters; a worker thread waits until nothing has changed for `debounce` seconds and runs
 an incremental `index_repo`. That run walks with the repository's `.gitignore` and `.codeqaignore`
 rules, so a change to an ignored file costs a no-change run (well under a second: no model, no
-store). A run that finds another writer at work is retried after the next quiet spell.
+store). A run that finds another writer at work (`codeqa index`, the UI's button) waits for its lock
+to be released, trying the lock ten times a second rather than walking and hashing the repository
+again every quiet spell, and then runs: the other run may predate the change.
 
 Beside the MCP server the runs go through the server's own BackgroundIndexer (`index`): a save then
 stops the background embedding that the server's reindex started, rather than meeting its index lock
@@ -27,6 +29,7 @@ from .embed import Embedder, embedder_from_settings
 from .errors import CodeQAError, IndexLockedError
 from .prune import is_junk
 from .index import IndexReport, index_repo
+from .writer_lock import wait_for_writer
 
 DEBOUNCE_SECONDS = 1.0
 CHANGES = frozenset({"created", "modified", "deleted", "moved", "closed"})  # watchdog's event types that change a file
@@ -119,7 +122,8 @@ class RepoWatcher:
                 self._last_change = None
             try:
                 report = self.index()
-            except IndexLockedError:  # another writer (`codeqa index`, the UI's button): its run may predate the change
+            except IndexLockedError:  # another writer: its run may predate the change
+                wait_for_writer(self._index_dir, -1, cancel=lambda: self._stopping)  # until it is done, or stop()
                 self._changed_now()
                 continue
             except CodeQAError as exc:  # an unreachable server, a full disk: say so, try after the next change

@@ -151,6 +151,20 @@ def test_concurrent_index_is_refused(repo, settings, embedder):
             index_repo(repo, settings, embedder=embedder)
 
 
+def test_every_module_imports_without_fcntl():
+    """Windows has no fcntl: the writer lock is filelock's, and no module imports fcntl itself."""
+    code = ("import importlib, pkgutil, sys\n"
+            "import mcp.server.stdio  # imports fcntl itself, under `if sys.platform != 'win32'`\n"
+            "sys.modules['fcntl'] = None  # from here on an import of it raises ImportError, as on Windows\n"
+            "import codeqa\n"
+            "for m in pkgutil.walk_packages(codeqa.__path__, 'codeqa.'):\n"
+            "    if not m.name.endswith('__main__'):  # that one runs the CLI\n"
+            "        importlib.import_module(m.name)\n")
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
 class FakeEmbedder:
     model_id = "fake-model"
     dimension = 384
@@ -179,6 +193,7 @@ def test_concurrent_index_from_the_command_line_is_refused(repo, settings):
         out = subprocess.run([sys.executable, "-m", "codeqa", "index", str(repo)], env=env, capture_output=True, text=True)
     assert out.returncode == 1
     assert "Another `codeqa index` is running" in out.stderr and "Traceback" not in out.stderr
+    assert f"(process {os.getpid()})" in out.stderr  # the holder, from the lock file
     assert not (index_dir / "graph.sqlite").exists()
 
 

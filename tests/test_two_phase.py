@@ -280,6 +280,52 @@ def test_a_writer_error_is_the_runs_message():
     assert write_outcome(lambda: (_ for _ in ()).throw(RuntimeError())) == "Writing the index's chunks failed (RuntimeError)."
 
 
+class _Payload:
+    """What an attacker pickles: loading it creates the marker folder."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return os.mkdir, (str(self.marker),)
+
+
+def test_a_pickle_in_the_writers_spool_is_refused_not_run(tmp_path):
+    """Data is never code: the spool is JSON, and a record that is a pickle (one that would create a
+    marker folder when loaded) fails the writer with a message, without running anything."""
+    import pickle
+    import zlib
+
+    from codeqa.config import Settings
+    from codeqa.errors import StoreError
+    from codeqa.store_writer import CacheKeys, StoreWriter, pack, unpack
+
+    repo = copy_fixture_repo(tmp_path / "repo")
+    settings = Settings.load(env={}, index_dir=tmp_path / "index")
+    store = open_store(repo, settings, create=True)
+    store.ensure_schema(8)
+    store.close()
+    marker = tmp_path / "pwned"
+    crafted = zlib.compress(pickle.dumps(_Payload(marker)))
+    with StoreWriter(repo, settings, CacheKeys("m", 8), settings.index_dir_for(repo), 10) as writer:
+        writer.start()
+        writer.add([crafted])
+        with pytest.raises(StoreError, match="not a packed file"):
+            writer.finish()
+    assert not marker.exists()
+    with pytest.raises(ValueError, match="not a packed file"):  # and in this process: pack's records only
+        unpack(crafted)
+    assert not marker.exists()
+    from codeqa.types import Chunk, ParsedFile, SourceFile, Symbol
+
+    symbol = Symbol("a.py#f@1", "f", "f", "function", "python", "a.py", 1, 2, "def f():", "", None)
+    parsed = ParsedFile(SourceFile("a.py", repo / "a.py", "python", 9, "0" * 64), (symbol,), (), "syntax error at 2")
+    chunk = Chunk("c1", "a.py", 1, 2, "python", "function", ("a.py#f@1",), "def f():\n    \udcff é", ("f",))
+    assert unpack(pack(parsed, [chunk])) == (parsed, [chunk])  # lone surrogates too (escaped text)
+
+
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="the writer is Linux's (/proc, prctl)")
 def test_a_killed_run_takes_its_writer_with_it(tmp_path):
     """SIGKILL on a run: its writer process dies too, and writes nothing after it."""

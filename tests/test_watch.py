@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from codeqa.answer import Answerer
-from codeqa.index import index_repo
+from codeqa.index import index_lock, index_repo
 from codeqa.retrieve import Retriever
 from codeqa.watch import RepoWatcher
 from conftest import copy_fixture_repo, wait_for
@@ -46,6 +46,33 @@ def test_a_save_is_indexed_within_seconds_and_ignored_folders_are_not(tmp_path, 
     assert watcher.runs == 1 and reports[0].files_changed == 1 and took < 10
     with Retriever.open(repo, settings, embedder=embedder) as retriever:
         assert [s.id for s in retriever.find_symbols("freshly_saved")] == ["app/formatting.py#freshly_saved@6"]
+
+
+def test_a_save_while_another_writer_runs_waits_for_it_without_walking_again(tmp_path, settings, embedder,
+                                                                            monkeypatch):
+    """Another writer holds the index lock: the watcher's run finds it taken (one walk), then waits on the
+    lock instead of walking and hashing the repository every debounce, and indexes the save once it is free."""
+    import codeqa.index as index_module
+
+    repo = copy_fixture_repo(tmp_path / "repo")
+    index_repo(repo, settings, embedder=embedder)
+    walks = []
+    real_walk = index_module.walk_repository
+    monkeypatch.setattr(index_module, "walk_repository", lambda *a, **k: walks.append(1) or real_walk(*a, **k))
+    reports = []
+    done = threading.Event()
+    with RepoWatcher(repo, settings, embedder=embedder, debounce=0.1,
+                     on_report=lambda r: (reports.append(r), done.set())) as watcher:
+        with index_lock(settings.index_dir_for(repo.resolve())):  # the other writer
+            with open(repo / "app" / "formatting.py", "a") as fh:
+                fh.write("\n\ndef saved_while_locked(value):\n    return value\n")
+            assert wait_for(lambda: walks, 30), "the save started no run"
+            time.sleep(2.0)  # twenty debounces
+            assert len(walks) == 1 and watcher.runs == 0
+        assert done.wait(30), "the save was not indexed once the lock was released"
+    assert watcher.runs == 1 and reports[0].files_changed == 1 and len(walks) == 2
+    with Retriever.open(repo, settings, embedder=embedder) as retriever:
+        assert [s.id for s in retriever.find_symbols("saved_while_locked")] == ["app/formatting.py#saved_while_locked@6"]
 
 
 def test_results_from_a_file_changed_since_indexing_are_stale(tmp_path, settings, embedder):
