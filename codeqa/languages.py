@@ -68,6 +68,11 @@ class Language:
     # a module is the table its file builds and returns (Lua `local M = {}` ... `return M`): what a
     # require gives (`local u = require("a.u"); u.f()`) is a member of that file's top-level tables
     exports_table_members: bool = False
+    # folders whose child folders are modules with no per-file imports inside them (SwiftPM
+    # `Sources/<Target>/`, `Tests/<Target>/`): a file sees the top-level names of every file below its
+    # module folder (likely), and `import Target` names those files; a file in no such folder sees
+    # its own folder's names, as in the languages with packages
+    module_roots: tuple[str, ...] = ()
 
     @property
     def family_name(self) -> str:
@@ -107,6 +112,12 @@ _KOTLIN_METHODS = frozenset({
 _SCALA_METHODS = frozenset({
     "map", "flatMap", "foreach", "filter", "foldLeft", "fold", "getOrElse", "head", "tail", "toList", "toSeq",
     "toMap", "mkString", "nonEmpty", "length", "sum", "exists", "forall", "collect", "unapply", "copy"})
+_SWIFT_METHODS = frozenset({
+    "append", "insert", "remove", "removeAll", "removeFirst", "removeLast", "contains", "first", "last", "map",
+    "compactMap", "flatMap", "filter", "reduce", "forEach", "sorted", "sort", "joined", "split", "isEmpty", "count",
+    "index", "firstIndex", "lastIndex", "enumerated", "reversed", "prefix", "suffix", "dropFirst", "dropLast",
+    "hash", "encode", "description", "makeIterator", "next", "min", "max", "replacingOccurrences", "hasPrefix",
+    "hasSuffix", "lowercased", "uppercased", "trimmingCharacters", "components", "updateValue", "removeValue"})
 _PHP_METHODS = frozenset({
     "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
 
@@ -151,6 +162,8 @@ LANGUAGES: tuple[Language, ...] = (
              generic_methods=_JVM_METHODS | _KOTLIN_METHODS, family="java"),
     Language("scala", "scala", (".scala", ".sc"), self_names=("this", "super"), implicit_this=True, static_types=True,
              generic_methods=_JVM_METHODS | _SCALA_METHODS, family="java"),
+    Language("swift", "swift", (".swift",), self_names=("self", "super", "Self"), implicit_this=True,
+             bare_import_is_star=True, static_types=True, generic_methods=_SWIFT_METHODS, module_roots=("Sources", "Tests")),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}
