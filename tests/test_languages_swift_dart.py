@@ -3,7 +3,7 @@ tests name the facts each language is about)."""
 
 from __future__ import annotations
 
-from test_languages import one, refs, symbols_by_qualified_name, targets
+from test_languages import one, project, refs, symbols_by_qualified_name, targets
 
 from codeqa.graph.index import module_folder
 
@@ -37,3 +37,42 @@ def test_swift_imports_name_modules_and_receivers_follow_types():
     tested = one("swift", "Tests/InventoryTests/InventoryTests.swift", 7, "add")  # @testable import Inventory
     assert targets(tested) == ["Sources/Inventory/Inventory.swift:Inventory.add"]
     assert not [r for r in refs("swift", main, "run") if r.line == 20]  # the parameter, not the function
+
+
+def test_dart_members_constructors_extensions_and_mixins():
+    symbols = symbols_by_qualified_name("dart")
+    add = symbols["Inventory.add"]  # the body is the signature's sibling: the symbol runs to its end
+    assert (add.kind, add.start_line, add.end_line) == ("method", 18, 23)
+    assert symbols["Inventory.empty"].kind == "method"  # a named constructor
+    assert symbols["Inventory.describe"].kind == "method"  # extension Describe on Inventory
+    assert symbols["Reporting"].kind == "trait"  # a mixin
+    assert symbols["Item.take"].docstring == "Takes some units out of stock."
+    mixed_in = one("dart", "lib/inventory.dart", 27, "total")  # Inventory with Reporting
+    assert targets(mixed_in) == ["lib/src/report.dart:Reporting.total"]
+
+
+def test_dart_package_relative_show_and_part_imports():
+    main = "bin/main.dart"
+    shown = one("dart", main, 4, "Listener", kind="import")  # import 'package:inventory/src/item.dart' show Listener
+    assert (shown.module, shown.confidence, targets(shown)) == ("package:inventory/src/item.dart", "exact",
+                                                                ["lib/src/item.dart:Listener"])
+    # package:inventory/inventory.dart re-exports src/item.dart: add() returns an Item
+    assert targets(one("dart", main, 14, "take")) == ["lib/src/item.dart:Item.take"]
+    assert targets(one("dart", main, 15, "describe")) == ["lib/inventory.dart:Inventory.describe"]
+    assert not refs("dart", main, "min")  # math.min: dart:math is no library of ours
+    relative = one("dart", "lib/inventory.dart", 19, "Item")  # import 'src/item.dart'
+    assert targets(relative) == ["lib/src/item.dart:Item"]
+    part = one("dart", "lib/inventory.dart", 10, "Reporting")  # part 'src/report.dart'
+    assert targets(part) == ["lib/src/report.dart:Reporting"]
+
+
+def test_dart_a_package_import_names_the_package_lib_folder(tmp_path):
+    # package:p/src/util.dart is lib/src/util.dart, not the tool/src/util.dart beside it
+    for folder in ("lib/src", "tool/src", "bin"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "lib/src/util.dart").write_text("int helper() => 1;\n")
+    (tmp_path / "tool/src/util.dart").write_text("int helper() => 2;\n")
+    (tmp_path / "bin/main.dart").write_text("import 'package:p/src/util.dart';\n\nvoid main() {\n  helper();\n}\n")
+    _, resolved = project(tmp_path)
+    call = next(r for r in resolved if r.path == "bin/main.dart" and r.name == "helper")
+    assert (call.confidence, targets(call)) == ("likely", ["lib/src/util.dart:helper"])

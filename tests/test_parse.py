@@ -275,6 +275,16 @@ final class Circle: Shape {
 
 func build() -> Circle { Circle(r: 2.0) }
 '''),
+    "dart": ("shapes.dart", '''import 'util.dart';
+
+/// A circle.
+class Circle extends Shape {
+  final double r;
+  double area() => 3.14 * square(r);
+}
+
+Circle build() => Circle(2.0);
+'''),
 }
 
 
@@ -310,6 +320,7 @@ SYMBOLS = {
     "kotlin": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
     "scala": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
     "swift": [("class", "Circle", 4, 7), ("method", "Circle.area", 6, 6), ("function", "build", 9, 9)],
+    "dart": [("class", "Circle", 4, 7), ("method", "Circle.area", 6, 6), ("function", "build", 9, 9)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -319,6 +330,7 @@ DOCS = {
     "csharp": {"Circle": "A circle."}, "ruby": {"Circle": "A circle."}, "php": {"Circle": "A circle."},
     "lua": {"Circle": "A circle."}, "bash": {"square": "Squares a number."},
     "kotlin": {"Circle": "A circle."}, "scala": {"Circle": "A circle."}, "swift": {"Circle": "A circle."},
+    "dart": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -346,6 +358,8 @@ REFERENCES = {
               ("Circle", "type", 10, "build"), ("Circle", "instantiation", 10, "build")],
     "swift": [("Geometry", "import", 1, None), ("Shape", "inheritance", 4, "Circle"), ("square", "call", 6, "Circle.area"),
               ("Circle", "type", 9, "build"), ("Circle", "call", 9, "build")],
+    "dart": [("util.dart", "import", 1, None), ("Shape", "inheritance", 4, "Circle"), ("square", "call", 6, "Circle.area"),
+             ("Circle", "type", 9, "build"), ("Circle", "call", 9, "build")],
 }
 
 

@@ -174,6 +174,8 @@ class GraphIndex:
         if not module:
             return []
         lang = self.language(importer)
+        for pattern, replacement in lang.import_rewrites if lang is not None else ():
+            module = re.sub(pattern, replacement, module)
         if lang is not None and lang.import_is_folder:
             return self._longest_suffix(self.folder_files, _dotted(module), family)
         if lang is not None and lang.imports_relative_to == "module" and module.split("::")[0] in _RUST_PATH_HEADS:
