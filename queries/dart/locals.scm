@@ -8,4 +8,4 @@
 
 (local_variable_declaration (initialized_variable_definition name: (identifier) @local.definition))
 (for_loop_parts name: (identifier) @local.definition)
-(function_expression (formal_parameter_list (formal_parameter name: (identifier) @local.definition)))
+(function_expression parameters: (formal_parameter_list (formal_parameter (identifier) @local.definition .)))
