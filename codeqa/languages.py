@@ -68,6 +68,14 @@ class Language:
     # a module is the table its file builds and returns (Lua `local M = {}` ... `return M`): what a
     # require gives (`local u = require("a.u"); u.f()`) is a member of that file's top-level tables
     exports_table_members: bool = False
+    # folders whose child folders are modules with no per-file imports inside them (SwiftPM
+    # `Sources/<Target>/`, `Tests/<Target>/`): a file sees the top-level names of every file below its
+    # module folder (likely), and `import Target` names those files; a file in no such folder sees
+    # its own folder's names, as in the languages with packages
+    module_roots: tuple[str, ...] = ()
+    # (regex, replacement) rewrites of an import path before it is looked up: Dart's
+    # `package:args/src/parser.dart` is args/lib/src/parser.dart (a package's own lib/ folder)
+    import_rewrites: tuple[tuple[str, str], ...] = ()
 
     @property
     def family_name(self) -> str:
@@ -107,6 +115,17 @@ _KOTLIN_METHODS = frozenset({
 _SCALA_METHODS = frozenset({
     "map", "flatMap", "foreach", "filter", "foldLeft", "fold", "getOrElse", "head", "tail", "toList", "toSeq",
     "toMap", "mkString", "nonEmpty", "length", "sum", "exists", "forall", "collect", "unapply", "copy"})
+_SWIFT_METHODS = frozenset({
+    "append", "insert", "remove", "removeAll", "removeFirst", "removeLast", "contains", "first", "last", "map",
+    "compactMap", "flatMap", "filter", "reduce", "forEach", "sorted", "sort", "joined", "split", "isEmpty", "count",
+    "index", "firstIndex", "lastIndex", "enumerated", "reversed", "prefix", "suffix", "dropFirst", "dropLast",
+    "hash", "encode", "description", "makeIterator", "next", "min", "max", "replacingOccurrences", "hasPrefix",
+    "hasSuffix", "lowercased", "uppercased", "trimmingCharacters", "components", "updateValue", "removeValue"})
+_DART_METHODS = frozenset({
+    "add", "addAll", "remove", "removeWhere", "contains", "containsKey", "map", "where", "forEach", "fold", "reduce",
+    "toList", "toSet", "join", "split", "first", "last", "isEmpty", "isNotEmpty", "length", "then", "catchError",
+    "listen", "toString", "compareTo", "putIfAbsent", "cast", "expand", "any", "every", "sort", "insert", "clear",
+    "substring", "startsWith", "endsWith", "trim", "replaceAll", "indexOf", "write", "writeln", "call"})
 _PHP_METHODS = frozenset({
     "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
 
@@ -151,6 +170,11 @@ LANGUAGES: tuple[Language, ...] = (
              generic_methods=_JVM_METHODS | _KOTLIN_METHODS, family="java"),
     Language("scala", "scala", (".scala", ".sc"), self_names=("this", "super"), implicit_this=True, static_types=True,
              generic_methods=_JVM_METHODS | _SCALA_METHODS, family="java"),
+    Language("swift", "swift", (".swift",), self_names=("self", "super", "Self"), implicit_this=True,
+             bare_import_is_star=True, static_types=True, generic_methods=_SWIFT_METHODS, module_roots=("Sources", "Tests")),
+    Language("dart", "dart", (".dart",), self_names=("this", "super"), implicit_this=True, bare_import_is_star=True,
+             reexports=True, star_import_filters=True, imports_relative_to="file", static_types=True,
+             generic_methods=_DART_METHODS, import_rewrites=((r"^package:([^/]+)/", r"\1/lib/"),)),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

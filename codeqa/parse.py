@@ -197,6 +197,8 @@ def _collect_references(file: SourceFile, language: str, matches: list, names: d
         if confidence == "local" and assigned is None:
             continue
         line, column = node.start_point[0] + 1, node.start_point[1]
+        if raw[:1] in b"\"'`<" and name != raw.decode("utf-8", errors="replace"):
+            column += 1  # a quoted string with no node for its inside (Dart's URIs): the name starts after the quote
         module = captures.get("module")
         alias = captures.get("alias")
         enclosing = _innermost(defs, def_starts, start)

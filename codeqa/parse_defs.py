@@ -1,6 +1,6 @@
 """Definitions for the parse stage: the symbols a file defines, with their signatures and docstrings.
 
-    definition captures (@definition.<kind>, @name, @doc, @receiver) --> _Def tree --> Symbols with ids,
+    definition captures (@definition.<kind>, @name, @doc, @receiver, @body) --> _Def tree --> Symbols with ids,
     qualified names, signatures (up to SIGNATURE_MAX_CHARS) and doc comments or docstrings
 """
 
@@ -41,6 +41,19 @@ class _Def:
     symbol: Symbol | None = None
 
 
+class _Through:
+    """A definition node that ends where its body does, where the grammar puts the body beside it
+    (Dart: `int f()` then `{ ... }` as siblings): the symbol's lines, and the references it encloses,
+    run to the body's end."""
+
+    def __init__(self, node, body):
+        self._node = node
+        self.end_byte, self.end_point = body.end_byte, body.end_point
+
+    def __getattr__(self, name: str):
+        return getattr(self._node, name)
+
+
 def _text(node, source: bytes) -> str:
     return source[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
 
@@ -60,6 +73,8 @@ def _collect_definitions(matches, source: bytes) -> list[_Def]:
         existing = by_node.get(key)
         if existing is None:
             existing = by_node[key] = _Def(node, def_key.split(".", 1)[1], name, name_nodes[0])
+        if captures.get("body") and not isinstance(existing.node, _Through):
+            existing.node = _Through(node, captures["body"][0])
         if captures.get("doc") and existing.doc_node is None:
             existing.doc_node = captures["doc"][0]
         if captures.get("receiver") and existing.receiver is None:

@@ -265,6 +265,26 @@ class Circle(r: Double) extends Shape {
 
 def build(): Circle = new Circle(2.0)
 '''),
+    "swift": ("shapes.swift", '''import Geometry
+
+/// A circle.
+final class Circle: Shape {
+    let r: Double
+    func area() -> Double { 3.14 * square(r) }
+}
+
+func build() -> Circle { Circle(r: 2.0) }
+'''),
+    "dart": ("shapes.dart", '''import 'util.dart';
+
+/// A circle.
+class Circle extends Shape {
+  final double r;
+  double area() => 3.14 * square(r);
+}
+
+Circle build() => Circle(2.0);
+'''),
 }
 
 
@@ -299,6 +319,8 @@ SYMBOLS = {
     "bash": [("function", "square", 5, 7), ("function", "area", 9, 11)],
     "kotlin": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
     "scala": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
+    "swift": [("class", "Circle", 4, 7), ("method", "Circle.area", 6, 6), ("function", "build", 9, 9)],
+    "dart": [("class", "Circle", 4, 7), ("method", "Circle.area", 6, 6), ("function", "build", 9, 9)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -307,7 +329,8 @@ DOCS = {
     "rust": {"Circle": "A circle.", "Circle.area": "Its area."}, "c": {"circle": "A circle."}, "cpp": {"Circle": "A circle."},
     "csharp": {"Circle": "A circle."}, "ruby": {"Circle": "A circle."}, "php": {"Circle": "A circle."},
     "lua": {"Circle": "A circle."}, "bash": {"square": "Squares a number."},
-    "kotlin": {"Circle": "A circle."}, "scala": {"Circle": "A circle."},
+    "kotlin": {"Circle": "A circle."}, "scala": {"Circle": "A circle."}, "swift": {"Circle": "A circle."},
+    "dart": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -333,6 +356,10 @@ REFERENCES = {
                ("Circle", "type", 10, "build"), ("Circle", "call", 10, "build")],
     "scala": [("square", "import", 3, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 7, "Circle.area"),
               ("Circle", "type", 10, "build"), ("Circle", "instantiation", 10, "build")],
+    "swift": [("Geometry", "import", 1, None), ("Shape", "inheritance", 4, "Circle"), ("square", "call", 6, "Circle.area"),
+              ("Circle", "type", 9, "build"), ("Circle", "call", 9, "build")],
+    "dart": [("util.dart", "import", 1, None), ("Shape", "inheritance", 4, "Circle"), ("square", "call", 6, "Circle.area"),
+             ("Circle", "type", 9, "build"), ("Circle", "call", 9, "build")],
 }
 
 

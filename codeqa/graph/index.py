@@ -47,6 +47,7 @@ class GraphIndex:
     languages: dict[str, str]  # path -> language
     stem_files: dict[str, list[str]] = field(default_factory=dict)  # path without extension -> paths
     folder_files: dict[str, set[str]] = field(default_factory=dict)  # dotted folder key (and suffixes) -> paths
+    module_trees: dict[str, list[str]] = field(default_factory=dict)  # module folder (`module_roots`) -> paths below it
     _module_cache: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (module, importer) -> files
     _language_cache: dict[str, Language | None] = field(default_factory=dict)  # path -> registry row
 
@@ -61,6 +62,7 @@ class GraphIndex:
         dir_files: dict[str, list[str]] = defaultdict(list)
         stem_files: dict[str, list[str]] = defaultdict(list)
         folder_files: dict[str, set[str]] = defaultdict(set)
+        module_trees: dict[str, list[str]] = defaultdict(list)
         languages: dict[str, str] = {pf.file.path: pf.file.language or "" for pf in parsed}
         packages = _package_dirs(languages)
         for pf in parsed:
@@ -74,13 +76,17 @@ class GraphIndex:
             keys = _package_module_keys(path, packages, lang.package_init) if lang and lang.package_init else _module_keys(path)
             for key in keys:
                 module_files[key].add(path)
+            tree = module_folder(path, lang.module_roots) if lang else None
+            if tree is not None:  # Swift `import Splash` names Sources/Splash/**
+                module_trees[tree].append(path)
+                module_files[posixpath.basename(tree)].add(path)
             for sym in pf.symbols:
                 by_id[sym.id] = sym
                 by_name[sym.name].append(sym)
                 if sym.parent_id is None and sym.qualified_name == sym.name:
                     top_level[path][sym.name].append(sym)
         index = cls(dict(by_id), dict(by_name), top_level, members, module_files, dir_files, languages,
-                    stem_files, folder_files)
+                    stem_files, folder_files, module_trees=dict(module_trees))
         for sym in by_id.values():
             if sym.parent_id is not None:
                 members[sym.parent_id][sym.name].append(sym)
@@ -96,6 +102,16 @@ class GraphIndex:
         if found is False:
             found = self._language_cache[path] = language_of(self.languages.get(path, ""))
         return found
+
+    def package_of(self, path: str) -> tuple[str, list[str]]:
+        """The files whose top-level names `path` sees without an import, with a key for them: its module
+        tree (`module_roots`: key ends in "/"), else its folder."""
+        lang = self.language(path)
+        tree = module_folder(path, lang.module_roots) if lang is not None else None
+        if tree is not None:
+            return tree + "/", self.module_trees.get(tree, [])
+        folder = posixpath.dirname(path)
+        return folder, self.dir_files.get(folder, [])
 
     def file_of(self, scope: str) -> str:
         """The file a scope (a symbol id, or a path) belongs to."""
@@ -158,6 +174,8 @@ class GraphIndex:
         if not module:
             return []
         lang = self.language(importer)
+        for pattern, replacement in lang.import_rewrites if lang is not None else ():
+            module = re.sub(pattern, replacement, module)
         if lang is not None and lang.import_is_folder:
             return self._longest_suffix(self.folder_files, _dotted(module), family)
         if lang is not None and lang.imports_relative_to == "module" and module.split("::")[0] in _RUST_PATH_HEADS:
@@ -245,6 +263,16 @@ class GraphIndex:
             if not folder:
                 return None
             folder = posixpath.dirname(folder)
+
+
+def module_folder(path: str, roots: tuple[str, ...]) -> str | None:
+    """`Sources/Splash/Grammar/X.swift` with roots ("Sources",) -> `Sources/Splash`: the innermost root
+    folder's child that holds the file; None when no root folder holds it."""
+    parts = path.split("/")[:-1]
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] in roots:
+            return "/".join(parts[:i + 2])
+    return None
 
 
 def _family(language: str) -> str | None:

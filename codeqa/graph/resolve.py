@@ -42,7 +42,6 @@ for each reference.
 
 from __future__ import annotations
 
-import posixpath
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Collection, Mapping, Sequence
@@ -256,7 +255,7 @@ class _Resolver:
         note = self.memo.note
         note(FILE_SET)
         note(("n", ref.name))
-        files, names = self._folder(posixpath.dirname(ref.path))
+        files, names = self._folder(ref.path)
         self.memo.note_files(files)  # one atom for the folder's files, as a star web's (incremental.file_graph opens it)
         same_package = self._same_family(ref, names.get(ref.name, []))
         if same_package:
@@ -269,14 +268,15 @@ class _Resolver:
             return [c.id for c in candidates], "name-only"  # a partial class / reopened module: still one name
         return [], ""
 
-    def _folder(self, folder: str) -> tuple[frozenset[str], dict[str, list[Symbol]]]:
-        """A folder's files (one object, noted by identity) and its files' top-level symbols by name, in
-        the folder's file order. Made once per folder: looking a name up file by file, and noting each
+    def _folder(self, path: str) -> tuple[frozenset[str], dict[str, list[Symbol]]]:
+        """The files whose names `path` sees without an import (its folder, or its Swift module:
+        GraphIndex.package_of), as one object noted by identity, and their top-level symbols by name,
+        in file order. Made once per folder: looking a name up file by file, and noting each
         file, for every reference was 40% of site-packages' resolution (torch/include/ATen/ops: 7k
         headers in one folder)."""
+        folder, files = self.index.package_of(path)
         found = self._folders.get(folder)
         if found is None:
-            files = self.index.dir_files.get(folder, ())
             names: dict[str, list[Symbol]] = {}
             for f in files:
                 for name, symbols in self.index.top_level.get(f, {}).items():
