@@ -151,6 +151,8 @@ LANGUAGES: tuple[Language, ...] = (
              generic_methods=_JVM_METHODS | _KOTLIN_METHODS, family="java"),
     Language("scala", "scala", (".scala", ".sc"), self_names=("this", "super"), implicit_this=True, static_types=True,
              generic_methods=_JVM_METHODS | _SCALA_METHODS, family="java"),
+    Language("solidity", "solidity", (".sol",), self_names=("this", "super"), implicit_this=True, bare_import_is_star=True,
+             imports_are_transitive=True, static_types=True),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}
