@@ -3,7 +3,9 @@
 ; Modules are modules, `struct` / `mutable struct` structs, `abstract type` types. Functions are
 ; `function f(...) end` and the short form `f(x) = ...` (with `where` and a result type too); a method
 ; added to another module's function (`Base.show(io::IO, c::Cart) = ...`) keeps that module as its
-; @receiver (Base.show). Macros are functions named without their `@`.
+; @receiver (Base.show). Macros are functions named without their `@`. A function named with a capital
+; is an outer constructor (`Cart() = Cart(Item[])`): its struct stands for it, so that `Cart` names one
+; symbol.
 
 (module_definition
   name: (identifier) @name) @definition.module
@@ -34,19 +36,21 @@
     (binary_expression . [(identifier) @name (parametrized_type_expression . (identifier) @name)])])) @definition.type
 
 ; function f(...), f(...)::T, f(...) where T; function M.f(...)
-(function_definition
+((function_definition
   (signature [
     (call_expression . (identifier) @name)
     (typed_expression . (call_expression . (identifier) @name))
     (where_expression . [(call_expression . (identifier) @name) (typed_expression . (call_expression . (identifier) @name))])])) @definition.function
+  (#match? @name "^[^A-Z]"))
 
-((string_literal) @doc
+(((string_literal) @doc
   .
   (function_definition
     (signature [
       (call_expression . (identifier) @name)
       (typed_expression . (call_expression . (identifier) @name))
       (where_expression . [(call_expression . (identifier) @name) (typed_expression . (call_expression . (identifier) @name))])])) @definition.function)
+  (#match? @name "^[^A-Z]"))
 
 (function_definition
   (signature [
@@ -57,19 +61,21 @@
       (typed_expression . (call_expression . (field_expression value: (identifier) @receiver . (identifier) @name)))])])) @definition.function
 
 ; f(x) = ..., f(x)::T = ..., f(x::T) where T = ..., M.f(x) = ...
-(assignment
+((assignment
   . [
     (call_expression . (identifier) @name)
     (typed_expression . (call_expression . (identifier) @name))
     (where_expression . [(call_expression . (identifier) @name) (typed_expression . (call_expression . (identifier) @name))])]) @definition.function
+  (#match? @name "^[^A-Z]"))
 
-((string_literal) @doc
+(((string_literal) @doc
   .
   (assignment
     . [
       (call_expression . (identifier) @name)
       (typed_expression . (call_expression . (identifier) @name))
       (where_expression . [(call_expression . (identifier) @name) (typed_expression . (call_expression . (identifier) @name))])]) @definition.function)
+  (#match? @name "^[^A-Z]"))
 
 (assignment
   . [
