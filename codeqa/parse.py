@@ -197,6 +197,8 @@ def _collect_references(file: SourceFile, language: str, matches: list, names: d
         if confidence == "local" and assigned is None:
             continue
         line, column = node.start_point[0] + 1, node.start_point[1]
+        if raw[:1] in b"\"'`<" and not name.startswith(raw[:1].decode()):
+            column += 1  # a quoted module string whose grammar has no node for its content (Solidity): the name's column
         module = captures.get("module")
         alias = captures.get("alias")
         enclosing = _innermost(defs, def_starts, start)

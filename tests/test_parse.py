@@ -265,6 +265,31 @@ class Circle(r: Double) extends Shape {
 
 def build(): Circle = new Circle(2.0)
 '''),
+    "solidity": ("Shapes.sol", '''pragma solidity ^0.8.0;
+import "./Shape.sol";
+
+/// A circle.
+contract Circle is Shape {
+    function area() public view returns (uint256) {
+        return square(r);
+    }
+}
+
+function build() returns (Circle) { return new Circle(); }
+'''),
+    "julia": ("shapes.jl", '''include("shape.jl")
+
+"""A circle."""
+struct Circle <: Shape
+    r::Float64
+end
+
+area(c::Circle) = 3.14 * square(c.r)
+
+function build()::Circle
+    Circle(2.0)
+end
+'''),
 }
 
 
@@ -299,6 +324,8 @@ SYMBOLS = {
     "bash": [("function", "square", 5, 7), ("function", "area", 9, 11)],
     "kotlin": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
     "scala": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
+    "solidity": [("class", "Circle", 5, 9), ("method", "Circle.area", 6, 8), ("function", "build", 11, 11)],
+    "julia": [("struct", "Circle", 4, 6), ("function", "area", 8, 8), ("function", "build", 10, 12)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -308,6 +335,7 @@ DOCS = {
     "csharp": {"Circle": "A circle."}, "ruby": {"Circle": "A circle."}, "php": {"Circle": "A circle."},
     "lua": {"Circle": "A circle."}, "bash": {"square": "Squares a number."},
     "kotlin": {"Circle": "A circle."}, "scala": {"Circle": "A circle."},
+    "solidity": {"Circle": "A circle."}, "julia": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -333,6 +361,10 @@ REFERENCES = {
                ("Circle", "type", 10, "build"), ("Circle", "call", 10, "build")],
     "scala": [("square", "import", 3, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 7, "Circle.area"),
               ("Circle", "type", 10, "build"), ("Circle", "instantiation", 10, "build")],
+    "solidity": [("./Shape.sol", "import", 2, None), ("Shape", "inheritance", 5, "Circle"), ("square", "call", 7, "Circle.area"),
+                 ("Circle", "type", 11, "build"), ("Circle", "instantiation", 11, "build")],
+    "julia": [("shape.jl", "import", 1, None), ("Shape", "inheritance", 4, "Circle"), ("Circle", "type", 8, "area"),
+              ("square", "call", 8, "area"), ("Circle", "type", 10, "build"), ("Circle", "call", 11, "build")],
 }
 
 
