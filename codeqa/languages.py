@@ -155,6 +155,8 @@ LANGUAGES: tuple[Language, ...] = (
              imports_are_transitive=True, static_types=True),
     Language("julia", "julia", (".jl",), ("julia",), self_names=(), implicit_this=True, bare_import_is_star=True,
              imports_are_transitive=True, imports_relative_to="file"),
+    Language("r", "r", (".r",), ("Rscript",), self_names=(".self",), bare_import_is_star=True, imports_are_transitive=True,
+             imports_relative_to="file"),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}
