@@ -46,3 +46,17 @@ def test_julia_includes_modules_docstrings_and_locals():
 def test_julia_parameters_and_loop_variables_are_no_references():
     # reprice(cart::Cart, price) = [price(it) for it in cart.items]: the parameter, not the function price
     assert [r.line for r in refs("julia", "src/cart.jl", "price")] == [13]
+
+
+def test_r_functions_classes_source_and_locals():
+    symbols = symbols_by_qualified_name("r")
+    assert symbols["price"].docstring.startswith("The price of an item in cents.")  # roxygen #' lines
+    assert symbols["Person"].kind == "class" and symbols["Person.greet"].kind == "method"  # setRefClass methods
+    script = "scripts/report.R"
+    sourced = one("r", script, 7, "total")  # source("../R/cart.R")
+    assert (sourced.confidence, targets(sourced)) == ("likely", ["R/cart.R:total"])
+    assert targets(one("r", script, 6, "Person")) == ["R/item.R:Person"]  # Person$new(...)
+    passed = one("r", "R/cart.R", 7, "price")  # vapply(cart$items, price, numeric(1)): a function passed by name
+    assert (passed.kind, targets(passed)) == ("attribute", ["R/item.R:price"])
+    # reprice <- function(cart, price) lapply(cart$items, price): the parameter, not the function price
+    assert [r.line for r in refs("r", "R/cart.R", "price")] == [7]

@@ -290,6 +290,17 @@ function build()::Circle
     Circle(2.0)
 end
 '''),
+    "r": ("shapes.R", '''source("shape.R")
+
+#' A circle.
+Circle <- setRefClass("Circle", contains = "Shape", methods = list(
+  area = function() 3.14 * square(r)
+))
+
+build <- function() {
+  Circle$new(r = 2)
+}
+'''),
 }
 
 
@@ -326,6 +337,7 @@ SYMBOLS = {
     "scala": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
     "solidity": [("class", "Circle", 5, 9), ("method", "Circle.area", 6, 8), ("function", "build", 11, 11)],
     "julia": [("struct", "Circle", 4, 6), ("function", "area", 8, 8), ("function", "build", 10, 12)],
+    "r": [("class", "Circle", 4, 6), ("method", "Circle.area", 5, 5), ("function", "build", 8, 10)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -335,7 +347,7 @@ DOCS = {
     "csharp": {"Circle": "A circle."}, "ruby": {"Circle": "A circle."}, "php": {"Circle": "A circle."},
     "lua": {"Circle": "A circle."}, "bash": {"square": "Squares a number."},
     "kotlin": {"Circle": "A circle."}, "scala": {"Circle": "A circle."},
-    "solidity": {"Circle": "A circle."}, "julia": {"Circle": "A circle."},
+    "solidity": {"Circle": "A circle."}, "julia": {"Circle": "A circle."}, "r": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -365,6 +377,8 @@ REFERENCES = {
                  ("Circle", "type", 11, "build"), ("Circle", "instantiation", 11, "build")],
     "julia": [("shape.jl", "import", 1, None), ("Shape", "inheritance", 4, "Circle"), ("Circle", "type", 8, "area"),
               ("square", "call", 8, "area"), ("Circle", "type", 10, "build"), ("Circle", "call", 11, "build")],
+    "r": [("shape.R", "import", 1, None), ("Shape", "inheritance", 4, "Circle"), ("square", "call", 5, "Circle.area"),
+          ("Circle", "attribute", 9, "build")],
 }
 
 

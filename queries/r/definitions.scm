@@ -10,9 +10,19 @@
   lhs: (identifier) @name
   rhs: (function_definition)) @definition.function
 
-((call
-  function: (identifier) @_class
-  arguments: (arguments . (argument value: (string content: (string_content) @name)))) @definition.class
+; `Person <- setRefClass("Person", ...)` (the assignment, so that the comment above it is the doc), or a
+; bare `setClass("Person", ...)` at the top of a file
+((binary_operator
+  lhs: (identifier)
+  rhs: (call
+    function: (identifier) @_class
+    arguments: (arguments . (argument value: (string content: (string_content) @name))))) @definition.class
+  (#any-of? @_class "setRefClass" "setClass" "R6Class"))
+
+((program
+  (call
+    function: (identifier) @_class
+    arguments: (arguments . (argument value: (string content: (string_content) @name)))) @definition.class)
   (#any-of? @_class "setRefClass" "setClass" "R6Class"))
 
 ((call

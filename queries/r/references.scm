@@ -64,3 +64,8 @@
     lhs: (identifier) @name.reference.attribute
     rhs: (identifier) @_new))
   (#eq? @_new "new"))
+
+((call function: (extract_operator
+  lhs: (identifier) @name.reference.attribute
+  rhs: (identifier) @_new))
+  (#eq? @_new "new"))
