@@ -175,6 +175,12 @@ LANGUAGES: tuple[Language, ...] = (
     Language("dart", "dart", (".dart",), self_names=("this", "super"), implicit_this=True, bare_import_is_star=True,
              reexports=True, star_import_filters=True, imports_relative_to="file", static_types=True,
              generic_methods=_DART_METHODS, import_rewrites=((r"^package:([^/]+)/", r"\1/lib/"),)),
+    Language("solidity", "solidity", (".sol",), self_names=("this", "super"), implicit_this=True, bare_import_is_star=True,
+             imports_are_transitive=True, static_types=True),
+    Language("julia", "julia", (".jl",), ("julia",), self_names=(), implicit_this=True, bare_import_is_star=True,
+             imports_are_transitive=True, imports_relative_to="file"),
+    Language("r", "r", (".r",), ("Rscript",), self_names=(".self",), bare_import_is_star=True, imports_are_transitive=True,
+             imports_relative_to="file"),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

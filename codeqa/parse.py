@@ -198,7 +198,7 @@ def _collect_references(file: SourceFile, language: str, matches: list, names: d
             continue
         line, column = node.start_point[0] + 1, node.start_point[1]
         if raw[:1] in b"\"'`<" and name != raw.decode("utf-8", errors="replace"):
-            column += 1  # a quoted string with no node for its inside (Dart's URIs): the name starts after the quote
+            column += 1  # a quoted string with no node for its inside (Dart's URIs, Solidity's): the name starts after the quote
         module = captures.get("module")
         alias = captures.get("alias")
         enclosing = _innermost(defs, def_starts, start)

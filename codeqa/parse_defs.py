@@ -14,7 +14,7 @@ from .types import CLASS_LIKE, SourceFile, Symbol, symbol_id
 
 SIGNATURE_MAX_CHARS = 240
 _COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*)")
-_COMMENT_MARKERS = re.compile(r"^\s*(/\*\*?|\*/|\*|///?|//!|#+|--+)\s?")
+_COMMENT_MARKERS = re.compile(r"^\s*(/\*\*?|\*/|\*|///?|//!|#+'?|--+)\s?")
 # Doc comments sit above these wrappers rather than above the definition inside them.
 _DOC_WRAPPERS = ("decorated_definition", "export_statement", "template_declaration", "type_declaration")
 # ... and above these only for the first definition in them (Ruby: `module M  # doc  class C`).

@@ -285,6 +285,42 @@ class Circle extends Shape {
 
 Circle build() => Circle(2.0);
 '''),
+    "solidity": ("Shapes.sol", '''pragma solidity ^0.8.0;
+import "./Shape.sol";
+
+/// A circle.
+contract Circle is Shape {
+    function area() public view returns (uint256) {
+        return square(r);
+    }
+}
+
+function build() returns (Circle) { return new Circle(); }
+'''),
+    "julia": ("shapes.jl", '''include("shape.jl")
+
+"""A circle."""
+struct Circle <: Shape
+    r::Float64
+end
+
+area(c::Circle) = 3.14 * square(c.r)
+
+function build()::Circle
+    Circle(2.0)
+end
+'''),
+    "r": ("shapes.R", '''source("shape.R")
+
+#' A circle.
+Circle <- setRefClass("Circle", contains = "Shape", methods = list(
+  area = function() 3.14 * square(r)
+))
+
+build <- function() {
+  Circle$new(r = 2)
+}
+'''),
 }
 
 
@@ -321,6 +357,9 @@ SYMBOLS = {
     "scala": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
     "swift": [("class", "Circle", 4, 7), ("method", "Circle.area", 6, 6), ("function", "build", 9, 9)],
     "dart": [("class", "Circle", 4, 7), ("method", "Circle.area", 6, 6), ("function", "build", 9, 9)],
+    "solidity": [("class", "Circle", 5, 9), ("method", "Circle.area", 6, 8), ("function", "build", 11, 11)],
+    "julia": [("struct", "Circle", 4, 6), ("function", "area", 8, 8), ("function", "build", 10, 12)],
+    "r": [("class", "Circle", 4, 6), ("method", "Circle.area", 5, 5), ("function", "build", 8, 10)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -331,6 +370,7 @@ DOCS = {
     "lua": {"Circle": "A circle."}, "bash": {"square": "Squares a number."},
     "kotlin": {"Circle": "A circle."}, "scala": {"Circle": "A circle."}, "swift": {"Circle": "A circle."},
     "dart": {"Circle": "A circle."},
+    "solidity": {"Circle": "A circle."}, "julia": {"Circle": "A circle."}, "r": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -360,6 +400,12 @@ REFERENCES = {
               ("Circle", "type", 9, "build"), ("Circle", "call", 9, "build")],
     "dart": [("util.dart", "import", 1, None), ("Shape", "inheritance", 4, "Circle"), ("square", "call", 6, "Circle.area"),
              ("Circle", "type", 9, "build"), ("Circle", "call", 9, "build")],
+    "solidity": [("./Shape.sol", "import", 2, None), ("Shape", "inheritance", 5, "Circle"), ("square", "call", 7, "Circle.area"),
+                 ("Circle", "type", 11, "build"), ("Circle", "instantiation", 11, "build")],
+    "julia": [("shape.jl", "import", 1, None), ("Shape", "inheritance", 4, "Circle"), ("Circle", "type", 8, "area"),
+              ("square", "call", 8, "area"), ("Circle", "type", 10, "build"), ("Circle", "call", 11, "build")],
+    "r": [("shape.R", "import", 1, None), ("Shape", "inheritance", 4, "Circle"), ("square", "call", 5, "Circle.area"),
+          ("Circle", "attribute", 9, "build")],
 }
 
 
