@@ -68,6 +68,10 @@ class Language:
     # a module is the table its file builds and returns (Lua `local M = {}` ... `return M`): what a
     # require gives (`local u = require("a.u"); u.f()`) is a member of that file's top-level tables
     exports_table_members: bool = False
+    # a module is a symbol named by its full dotted name, in any file (Elixir `defmodule Shop.Cart`): an
+    # import's module string names that symbol (`alias Shop.Cart` binds Cart; codeqa/graph/dotted.py), a
+    # receiver written as a module name (`Shop.Cart.add()`) is that module, and one none of ours is not ours
+    module_symbols: bool = False
 
     @property
     def family_name(self) -> str:
@@ -151,6 +155,11 @@ LANGUAGES: tuple[Language, ...] = (
              generic_methods=_JVM_METHODS | _KOTLIN_METHODS, family="java"),
     Language("scala", "scala", (".scala", ".sc"), self_names=("this", "super"), implicit_this=True, static_types=True,
              generic_methods=_JVM_METHODS | _SCALA_METHODS, family="java"),
+    # `import Shop.Util` (no alias) brings Util's functions (bare_import_is_star); local calls find the
+    # enclosing module's functions (implicit_this); multi-clause functions (`def f(0)`, `def f(n)`) are
+    # one definition, as overloads are (static_types: Elixir declares no variable types to misread)
+    Language("elixir", "elixir", (".ex", ".exs"), ("elixir",), self_names=("__MODULE__",), implicit_this=True,
+             bare_import_is_star=True, static_types=True, module_symbols=True),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

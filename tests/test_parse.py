@@ -265,6 +265,16 @@ class Circle(r: Double) extends Shape {
 
 def build(): Circle = new Circle(2.0)
 '''),
+    "elixir": ("shapes.ex", '''defmodule Circle do
+  @moduledoc "A circle."
+  import Geo.Util
+  defstruct r: 1.0
+
+  def area(%Circle{r: r}), do: 3.14 * square(r)
+
+  def build, do: %Circle{r: 2.0} |> Shape.describe()
+end
+'''),
 }
 
 
@@ -299,6 +309,7 @@ SYMBOLS = {
     "bash": [("function", "square", 5, 7), ("function", "area", 9, 11)],
     "kotlin": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
     "scala": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
+    "elixir": [("module", "Circle", 1, 9), ("function", "Circle.area", 6, 6), ("function", "Circle.build", 8, 8)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -307,7 +318,7 @@ DOCS = {
     "rust": {"Circle": "A circle.", "Circle.area": "Its area."}, "c": {"circle": "A circle."}, "cpp": {"Circle": "A circle."},
     "csharp": {"Circle": "A circle."}, "ruby": {"Circle": "A circle."}, "php": {"Circle": "A circle."},
     "lua": {"Circle": "A circle."}, "bash": {"square": "Squares a number."},
-    "kotlin": {"Circle": "A circle."}, "scala": {"Circle": "A circle."},
+    "kotlin": {"Circle": "A circle."}, "scala": {"Circle": "A circle."}, "elixir": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -333,6 +344,9 @@ REFERENCES = {
                ("Circle", "type", 10, "build"), ("Circle", "call", 10, "build")],
     "scala": [("square", "import", 3, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 7, "Circle.area"),
               ("Circle", "type", 10, "build"), ("Circle", "instantiation", 10, "build")],
+    "elixir": [("Geo.Util", "import", 3, "Circle"), ("Circle", "instantiation", 6, "Circle.area"),
+               ("square", "call", 6, "Circle.area"), ("Circle", "instantiation", 8, "Circle.build"),
+               ("describe", "call", 8, "Circle.build")],
 }
 
 
