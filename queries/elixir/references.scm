@@ -63,3 +63,21 @@
   target: (identifier) @_keyword
   (arguments . (dot left: (alias) @ignore right: (tuple))))
   (#eq? @_keyword "alias"))
+
+; no reference: a module attribute's name (`@timeout 5_000` is no call of timeout), and the function
+; a typespec describes (the spec attribute's head `f(stage, opts) :: t`, also before `when`)
+(unary_operator operator: "@" operand: (call target: (identifier) @ignore))
+
+((unary_operator
+  operand: (call
+    target: (identifier) @_attribute
+    (arguments (binary_operator left: (call target: (identifier) @ignore) operator: "::"))))
+  (#any-of? @_attribute "spec" "callback" "macrocallback"))
+
+((unary_operator
+  operand: (call
+    target: (identifier) @_attribute
+    (arguments (binary_operator
+      left: (binary_operator left: (call target: (identifier) @ignore) operator: "::")
+      operator: "when"))))
+  (#any-of? @_attribute "spec" "callback" "macrocallback"))
