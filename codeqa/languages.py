@@ -72,6 +72,9 @@ class Language:
     # import's module string names that symbol (`alias Shop.Cart` binds Cart; codeqa/graph/dotted.py), a
     # receiver written as a module name (`Shop.Cart.add()`) is that module, and one none of ours is not ours
     module_symbols: bool = False
+    # languages a file of this row may be written in, each with a pattern only that language writes: where
+    # it occurs, that grammar goes first and this row's is the retry (an Objective-C header named .h)
+    written_as: tuple[tuple[str, re.Pattern[bytes]], ...] = ()
 
     @property
     def family_name(self) -> str:
@@ -111,10 +114,15 @@ _KOTLIN_METHODS = frozenset({
 _SCALA_METHODS = frozenset({
     "map", "flatMap", "foreach", "filter", "foldLeft", "fold", "getOrElse", "head", "tail", "toList", "toSeq",
     "toMap", "mkString", "nonEmpty", "length", "sum", "exists", "forall", "collect", "unapply", "copy"})
+_OBJC_METHODS = frozenset({
+    "alloc", "init", "new", "copy", "retain", "release", "autorelease", "description", "isEqual", "hash", "count",
+    "objectAtIndex", "objectForKey", "setObject", "addObject", "removeObject", "length", "class", "respondsToSelector"})
 _PHP_METHODS = frozenset({
     "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
 
 
+# a line that only Objective-C writes: an interface, a protocol, an implementation, a forward class
+_OBJC_SYNTAX = re.compile(rb"^[ \t]*@(?:interface|protocol|implementation|class)\b", re.MULTILINE)
 # a line that only C++ writes: a namespace, a template, a class with a body, an access specifier
 _CPP_SYNTAX = re.compile(rb"^[ \t]*(?:namespace\b|template[ \t]*<|class[ \t]+\w+[^;{]*\{|using[ \t]+namespace\b"
                          rb"|(?:public|private|protected)[ \t]*:)", re.MULTILINE)
@@ -135,7 +143,7 @@ LANGUAGES: tuple[Language, ...] = (
              reexports=True, generic_methods=_RUST_METHODS),
     Language("c", "c", (".c", ".h"), self_names=(), bare_import_is_star=True, imports_are_transitive=True,
              imports_relative_to="file",
-             static_types=True, retry_as="cpp", retry_first=_CPP_SYNTAX, family="c"),
+             static_types=True, retry_as="cpp", retry_first=_CPP_SYNTAX, family="c", written_as=(("objc", _OBJC_SYNTAX),)),
     Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++"), self_names=("this",),
              implicit_this=True, bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file",
              static_types=True, generic_methods=_CPP_METHODS, family="c"),
@@ -160,6 +168,9 @@ LANGUAGES: tuple[Language, ...] = (
     # one definition, as overloads are (static_types: Elixir declares no variable types to misread)
     Language("elixir", "elixir", (".ex", ".exs"), ("elixir",), self_names=("__MODULE__",), implicit_this=True,
              bare_import_is_star=True, static_types=True, module_symbols=True),
+    # `#import "x.h"` as C's #include; its headers named .h are C's row, parsed as Objective-C (written_as)
+    Language("objc", "objc", (".m",), self_names=("self", "super"), bare_import_is_star=True, imports_are_transitive=True,
+             imports_relative_to="file", static_types=True, generic_methods=_OBJC_METHODS, family="c"),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

@@ -275,6 +275,19 @@ def build(): Circle = new Circle(2.0)
   def build, do: %Circle{r: 2.0} |> Shape.describe()
 end
 '''),
+    "objc": ("shapes.m", '''#import "shape.h"
+
+static double square(double x) { return x * x; }
+
+/// A circle.
+@interface Circle : Shape
+- (double)area;
+@end
+
+@implementation Circle
+- (double)area { return 3.14 * square(2.0); }
+@end
+'''),
 }
 
 
@@ -310,6 +323,7 @@ SYMBOLS = {
     "kotlin": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
     "scala": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
     "elixir": [("module", "Circle", 1, 9), ("function", "Circle.area", 6, 6), ("function", "Circle.build", 8, 8)],
+    "objc": [("function", "square", 3, 3), ("class", "Circle", 6, 8), ("method", "Circle.area", 11, 11)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -319,6 +333,7 @@ DOCS = {
     "csharp": {"Circle": "A circle."}, "ruby": {"Circle": "A circle."}, "php": {"Circle": "A circle."},
     "lua": {"Circle": "A circle."}, "bash": {"square": "Squares a number."},
     "kotlin": {"Circle": "A circle."}, "scala": {"Circle": "A circle."}, "elixir": {"Circle": "A circle."},
+    "objc": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -347,6 +362,7 @@ REFERENCES = {
     "elixir": [("Geo.Util", "import", 3, "Circle"), ("Circle", "instantiation", 6, "Circle.area"),
                ("square", "call", 6, "Circle.area"), ("Circle", "instantiation", 8, "Circle.build"),
                ("describe", "call", 8, "Circle.build")],
+    "objc": [("shape.h", "import", 1, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 11, "Circle.area")],
 }
 
 
@@ -380,7 +396,7 @@ def test_a_member_belongs_to_the_symbol_that_holds_it(language):
     for s in symbols.values():
         owner = symbols.get(s.qualified_name.rpartition(".")[0])
         assert s.parent_id == (owner.id if owner else None), s.qualified_name
-        if owner and language not in ("go", "rust", "lua"):  # there methods sit outside the type (receivers, impl blocks, `function T:m()`)
+        if owner and language not in ("go", "rust", "lua", "objc"):  # methods outside the type (receivers, impl blocks, `function T:m()`, @implementation)
             assert owner.start_line <= s.start_line <= s.end_line <= owner.end_line
 
 

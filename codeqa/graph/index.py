@@ -114,6 +114,8 @@ class GraphIndex:
                 return None
             if sym.kind in CLASS_LIKE:
                 return sym
+            if sym.parent_id is None and sym.kind == "method" and sym.qualified_name != sym.name:
+                return self.owner(sym)  # written outside its type (`void T::m()`, an Objective-C @implementation)
             symbol_id = sym.parent_id
         return None
 
