@@ -76,6 +76,13 @@ class Language:
     # (regex, replacement) rewrites of an import path before it is looked up: Dart's
     # `package:args/src/parser.dart` is args/lib/src/parser.dart (a package's own lib/ folder)
     import_rewrites: tuple[tuple[str, str], ...] = ()
+    # a module is a symbol named by its full dotted name, in any file (Elixir `defmodule Shop.Cart`): an
+    # import's module string names that symbol (`alias Shop.Cart` binds Cart; codeqa/graph/dotted.py), a
+    # receiver written as a module name (`Shop.Cart.add()`) is that module, and one none of ours is not ours
+    module_symbols: bool = False
+    # languages a file of this row may be written in, each with a pattern only that language writes: where
+    # it occurs, that grammar goes first and this row's is the retry (an Objective-C header named .h)
+    written_as: tuple[tuple[str, re.Pattern[bytes]], ...] = ()
 
     @property
     def family_name(self) -> str:
@@ -126,10 +133,15 @@ _DART_METHODS = frozenset({
     "toList", "toSet", "join", "split", "first", "last", "isEmpty", "isNotEmpty", "length", "then", "catchError",
     "listen", "toString", "compareTo", "putIfAbsent", "cast", "expand", "any", "every", "sort", "insert", "clear",
     "substring", "startsWith", "endsWith", "trim", "replaceAll", "indexOf", "write", "writeln", "call"})
+_OBJC_METHODS = frozenset({
+    "alloc", "init", "new", "copy", "retain", "release", "autorelease", "description", "isEqual", "hash", "count",
+    "objectAtIndex", "objectForKey", "setObject", "addObject", "removeObject", "length", "class", "respondsToSelector"})
 _PHP_METHODS = frozenset({
     "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
 
 
+# a line that only Objective-C writes: an interface, a protocol, an implementation, a forward class
+_OBJC_SYNTAX = re.compile(rb"^[ \t]*@(?:interface|protocol|implementation|class)\b", re.MULTILINE)
 # a line that only C++ writes: a namespace, a template, a class with a body, an access specifier
 _CPP_SYNTAX = re.compile(rb"^[ \t]*(?:namespace\b|template[ \t]*<|class[ \t]+\w+[^;{]*\{|using[ \t]+namespace\b"
                          rb"|(?:public|private|protected)[ \t]*:)", re.MULTILINE)
@@ -150,7 +162,7 @@ LANGUAGES: tuple[Language, ...] = (
              reexports=True, generic_methods=_RUST_METHODS),
     Language("c", "c", (".c", ".h"), self_names=(), bare_import_is_star=True, imports_are_transitive=True,
              imports_relative_to="file",
-             static_types=True, retry_as="cpp", retry_first=_CPP_SYNTAX, family="c"),
+             static_types=True, retry_as="cpp", retry_first=_CPP_SYNTAX, family="c", written_as=(("objc", _OBJC_SYNTAX),)),
     Language("cpp", "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h++", ".c++"), self_names=("this",),
              implicit_this=True, bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file",
              static_types=True, generic_methods=_CPP_METHODS, family="c"),
@@ -181,6 +193,14 @@ LANGUAGES: tuple[Language, ...] = (
              imports_are_transitive=True, imports_relative_to="file"),
     Language("r", "r", (".r",), ("Rscript",), self_names=(".self",), bare_import_is_star=True, imports_are_transitive=True,
              imports_relative_to="file"),
+    # `import Shop.Util` (no alias) brings Util's functions (bare_import_is_star); local calls find the
+    # enclosing module's functions (implicit_this); multi-clause functions (`def f(0)`, `def f(n)`) are
+    # one definition, as overloads are (static_types: Elixir declares no variable types to misread)
+    Language("elixir", "elixir", (".ex", ".exs"), ("elixir",), self_names=("__MODULE__",), implicit_this=True,
+             bare_import_is_star=True, static_types=True, module_symbols=True),
+    # `#import "x.h"` as C's #include; its headers named .h are C's row, parsed as Objective-C (written_as)
+    Language("objc", "objc", (".m",), self_names=("self", "super"), bare_import_is_star=True, imports_are_transitive=True,
+             imports_relative_to="file", static_types=True, generic_methods=_OBJC_METHODS, family="c"),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import time
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from operator import attrgetter
 
@@ -47,7 +47,10 @@ def parse_source(file: SourceFile, text: str):
     try:
         row = language_by_name(language)
         first, retry_as = language, row.retry_as
-        if retry_as and row.retry_first is not None and row.retry_first.search(source):
+        written = next((other for other, pattern in row.written_as if pattern.search(source)), None)
+        if written is not None:  # an Objective-C header behind a .h extension: an Objective-C file
+            first, retry_as, file = written, language, replace(file, language=written)
+        elif retry_as and row.retry_first is not None and row.retry_first.search(source):
             first, retry_as = retry_as, language  # a C++ header behind a .h extension: C++ first
         tree = _parse_with_deadline(get_parser(first), source)
         if tree.root_node.has_error and retry_as:
@@ -81,7 +84,8 @@ def parse_source(file: SourceFile, text: str):
 def prepare_language(language: str) -> None:
     """Build what parsing `language` needs (its parser, the compiled queries: ~0.1 s for a big query
     set) once, here: forked parse workers then inherit it instead of each compiling its own copy."""
-    for name in filter(None, (language, language_by_name(language).retry_as)):
+    row = language_by_name(language)
+    for name in filter(None, (language, row.retry_as, *(other for other, _ in row.written_as))):
         get_parser(name)
         if get_query_set(name) is not None:
             _reference_patterns(name)

@@ -321,6 +321,29 @@ build <- function() {
   Circle$new(r = 2)
 }
 '''),
+    "elixir": ("shapes.ex", '''defmodule Circle do
+  @moduledoc "A circle."
+  import Geo.Util
+  defstruct r: 1.0
+
+  def area(%Circle{r: r}), do: 3.14 * square(r)
+
+  def build, do: %Circle{r: 2.0} |> Shape.describe()
+end
+'''),
+    "objc": ("shapes.m", '''#import "shape.h"
+
+static double square(double x) { return x * x; }
+
+/// A circle.
+@interface Circle : Shape
+- (double)area;
+@end
+
+@implementation Circle
+- (double)area { return 3.14 * square(2.0); }
+@end
+'''),
 }
 
 
@@ -360,6 +383,8 @@ SYMBOLS = {
     "solidity": [("class", "Circle", 5, 9), ("method", "Circle.area", 6, 8), ("function", "build", 11, 11)],
     "julia": [("struct", "Circle", 4, 6), ("function", "area", 8, 8), ("function", "build", 10, 12)],
     "r": [("class", "Circle", 4, 6), ("method", "Circle.area", 5, 5), ("function", "build", 8, 10)],
+    "elixir": [("module", "Circle", 1, 9), ("function", "Circle.area", 6, 6), ("function", "Circle.build", 8, 8)],
+    "objc": [("function", "square", 3, 3), ("class", "Circle", 6, 8), ("method", "Circle.area", 11, 11)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -371,6 +396,8 @@ DOCS = {
     "kotlin": {"Circle": "A circle."}, "scala": {"Circle": "A circle."}, "swift": {"Circle": "A circle."},
     "dart": {"Circle": "A circle."},
     "solidity": {"Circle": "A circle."}, "julia": {"Circle": "A circle."}, "r": {"Circle": "A circle."},
+    "elixir": {"Circle": "A circle."},
+    "objc": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -406,6 +433,10 @@ REFERENCES = {
               ("square", "call", 8, "area"), ("Circle", "type", 10, "build"), ("Circle", "call", 11, "build")],
     "r": [("shape.R", "import", 1, None), ("Shape", "inheritance", 4, "Circle"), ("square", "call", 5, "Circle.area"),
           ("Circle", "attribute", 9, "build")],
+    "elixir": [("Geo.Util", "import", 3, "Circle"), ("Circle", "instantiation", 6, "Circle.area"),
+               ("square", "call", 6, "Circle.area"), ("Circle", "instantiation", 8, "Circle.build"),
+               ("describe", "call", 8, "Circle.build")],
+    "objc": [("shape.h", "import", 1, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 11, "Circle.area")],
 }
 
 
@@ -439,7 +470,7 @@ def test_a_member_belongs_to_the_symbol_that_holds_it(language):
     for s in symbols.values():
         owner = symbols.get(s.qualified_name.rpartition(".")[0])
         assert s.parent_id == (owner.id if owner else None), s.qualified_name
-        if owner and language not in ("go", "rust", "lua"):  # there methods sit outside the type (receivers, impl blocks, `function T:m()`)
+        if owner and language not in ("go", "rust", "lua", "objc"):  # methods outside the type (receivers, impl blocks, `function T:m()`, @implementation)
             assert owner.start_line <= s.start_line <= s.end_line <= owner.end_line
 
 

@@ -34,8 +34,8 @@ def skip_inline_modules(module: str, ref: Reference, index: GraphIndex) -> str:
 
 def import_local(ref: Reference, lang: Language | None) -> str:
     """The name an import binds in its scope."""
-    if ref.alias:
-        return ref.alias
+    if ref.alias:  # `alias Shop.Cart` binds Cart where modules are symbols
+        return last_component(ref.alias) if lang is not None and lang.module_symbols else ref.alias
     if lang is not None and lang.package_init and (ref.module is None or ref.module == ref.name):
         return ref.name.split(".")[0]  # Python `import a.b` binds `a`
     return last_component(ref.name)

@@ -26,7 +26,7 @@ _MODULE_SEPARATORS = re.compile(r"::|/|\\|\.")  # PHP namespaces use one backsla
 _STRIP_MODULE_PREFIXES = ("crate.", "self.", "super.", "@.", "~.")
 _INDEX_NAMES = ("__init__", "index", "mod", "lib", "main")
 _SOURCE_EXT = re.compile(r"\.(d\.ts|d\.mts|d\.cts|py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|java|go|rs|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php"
-                         r"|lua|sh|bash|kt|kts|scala|sc|swift|dart|sol|jl|r|R)$")
+                         r"|lua|sh|bash|kt|kts|scala|sc|swift|dart|sol|jl|r|R|ex|exs|m)$")
 _RUST_PATH_HEADS = ("crate", "self", "super")
 # What resolution reads besides files' own symbols and references (Memo.note): which files there
 # are (module strings -> files, folders), and whether a type has members defined outside it.
@@ -83,6 +83,8 @@ class GraphIndex:
             for sym in pf.symbols:
                 by_id[sym.id] = sym
                 by_name[sym.name].append(sym)
+                if lang is not None and lang.module_symbols and sym.qualified_name != sym.name and sym.kind in CLASS_LIKE:
+                    by_name[sym.qualified_name].append(sym)  # a nested module is also named in full: `Shop.Cart`
                 if sym.parent_id is None and sym.qualified_name == sym.name:
                     top_level[path][sym.name].append(sym)
         index = cls(dict(by_id), dict(by_name), top_level, members, module_files, dir_files, languages,
@@ -128,6 +130,8 @@ class GraphIndex:
                 return None
             if sym.kind in CLASS_LIKE:
                 return sym
+            if sym.parent_id is None and sym.kind == "method" and sym.qualified_name != sym.name:
+                return self.owner(sym)  # written outside its type (`void T::m()`, an Objective-C @implementation)
             symbol_id = sym.parent_id
         return None
 

@@ -21,6 +21,7 @@ from typing import Iterable, Protocol, Sequence
 
 from ..languages import Language
 from ..types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, Reference, Symbol
+from .dotted import MODULE_NAME
 from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex, last_component
 from .values import OUTSIDE, UNKNOWN, Memo, Value, likely, receiver_chain, union
 
@@ -188,6 +189,9 @@ class MemberResolver:
         text = (ref.receiver or "").strip()
         if _LITERAL.match(text):
             return OUTSIDE
+        lang = self.index.language(ref.path)
+        if lang is not None and lang.module_symbols and MODULE_NAME.fullmatch(text):  # `Shop.Cart.add()`
+            return self.names.name_value(text, ref)
         if "::" in text or "\\" in text:  # `crate::geo::Point::origin()`, PHP `\App\User::find()`
             value = self._path_value(text, ref)
             if value.known():

@@ -48,6 +48,7 @@ from typing import Callable, Collection, Mapping, Sequence
 
 from ..languages import Language
 from ..types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, ParsedFile, Reference, Symbol
+from .dotted import imported_module, module_value, star_member
 from .imports import binds_no_name, import_local, skip_inline_modules
 from .incremental import WEB_FILES_KEPT
 from .index import FILE_SET, GraphIndex, file_stem, join_module, language_of, last_component
@@ -327,6 +328,8 @@ class _Resolver:
                 return found
         if (path, name) in self.facts:
             return self.members.variable(path, name)
+        if lang is not None and lang.module_symbols:  # `Shop.Cart`, `Cart` (nested): a module by its name
+            return module_value(index, self.memo, name, ref, self.name_value)
         return UNKNOWN
 
     def _imported(self, scope: str, name: str) -> Value:
@@ -346,6 +349,9 @@ class _Resolver:
         `#include "x.h"`): likely, as several may bring one name and the other module may not export
         it; `sure` keeps the confidence (a name imported by name through a re-exporting module)."""
         self.memo.note(self.index.file_of(scope))
+        if (lang := self.language(self.index.file_of(scope))) is not None and lang.module_symbols:  # `import A.B`
+            return likely(self.members.symbols(star_member(self.index, self.memo, self.stars.get(scope, ()), name,
+                                                           self.members.find)))
         webs = self.webs
         if scope in self.stars and webs.in_web(scope):  # every module the web reaches, each once
             self.memo.note_files(webs.closure(scope))  # one atom for the web's files (incremental.file_graph opens it)
@@ -396,6 +402,8 @@ class _Resolver:
         index, path = self.index, ref.path
         lang = self.language(path)
         self.memo.note(path)
+        if lang is not None and lang.module_symbols:  # `alias Shop.Cart`: a module symbol, not a file
+            return imported_module(index, self.memo, ref)
         self.memo.note(FILE_SET)
         module, name = self._module_path(ref), ref.name
         if ref.module is None and not (lang is not None and lang.package_init):

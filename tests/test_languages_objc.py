@@ -1,0 +1,35 @@
+"""Objective-C over the sample in tests/fixtures/languages/objc/ (the golden map covers every line; these
+tests name the facts the language is about)."""
+
+from __future__ import annotations
+
+from test_languages import one, refs, sample, symbols_by_qualified_name, targets
+
+
+def test_headers_with_objective_c_syntax_are_objective_c_files():
+    parsed, _ = sample("objc")
+    assert {pf.file.path: pf.file.language for pf in parsed}["Shape.h"] == "objc"  # a .h is C's by extension
+    symbols = symbols_by_qualified_name("objc")
+    assert symbols["Shape"].kind == "class" and symbols["Shape"].docstring == "A shape with a name."
+    assert symbols["Drawable"].kind == "interface" and symbols["Drawable.drawAt"].kind == "method"
+    assert symbols["Shape.name"].kind == "method"  # a property: its getter
+    # the @implementation's methods belong to the class its header declares
+    area = [s for pf in parsed for s in pf.symbols if s.qualified_name == "Circle.area"][0]
+    assert area.path == "Shape.m" and area.parent_id is None
+
+
+def test_message_sends_on_classes_declared_variables_and_self():
+    assert targets(one("objc", "main.m", 11, "shapeNamed")) == ["Shape.m:Shape.shapeNamed"]  # [Shape shapeNamed:]
+    sends = {tuple(targets(r)) for r in refs("objc", "main.m", "area") if r.line == 12}  # Circle *circle; [circle area]
+    assert sends == {("Shape.m:Circle.area",), ("Shape.m:Shape.area",)}
+    via_self = one("objc", "Shape.m", 19, "area")  # [self area] inside @implementation Shape
+    assert (via_self.confidence, targets(via_self)) == ("exact", ["Shape.m:Shape.area"])
+    assert targets(one("objc", "Shape.m", 19, "name")) == ["Shape.h:Shape.name"]  # self.name
+    created = one("objc", "main.m", 9, "Circle", kind="instantiation")  # [Circle new]
+    assert targets(created) == ["Shape.h:Circle"]
+
+
+def test_imports_are_transitive_and_reach_c_functions():
+    c_call = one("objc", "Shape.m", 25, "square")  # Shape.h imports Geometry.h: square() is in Geometry.m
+    assert targets(c_call) == ["Geometry.m:square"]
+    assert targets(one("objc", "Shape.h", 16, "Shape")) == ["Shape.h:Shape"]  # @interface Circle : Shape
