@@ -23,6 +23,8 @@ from typing import Iterable, Mapping, Sequence
 
 from .doc_sections import DocumentOutline, code_languages, document_grammar, document_outline, heading_paths, section_label
 from .embed.text import embedding_text
+from .embedded import script_regions
+from .languages import language_by_name
 from .types import Chunk, SourceFile, Symbol
 
 WINDOW_LINES = 40
@@ -68,6 +70,8 @@ def chunk_file(file: SourceFile, text: str, tree, symbols: Sequence[Symbol], max
             return [_section_chunk(file, lines, section, outline)
                     for section in document_sections(lines, outline, max_chars, min_chars)]
         spans = [(s, e, "window") for s, e in line_windows(len(lines))]
+    elif file.language and language_by_name(file.language).script_regions:
+        spans = _script_spans(file.language, text, lines, tree, symbols, max_chars, min_chars)
     else:
         spans = _syntax_spans(tree.root_node, text, lines, symbols, max_chars, min_chars)
     return [_make_chunk(file, lines, start, end, kind, symbols) for start, end, kind in spans]
@@ -160,6 +164,33 @@ def _syntax_spans(root, text: str, lines: list[str], symbols: Sequence[Symbol], 
     pieces = _tile(pieces, len(lines), lines, size_of)
     pieces = _coalesce(pieces, min_chars, max_chars, size_of)
     return [(p.start + 1, p.end + 1, p.kind) for p in pieces]
+
+
+def _script_spans(language: str, text: str, lines: list[str], tree, symbols: Sequence[Symbol], max_chars: int,
+                  min_chars: int) -> list[tuple[int, int, str]]:
+    """A single-file component: its scripts chunked along the tree of their blanked text (embedded.py),
+    the markup around them (template, style) cut by lines into "text" chunks of its own."""
+    regions = script_regions(language_by_name(language).grammar, text)
+    if regions is None:
+        return [(s, e, "window") for s, e in line_windows(len(lines))]
+    masked_lines = regions.masked.splitlines(keepends=True)
+    inside = [False] * len(lines)
+    for first, last in regions.rows:
+        inside[first:last + 1] = [True] * (last + 1 - first)
+    sizes = [nonws_len(line) for line in lines]
+    out = []
+    for start, end, kind in _syntax_spans(tree.root_node, regions.masked, masked_lines, symbols, max_chars, min_chars):
+        row = start - 1
+        while row < end:  # runs of rows inside or outside the scripts
+            stop = row
+            while stop + 1 < end and inside[stop + 1] == inside[row]:
+                stop += 1
+            if inside[row]:
+                out.append((row + 1, stop + 1, kind))
+            else:
+                out.extend((s + 1, e + 1, "text") for s, e in _cut_rows(row, stop, sizes, max_chars))
+            row = stop + 1
+    return out
 
 
 def _end_row(node) -> int:

@@ -388,7 +388,7 @@ def redact_source(text: str) -> str:
 TEXT_DOCUMENT_SUFFIXES = (
     ".md", ".markdown", ".rst", ".txt", ".toml", ".yaml", ".yml", ".json", ".cfg", ".ini", ".sh",
     ".bash", ".sql", ".html", ".css", ".scss", ".xml", ".gradle", ".kt", ".kts", ".swift", ".scala",
-    ".lua", ".pl", ".r", ".jl", ".ex", ".exs", ".erl", ".hs", ".ml", ".dart", ".vue", ".svelte", ".proto",
+    ".lua", ".pl", ".r", ".jl", ".ex", ".exs", ".erl", ".hs", ".ml", ".dart", ".proto",
     ".graphql", ".tf", ".mk", ".cmake",
 )
 TEXT_DOCUMENT_NAMES = frozenset({"Makefile", "Dockerfile", "README", "LICENSE", "CMakeLists.txt", "Rakefile", "Gemfile"})

@@ -65,6 +65,9 @@ class Language:
     # languages whose code can call each other's definitions by name (C and C++; JS, TS and TSX): a
     # name-only guess never crosses into another family (a Python `x.run()` is not a Ruby `run`)
     family: str = ""
+    # a markup file whose `<script>` blocks are the code (Vue, Svelte): this row's grammar finds them and
+    # they are parsed as the language their lang attribute names, the rest blanked (embedded.py)
+    script_regions: bool = False
 
     @property
     def family_name(self) -> str:
@@ -131,6 +134,8 @@ LANGUAGES: tuple[Language, ...] = (
     Language("php", "php", (".php",), ("php",), self_names=("$this", "this", "self", "static", "parent"),
              bare_import_is_star=True, imports_are_transitive=True, imports_relative_to="file", static_types=True,
              generic_methods=_PHP_METHODS),
+    Language("vue", "vue", (".vue",), script_regions=True, **_TS),
+    Language("svelte", "svelte", (".svelte",), script_regions=True, **_TS),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

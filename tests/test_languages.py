@@ -304,3 +304,22 @@ def test_a_name_only_guess_never_crosses_into_another_language_family(tmp_path):
     assert "process_batch" not in by_name and "checksum_all" not in by_name
     assert targets(by_name["vector_norm"]) == ["lib/util.cpp:vector_norm"]
     assert by_name["vector_norm"].confidence == "name-only"
+
+
+def test_vue_and_svelte_scripts_are_parsed_in_their_language_and_the_markup_stays_text():
+    """`<script setup lang="ts">` is TypeScript, a bare `<script>` JavaScript, at the file's own lines;
+    a `<script>` inside a template comment is none; template and style become text chunks."""
+    from codeqa.chunk import chunk_file
+
+    parsed, _ = sample("vue")
+    counter = next(pf for pf in parsed if pf.file.path == "Counter.vue")
+    assert [(s.name, s.language, s.start_line) for s in counter.symbols] == [("increment", "typescript", 14)]
+    assert "notCode" not in {r.name for r in counter.references}
+    text = counter.file.abs_path.read_text(encoding="utf-8")
+    _, tree = parse_source(counter.file, text)
+    chunks = chunk_file(counter.file, text, tree, counter.symbols, max_chars=300, min_chars=50)
+    assert [(c.start_line, c.end_line, c.kind) for c in chunks] == [(1, 6, "text"), (7, 13, "module"),
+                                                                    (14, 16, "function"), (17, 21, "text")]
+    svelte, _ = sample("svelte")
+    tally = next(pf for pf in svelte if pf.file.path == "tally.svelte")
+    assert {s.language for s in tally.symbols} == {"javascript"}
