@@ -5,7 +5,8 @@
     other code between definitions  -> children packed greedily up to max_chars
     a node bigger than max_chars with no children -> cut by lines
     no grammar / a failed parse     -> 40-line windows overlapping by 15 lines
-    markdown                        -> one chunk per heading section
+    markdown, reStructuredText      -> one chunk per heading section, named by its heading path
+                                       (doc_sections.py); a big section cut between paragraphs
 
 Sizes are counted without whitespace. Pieces are turned into line spans that tile the file with no
 gap and no overlap (windows excepted), so the chunks, concatenated, are the file. Small pieces are
@@ -17,16 +18,17 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
+from .doc_sections import DocumentOutline, code_languages, document_grammar, document_outline, heading_paths, section_label
 from .embed.text import embedding_text
+from .embedded import script_regions
+from .languages import language_by_name
 from .types import Chunk, SourceFile, Symbol
 
 WINDOW_LINES = 40
 WINDOW_OVERLAP = 15
-MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdx", ".rst")
-_MD_HEADING = re.compile(r"^#{1,6}\s+\S")
 # Nodes whose text says nothing about their children: never recursed into (strings, comments).
 _ATTACHED = re.compile(r"comment|decorator|attribute|annotation|pragma")
 # A gap larger than this (in error nodes) means the tree is not worth chunking by.
@@ -62,10 +64,14 @@ def chunk_file(file: SourceFile, text: str, tree, symbols: Sequence[Symbol], max
     if not lines:
         return []
     if tree is None or _mostly_errors(tree.root_node):
-        if file.path.lower().endswith(MARKDOWN_EXTENSIONS):
-            spans = [(s, e, "section") for s, e in markdown_sections(lines, max_chars, min_chars)]
-        else:
-            spans = [(s, e, "window") for s, e in line_windows(len(lines))]
+        grammar = document_grammar(file.path)
+        outline = _outline(text, grammar) if grammar else None
+        if outline is not None:
+            return [_section_chunk(file, lines, section, outline)
+                    for section in document_sections(lines, outline, max_chars, min_chars)]
+        spans = [(s, e, "window") for s, e in line_windows(len(lines))]
+    elif file.language and language_by_name(file.language).script_regions:
+        spans = _script_spans(file.language, text, lines, tree, symbols, max_chars, min_chars)
     else:
         spans = _syntax_spans(tree.root_node, text, lines, symbols, max_chars, min_chars)
     return [_make_chunk(file, lines, start, end, kind, symbols) for start, end, kind in spans]
@@ -160,6 +166,33 @@ def _syntax_spans(root, text: str, lines: list[str], symbols: Sequence[Symbol], 
     return [(p.start + 1, p.end + 1, p.kind) for p in pieces]
 
 
+def _script_spans(language: str, text: str, lines: list[str], tree, symbols: Sequence[Symbol], max_chars: int,
+                  min_chars: int) -> list[tuple[int, int, str]]:
+    """A single-file component: its scripts chunked along the tree of their blanked text (embedded.py),
+    the markup around them (template, style) cut by lines into "text" chunks of its own."""
+    regions = script_regions(language_by_name(language).grammar, text)
+    if regions is None:
+        return [(s, e, "window") for s, e in line_windows(len(lines))]
+    masked_lines = regions.masked.splitlines(keepends=True)
+    inside = [False] * len(lines)
+    for first, last in regions.rows:
+        inside[first:last + 1] = [True] * (last + 1 - first)
+    sizes = [nonws_len(line) for line in lines]
+    out = []
+    for start, end, kind in _syntax_spans(tree.root_node, regions.masked, masked_lines, symbols, max_chars, min_chars):
+        row = start - 1
+        while row < end:  # runs of rows inside or outside the scripts
+            stop = row
+            while stop + 1 < end and inside[stop + 1] == inside[row]:
+                stop += 1
+            if inside[row]:
+                out.append((row + 1, stop + 1, kind))
+            else:
+                out.extend((s + 1, e + 1, "text") for s, e in _cut_rows(row, stop, sizes, max_chars))
+            row = stop + 1
+    return out
+
+
 def _end_row(node) -> int:
     """Last row a node has text on (a node ending at column 0 ends on the row before)."""
     row, col = node.end_point
@@ -248,30 +281,72 @@ def line_windows(n_lines: int, window: int = WINDOW_LINES, overlap: int = WINDOW
     return spans
 
 
-def markdown_sections(lines: list[str], max_chars: int, min_chars: int) -> list[tuple[int, int]]:
-    """1-based spans, one per heading section; small sections join the next, big ones are cut by lines."""
-    starts, in_fence = [0], False
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith(("```", "~~~")):
-            in_fence = not in_fence
-        elif not in_fence and i and _MD_HEADING.match(line):
-            starts.append(i)
-    bounds = list(zip(starts, starts[1:] + [len(lines)]))
+def _outline(text: str, grammar: str) -> DocumentOutline | None:
+    try:
+        return document_outline(text, grammar)
+    except Exception:  # a grammar crash or a parse over the deadline: the document is cut into windows
+        return None
+
+
+@dataclass
+class _Section:
+    start: int  # 0-based rows, inclusive
+    end: int
+    titles: list[tuple[str, ...]]  # heading paths of the sections inside, the first one names it
+
+
+def document_sections(lines: list[str], outline: DocumentOutline, max_chars: int, min_chars: int) -> list[_Section]:
+    """Heading sections tiling the document: a section smaller than min_chars (a heading with nothing
+    but subsections under it) joins the one after it, the last one the one before it; a section over
+    max_chars is cut between paragraphs outside code blocks, every piece keeping its heading path."""
     sizes = [nonws_len(line) for line in lines]
-    spans: list[tuple[int, int]] = []
-    carry: int | None = None
-    for start, stop in bounds:
-        start = carry if carry is not None else start
-        carry = None
-        size = sum(sizes[start:stop])
-        if size < min_chars and stop < len(lines):
-            carry = start
-            continue
-        for s, e in _cut_rows(start, stop - 1, sizes, max_chars):
-            spans.append((s + 1, e + 1))
-    if carry is not None:
-        spans.append((carry + 1, len(lines)))
+    starts = heading_paths(outline.headings)
+    if not starts or starts[0][0] > 0:
+        starts.insert(0, (0, ()))  # the text above the first heading
+    merged: list[_Section] = []
+    for (start, titles), (stop, _) in zip(starts, starts[1:] + [(len(lines), ())]):
+        section = _Section(start, stop - 1, [titles])
+        last = merged[-1] if merged else None
+        if last is not None and sum(sizes[last.start:last.end + 1]) < min_chars \
+                and sum(sizes[last.start:stop]) <= max_chars:
+            # text above the first heading (a badge, a comment) takes the name of the section it joins
+            last.end, last.titles = section.end, [t for t in last.titles if t] + section.titles
+        else:
+            merged.append(section)
+    if len(merged) > 1 and sum(sizes[merged[-1].start:]) < min_chars \
+            and sum(sizes[merged[-2].start:]) <= max_chars:
+        tail = merged.pop()
+        merged[-1].end, merged[-1].titles = tail.end, merged[-1].titles + tail.titles
+    in_code = {row for block in outline.code_blocks for row in range(block.start + 1, block.end + 1)}
+    out = []
+    for section in merged:
+        for s, e in _cut_at_paragraphs(section.start, section.end, sizes, lines, in_code, max_chars):
+            out.append(_Section(s, e, section.titles if s == section.start else section.titles[-1:]))
+    return out
+
+
+def _cut_at_paragraphs(start: int, end: int, sizes: list[int], lines: list[str], in_code: set[int],
+                       max_chars: int) -> list[tuple[int, int]]:
+    """Rows start..end cut into pieces of at most max_chars (a single longer line excepted), each cut
+    after the last blank line outside a code block that leaves the piece at least half full, else
+    where the size runs out."""
+    spans, first, total, last_break, at_break = [], start, 0, None, 0
+    for row in range(start, end + 1):
+        if total and total + sizes[row] > max_chars:
+            cut = last_break if last_break is not None and at_break * 2 >= max_chars else row
+            spans.append((first, cut - 1))
+            first, total, last_break = cut, sum(sizes[cut:row]), None
+        total += sizes[row]
+        if not lines[row].strip() and row not in in_code:
+            last_break, at_break = row + 1, total
+    spans.append((first, end))
     return spans
+
+
+def _section_chunk(file: SourceFile, lines: list[str], section: _Section, outline: DocumentOutline) -> Chunk:
+    chunk = _make_chunk(file, lines, section.start + 1, section.end + 1, "section", ())
+    return replace(chunk, symbol_names=tuple(section_label(file.path, t) for t in section.titles),
+                   code_languages=code_languages(outline.code_blocks, section.start, section.end))
 
 
 # ---- chunks and their embedded text ------------------------------------------------------------
@@ -300,6 +375,9 @@ def _make_chunk(file: SourceFile, lines: list[str], start: int, end: int, kind: 
 def chunk_embedding_text(chunk: Chunk, symbols_by_id: Mapping[str, Symbol]) -> str:
     """What the model reads for a chunk: header (path, symbol, signature, docstring) + code."""
     main = _main_symbol(chunk, symbols_by_id)
+    if main is None and chunk.kind == "section":  # its heading path, and the languages of its code
+        code = f"{', '.join(chunk.code_languages)} code" if chunk.code_languages else ""
+        return embedding_text(chunk.path, chunk.symbol_names[0] if chunk.symbol_names else "", code, "", chunk.text)
     if main is None:
         return embedding_text(chunk.path, "", "", "", chunk.text)
     return embedding_text(chunk.path, main.qualified_name, main.signature, main.docstring, chunk.text)
@@ -321,4 +399,4 @@ def reassemble(chunks: Iterable[Chunk]) -> str:
     return "".join(out)
 
 
-__all__ = ["chunk_file", "NestingTooDeep", "MAX_SYNTAX_DEPTH", "chunk_embedding_text", "line_windows", "markdown_sections", "reassemble", "nonws_len"]
+__all__ = ["chunk_file", "NestingTooDeep", "MAX_SYNTAX_DEPTH", "chunk_embedding_text", "line_windows", "document_sections", "reassemble", "nonws_len"]

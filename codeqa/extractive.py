@@ -224,7 +224,9 @@ def _extract_search(retrieval: Retrieval, retriever: Retriever, cover: _Coverage
             continue
         seen.add((h.path, span[0]))
         start, end = _trim(snippet, span[0], min(span[1], span[0] + max_code_lines - 1))
-        out.append(f"\n{len(seen)}. {span_label(h.path, start, end)} — {_explain_span(retriever, h.path, start, end)}")
+        about = f"documentation, section “{h.title}”" if h.kind == "section" and h.symbol else \
+            _explain_span(retriever, h.path, start, end)
+        out.append(f"\n{len(seen)}. {span_label(h.path, start, end)} — {about}")
         out.append(_code_block(snippet, start, end))
         if len(seen) >= max_items:
             break

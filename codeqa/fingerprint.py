@@ -17,7 +17,7 @@ from .errors import IndexMismatchError
 from .languages import queries_dir
 
 # Bump when chunk boundaries or embedded text change (part of the fingerprint).
-CHUNKER_VERSION = "2"  # 2: credentials redacted before chunking
+CHUNKER_VERSION = "3"  # 2: credentials redacted before chunking; 3: documents by heading section
 VECTOR_META_KEYS = ("model_id",)  # index meta that, changed, makes every stored vector wrong
 # The rest of the fingerprint: changed, every file's symbols, references and chunks are derived again
 # (their vectors mostly come from the embedding cache).

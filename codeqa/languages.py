@@ -83,6 +83,9 @@ class Language:
     # languages a file of this row may be written in, each with a pattern only that language writes: where
     # it occurs, that grammar goes first and this row's is the retry (an Objective-C header named .h)
     written_as: tuple[tuple[str, re.Pattern[bytes]], ...] = ()
+    # a markup file whose `<script>` blocks are the code (Vue, Svelte): this row's grammar finds them and
+    # they are parsed as the language their lang attribute names, the rest blanked (embedded.py)
+    script_regions: bool = False
 
     @property
     def family_name(self) -> str:
@@ -201,6 +204,8 @@ LANGUAGES: tuple[Language, ...] = (
     # `#import "x.h"` as C's #include; its headers named .h are C's row, parsed as Objective-C (written_as)
     Language("objc", "objc", (".m",), self_names=("self", "super"), bare_import_is_star=True, imports_are_transitive=True,
              imports_relative_to="file", static_types=True, generic_methods=_OBJC_METHODS, family="c"),
+    Language("vue", "vue", (".vue",), script_regions=True, **_TS),
+    Language("svelte", "svelte", (".svelte",), script_regions=True, **_TS),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

@@ -76,7 +76,10 @@ def pack_hits(hits: Sequence[Hit], budget: int, header_spans: Callable[[str, int
     cap = max(MIN_PARTIAL_TOKENS, int(budget * MAX_SNIPPET_SHARE))
     spans: list[_Span] = []
     for rank, h in enumerate(hits):
-        spans.append(_Span(h.path, h.start_line, h.end_line, h.score, list(h.reasons) or [h.kind], {rank}, False))
+        reasons = list(h.reasons) or [h.kind]
+        if h.kind == "section" and h.symbol:  # the prompt names the section and its code's language
+            reasons.append(f"section {h.title}")
+        spans.append(_Span(h.path, h.start_line, h.end_line, h.score, reasons, {rank}, False))
         for start, end in header_spans(h.path, h.start_line):
             spans.append(_Span(h.path, start, end, h.score, ["header"], {rank}, True))
     merged = _merge_spans(spans)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from operator import attrgetter
 
+from .embedded import script_regions
 from .languages import get_parser, get_query_set, language_by_name
 from .parse_defs import _build_symbols, _collect_definitions, _Def, _text
 from .types import CLASS_LIKE, RETURNS, ParsedFile, Reference, SourceFile
@@ -42,10 +43,19 @@ def parse_source(file: SourceFile, text: str):
     """(ParsedFile, tree) for a file whose language has a grammar; tree is None without one."""
     if file.language is None:
         return ParsedFile(file, (), ()), None
-    source = text.encode("utf-8")
     language = file.language
-    try:
+    row = language_by_name(language)
+    if row.script_regions:  # a single-file component: its scripts are parsed, in their own language
+        try:
+            regions = script_regions(row.grammar, text)
+        except Exception as exc:  # a grammar crash must not end the index run
+            return ParsedFile(file, (), (), error=f"parse failed: {exc}"), None
+        if regions is None:
+            return ParsedFile(file, (), ()), None
+        text, language = regions.masked, regions.language
         row = language_by_name(language)
+    source = text.encode("utf-8")
+    try:
         first, retry_as = language, row.retry_as
         written = next((other for other, pattern in row.written_as if pattern.search(source)), None)
         if written is not None:  # an Objective-C header behind a .h extension: an Objective-C file
@@ -85,7 +95,8 @@ def prepare_language(language: str) -> None:
     """Build what parsing `language` needs (its parser, the compiled queries: ~0.1 s for a big query
     set) once, here: forked parse workers then inherit it instead of each compiling its own copy."""
     row = language_by_name(language)
-    for name in filter(None, (language, row.retry_as, *(other for other, _ in row.written_as))):
+    scripts = ("javascript", "typescript", "tsx") if row.script_regions else ()
+    for name in filter(None, (language, row.retry_as, *(other for other, _ in row.written_as), *scripts)):
         get_parser(name)
         if get_query_set(name) is not None:
             _reference_patterns(name)

@@ -111,7 +111,9 @@ class Chunk:
     kind: str  # symbol kind, "module", "window", "section"
     symbol_ids: tuple[str, ...]
     text: str
+    # the symbols' qualified names; a document section's heading path (`README.md › Install › From source`)
     symbol_names: tuple[str, ...] = ()
+    code_languages: tuple[str, ...] = ()  # a document section's code blocks: the languages they are in
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,14 @@ class Hit:
     symbol_ids: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     stale: bool = False  # the file changed since it was indexed: its lines may have moved
+    code_languages: tuple[str, ...] = ()  # Chunk.code_languages
+
+    @property
+    def title(self) -> str:
+        """What a result is called: its symbol (a document section's heading path, and the languages
+        of the code it shows), else its kind."""
+        code = f" ({', '.join(self.code_languages)} code)" if self.code_languages else ""
+        return f"{self.symbol or self.kind}{code}"
 
 
 @dataclass(frozen=True)

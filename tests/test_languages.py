@@ -328,3 +328,22 @@ def test_bash_functions_reached_through_source_and_a_shebang():
     assert (backup.kind, backup.confidence, targets(backup)) == ("call", "likely", ["lib/backup.bash:backup_dir"])
     assert targets(one("bash", "bin/nightly", 11, "log")) == ["lib/log.sh:log"]
     assert targets(one("bash", "bin/nightly", 8, "cleanup")) == ["bin/nightly:cleanup"]  # trap cleanup EXIT
+
+
+def test_vue_and_svelte_scripts_are_parsed_in_their_language_and_the_markup_stays_text():
+    """`<script setup lang="ts">` is TypeScript, a bare `<script>` JavaScript, at the file's own lines;
+    a `<script>` inside a template comment is none; template and style become text chunks."""
+    from codeqa.chunk import chunk_file
+
+    parsed, _ = sample("vue")
+    counter = next(pf for pf in parsed if pf.file.path == "Counter.vue")
+    assert [(s.name, s.language, s.start_line) for s in counter.symbols] == [("increment", "typescript", 14)]
+    assert "notCode" not in {r.name for r in counter.references}
+    text = counter.file.abs_path.read_text(encoding="utf-8")
+    _, tree = parse_source(counter.file, text)
+    chunks = chunk_file(counter.file, text, tree, counter.symbols, max_chars=300, min_chars=50)
+    assert [(c.start_line, c.end_line, c.kind) for c in chunks] == [(1, 6, "text"), (7, 13, "module"),
+                                                                    (14, 16, "function"), (17, 21, "text")]
+    svelte, _ = sample("svelte")
+    tally = next(pf for pf in svelte if pf.file.path == "tally.svelte")
+    assert {s.language for s in tally.symbols} == {"javascript"}

@@ -446,7 +446,9 @@ def sample(language: str) -> ParsedFile:
 
 
 def test_every_language_with_queries_has_a_sample():
-    with_queries = {lang.name for lang in LANGUAGES if (queries_dir() / lang.name / "definitions.scm").is_file()}
+    # a markup row's scripts run another language's queries (its own folder holds none): tested in test_languages
+    with_queries = {lang.name for lang in LANGUAGES
+                    if (queries_dir() / lang.name / "definitions.scm").is_file() and not lang.script_regions}
     assert with_queries == set(SAMPLES) == set(SYMBOLS) == set(REFERENCES)
 
 

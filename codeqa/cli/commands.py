@@ -235,7 +235,7 @@ def cmd_search(args, settings: Settings) -> int:
         console.print("No results.")
     for rank, h in enumerate(hits, 1):
         stale = "  [yellow](changed since indexed: run `codeqa index`)[/]" if h.stale else ""
-        console.print(f"[bold]{rank}. {escape(h.path)}:L{h.start_line}-L{h.end_line}[/]  {escape(h.symbol or h.kind)}  "
+        console.print(f"[bold]{rank}. {escape(h.path)}:L{h.start_line}-L{h.end_line}[/]  {escape(h.title)}  "
                       f"[dim]score {h.score:.3f} ({escape(', '.join(h.reasons))})[/]{stale}")
         console.print(Syntax(h.text.rstrip("\n")[:1200], h.language or "text", line_numbers=True, start_line=h.start_line))
     return 0

@@ -224,24 +224,30 @@ def reference_key(r: Reference) -> int:
 
 def chunk_payload(chunk: Chunk, sequence: type = list) -> dict[str, Any]:
     """A chunk's point payload; its id lists as `sequence` (Qdrant Edge takes a tuple in ~60 % of a
-    list's time: a payload with lists cost ~20 us more a point, ~10 s of site-packages' phase 1)."""
-    return {"path": chunk.path, "start_line": chunk.start_line, "end_line": chunk.end_line, "language": chunk.language,
+    list's time: a payload with lists cost ~20 us more a point, ~10 s of site-packages' phase 1).
+    `code_languages` is written only where there are some (document sections)."""
+    payload = {"path": chunk.path, "start_line": chunk.start_line, "end_line": chunk.end_line, "language": chunk.language,
             "kind": chunk.kind, "symbol_ids": sequence(chunk.symbol_ids), "symbol_names": sequence(chunk.symbol_names),
             "text": chunk.text}
+    if chunk.code_languages:
+        payload["code_languages"] = sequence(chunk.code_languages)
+    return payload
 
 
 def chunk_from_payload(point_id: Any, payload: dict[str, Any]) -> Chunk:
     return Chunk(id=str(point_id), path=payload["path"], start_line=payload["start_line"], end_line=payload["end_line"],
                  language=payload.get("language"), kind=payload.get("kind", ""),
                  symbol_ids=tuple(payload.get("symbol_ids") or ()), text=payload.get("text", ""),
-                 symbol_names=tuple(payload.get("symbol_names") or ()))
+                 symbol_names=tuple(payload.get("symbol_names") or ()),
+                 code_languages=tuple(payload.get("code_languages") or ()))
 
 
 def hit_from_payload(payload: dict[str, Any], score: float, reasons: tuple[str, ...]) -> Hit:
     names = payload.get("symbol_names") or []
     return Hit(path=payload["path"], start_line=payload["start_line"], end_line=payload["end_line"], score=float(score),
                kind=payload.get("kind", ""), symbol=names[0] if names else None, text=payload.get("text", ""),
-               language=payload.get("language"), symbol_ids=tuple(payload.get("symbol_ids") or ()), reasons=reasons)
+               language=payload.get("language"), symbol_ids=tuple(payload.get("symbol_ids") or ()), reasons=reasons,
+               code_languages=tuple(payload.get("code_languages") or ()))
 
 
 def batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
