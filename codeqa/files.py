@@ -406,7 +406,7 @@ def redact_source(text: str) -> str:
 TEXT_DOCUMENT_SUFFIXES = (
     ".md", ".markdown", ".rst", ".txt", ".toml", ".yaml", ".yml", ".json", ".cfg", ".ini",
     ".sql", ".html", ".css", ".scss", ".xml", ".gradle",
-    ".pl", ".erl", ".hs", ".ml", ".proto",
+    ".pl", ".erl", ".ml", ".proto",
     ".graphql", ".tf", ".mk", ".cmake",
 )
 TEXT_DOCUMENT_NAMES = frozenset({"Makefile", "Dockerfile", "README", "LICENSE", "CMakeLists.txt", "Rakefile", "Gemfile"})

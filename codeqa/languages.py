@@ -86,6 +86,16 @@ class Language:
     # a markup file whose `<script>` blocks are the code (Vue, Svelte): this row's grammar finds them and
     # they are parsed as the language their lang attribute names, the rest blanked (embedded.py)
     script_regions: bool = False
+    # an import names its module in full, which is its path below a source folder (Haskell `import
+    # Data.Map` -> .../Data/Map.hs): no shorter suffix is tried, a module that names no file of ours is
+    # another project's, and a receiver written as a module name (`Data.Map.insert`) is that module
+    modules_in_full: bool = False
+    # a type's members are names of the module too (Haskell data constructors, record fields and class
+    # methods: `Circle 1.0`, `itemName item` and `cost x` name them bare, and imports name them)
+    members_in_module_scope: bool = False
+    # one definition may be written as consecutive equations of one name (Haskell `f :: Int -> Int`,
+    # `f 0 = 1`, `f n = n * f (n - 1)`): one symbol from the first to the last
+    equations: bool = False
 
     @property
     def family_name(self) -> str:
@@ -206,6 +216,11 @@ LANGUAGES: tuple[Language, ...] = (
              imports_relative_to="file", static_types=True, generic_methods=_OBJC_METHODS, family="c"),
     Language("vue", "vue", (".vue",), script_regions=True, **_TS),
     Language("svelte", "svelte", (".svelte",), script_regions=True, **_TS),
+    # `import A.B` brings what A.B exports (a star import: likely), `import A.B (f)` names f, `import
+    # qualified A.B as C` binds C; a name neither defined nor imported cannot be ours (the Prelude's names)
+    Language("haskell", "haskell", (".hs",), ("runhaskell", "runghc"), self_names=(), explicit_imports=True,
+             bare_import_is_star=True, reexports=True, star_import_filters=True, modules_in_full=True,
+             members_in_module_scope=True, equations=True),
 )
 _BY_NAME = {lang.name: lang for lang in LANGUAGES}
 _BY_EXT = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

@@ -77,7 +77,8 @@ def parse_source(file: SourceFile, text: str):
     try:
         queries = get_query_set(language)
         matches = queries.run(tree.root_node) if queries is not None else []
-        defs = _collect_definitions(queries.select(matches, "definitions") if matches else [], source)
+        defs = _collect_definitions(queries.select(matches, "definitions") if matches else [], source,
+                                    language_by_name(language).equations)
         symbols = _build_symbols(file, language, defs, source, lines)
         def_name_starts = {d.name_node.start_byte for d in defs if d.name_node is not None}
         names = queries.run_names(tree.root_node) if queries is not None else {}
@@ -227,7 +228,7 @@ def _collect_references(file: SourceFile, language: str, matches: list, names: d
             target_ids=(),
             confidence=confidence,
             line_text=line_texts.get(line) or line_texts.setdefault(line, _line_text(lines, line)),
-            receiver=_text(receiver[0], source) if receiver else None,
+            receiver=_receiver_text(receiver, source) if receiver else None,
             module=_module_text(module, source) if module else None,
             alias=_text(alias[0], source) if alias else None,
             assigned=assigned,
@@ -240,13 +241,15 @@ def _nameable(language: str, defs: list[_Def], imports: list[dict], source: byte
     """Where every name is defined or imported in its file (`explicit_imports`), the bare names that
     can mean a symbol of ours: the file's definitions and what its imports bind; None without that
     rule or with a star import."""
-    if not language_by_name(language).explicit_imports:
+    row = language_by_name(language)
+    if not row.explicit_imports:
         return None
     names = {d.name for d in defs}
     for captures in imports:
         imported = _unquote(_text(captures[_IMPORT_KEY][0], source))
-        if imported == "*":
-            return None
+        whole = "module" in captures and _module_text(captures["module"], source) == imported
+        if imported == "*" or (row.bare_import_is_star and whole and "alias" not in captures):
+            return None  # `import *`, Haskell's `import A.B`: any name may come from it
         if "alias" in captures:
             names.add(_text(captures["alias"][0], source))
         parts = re.split(r"[./\\:]+", imported)
@@ -264,6 +267,12 @@ def _module_text(nodes: list, source: bytes) -> str:
     has no node for it (Kotlin `import a.b.C`: one flat path, @module on `a` and `b`)."""
     start, end = min(n.start_byte for n in nodes), max(n.end_byte for n in nodes)
     return _unquote(source[start:end].decode("utf-8", errors="replace"))
+
+
+def _receiver_text(nodes: list, source: bytes) -> str:
+    """A receiver's text, without the dot a grammar may keep in it (Haskell's qualifier `Data.Map.`)."""
+    text = _text(nodes[0], source)
+    return text[:-1] if text.endswith(".") and len(text) > 1 else text
 
 
 def _line_text(lines: list[str], line: int) -> str:

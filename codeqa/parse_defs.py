@@ -14,11 +14,14 @@ from .types import CLASS_LIKE, SourceFile, Symbol, symbol_id
 
 SIGNATURE_MAX_CHARS = 240
 _COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*)")
-_COMMENT_MARKERS = re.compile(r"^\s*(/\*\*?|\*/|\*|///?|//!|#+'?|--+)\s?")
+_COMMENT_MARKERS = re.compile(r"^\s*(/\*\*?|\*/|\*|///?|//!|#+'?|--+\s?[|^]?)\s?")  # Haddock: `-- |`
 # Doc comments sit above these wrappers rather than above the definition inside them.
 _DOC_WRAPPERS = ("decorated_definition", "export_statement", "template_declaration", "type_declaration")
 # ... and above these only for the first definition in them (Ruby: `module M  # doc  class C`).
-_DOC_FIRST_CHILD_WRAPPERS = ("body_statement",)
+# Haskell: a file's first declaration, whose Haddock comment the grammar puts before `declarations`
+# (or at the end of `imports`), and a class's first method.
+_DOC_FIRST_CHILD_WRAPPERS = ("body_statement", "declarations", "class_declarations")
+_COMMENT_TYPES = ("haddock",)  # comment nodes not named "...comment..."
 # `[DllImport("x")]`, `@Override`, `#[inline]` before a definition inside its node: not the signature
 _LEADING_ATTRIBUTES = re.compile(r"^(?:(?:#?\[[^\]]*\]|@\w+(?:\([^)]*\))?)\s*)+")
 # C# `/// <summary>...</summary>`: the words are the doc, the wrapping tags are not.
@@ -58,7 +61,10 @@ def _text(node, source: bytes) -> str:
     return source[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
 
 
-def _collect_definitions(matches, source: bytes) -> list[_Def]:
+def _collect_definitions(matches, source: bytes, equations: bool = False) -> list[_Def]:
+    """The definitions the captures name, nested by byte range. With `equations`, definitions of one
+    kind and name written as consecutive siblings (a Haskell signature and its equations) are one,
+    running from the first to the last."""
     by_node: dict[tuple[int, int], _Def] = {}
     for _, captures in matches:
         def_key = next((k for k in captures if k.startswith("definition.")), None)
@@ -80,6 +86,8 @@ def _collect_definitions(matches, source: bytes) -> list[_Def]:
         if captures.get("receiver") and existing.receiver is None:
             existing.receiver = _strip_receiver(_text(captures["receiver"][0], source))
     defs = sorted(by_node.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    if equations:
+        defs = _merge_equations(defs)
     stack: list[_Def] = []
     for d in defs:  # nesting by byte containment
         while stack and not (d.node.start_byte >= stack[-1].node.start_byte and d.node.end_byte <= stack[-1].node.end_byte):
@@ -89,6 +97,32 @@ def _collect_definitions(matches, source: bytes) -> list[_Def]:
             stack[-1].children.append(d)
         stack.append(d)
     return defs
+
+
+def _merge_equations(defs: list[_Def]) -> list[_Def]:
+    kept: list[_Def] = []
+    last = None  # the node the last kept definition's last equation is
+    for d in defs:
+        previous = kept[-1] if kept else None
+        if (previous is not None and last is not None and (previous.kind, previous.name) == (d.kind, d.name)
+                and _next_code_sibling(last) == d.node):
+            previous.node = _Through(getattr(previous.node, "_node", previous.node), d.node)
+            last = d.node
+            continue
+        kept.append(d)
+        last = d.node
+    return kept
+
+
+def _next_code_sibling(node):
+    sibling = node.next_named_sibling
+    while sibling is not None and _is_comment(sibling):
+        sibling = sibling.next_named_sibling
+    return sibling
+
+
+def _is_comment(node) -> bool:
+    return "comment" in node.type or node.type in _COMMENT_TYPES
 
 
 def _strip_receiver(text: str) -> str:
@@ -197,9 +231,9 @@ def _comments_above(anchor, source: bytes) -> list[str]:
     while sibling is not None and sibling.type in _DOC_TRANSPARENT:
         expected_row = sibling.start_point[0]
         sibling = sibling.prev_sibling
-    if sibling is not None and "comment" not in sibling.type:
+    if sibling is not None and not _is_comment(sibling):
         sibling = _folded_comment(sibling, anchor) or sibling
-    while sibling is not None and "comment" in sibling.type and sibling.end_point[0] >= expected_row - 1:
+    while sibling is not None and _is_comment(sibling) and sibling.end_point[0] >= expected_row - 1:
         comments.append(_text(sibling, source))
         expected_row = sibling.start_point[0]
         sibling = sibling.prev_sibling
@@ -212,7 +246,7 @@ def _folded_comment(node, anchor):
     its doc); None without one."""
     while node.named_child_count:
         node = node.named_children[-1]
-        if "comment" in node.type:
+        if _is_comment(node):
             return node if node.start_point[1] == anchor.start_point[1] else None
     return None
 

@@ -26,7 +26,7 @@ _MODULE_SEPARATORS = re.compile(r"::|/|\\|\.")  # PHP namespaces use one backsla
 _STRIP_MODULE_PREFIXES = ("crate.", "self.", "super.", "@.", "~.")
 _INDEX_NAMES = ("__init__", "index", "mod", "lib", "main")
 _SOURCE_EXT = re.compile(r"\.(d\.ts|d\.mts|d\.cts|py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|java|go|rs|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php"
-                         r"|lua|sh|bash|kt|kts|scala|sc|swift|dart|sol|jl|r|R|ex|exs|m)$")
+                         r"|lua|sh|bash|kt|kts|scala|sc|swift|dart|sol|jl|r|R|ex|exs|m|hs)$")
 _RUST_PATH_HEADS = ("crate", "self", "super")
 # What resolution reads besides files' own symbols and references (Memo.note): which files there
 # are (module strings -> files, folders), and whether a type has members defined outside it.
@@ -85,8 +85,9 @@ class GraphIndex:
                 by_name[sym.name].append(sym)
                 if lang is not None and lang.module_symbols and sym.qualified_name != sym.name and sym.kind in CLASS_LIKE:
                     by_name[sym.qualified_name].append(sym)  # a nested module is also named in full: `Shop.Cart`
-                if sym.parent_id is None and sym.qualified_name == sym.name:
-                    top_level[path][sym.name].append(sym)
+                if (sym.parent_id is None and sym.qualified_name == sym.name) or (
+                        sym.parent_id is not None and lang is not None and lang.members_in_module_scope):
+                    top_level[path][sym.name].append(sym)  # Haskell: a constructor, a field, a class method
         index = cls(dict(by_id), dict(by_name), top_level, members, module_files, dir_files, languages,
                     stem_files, folder_files, module_trees=dict(module_trees))
         for sym in by_id.values():
@@ -209,6 +210,10 @@ class GraphIndex:
                 return found
         if lang is not None and lang.package_init:  # the import names the module in full: `web.c` is no file `web` + ".c"
             return self._kin(self.module_files.get(_dotted(module), ()), family)
+        if lang is not None and lang.modules_in_full:  # `Shop.Item` is a file .../Shop/Item.hs, no folder Shop/Item/
+            tail = "/" + _dotted(module).replace(".", "/")
+            return [f for f in self._kin(self.module_files.get(_dotted(module), ()), family)
+                    if ("/" + _SOURCE_EXT.sub("", f)).endswith(tail)]
         key = _dotted(_SOURCE_EXT.sub("", module))
         for prefix in _STRIP_MODULE_PREFIXES:
             if key.startswith(prefix):

@@ -192,6 +192,8 @@ class MemberResolver:
         lang = self.index.language(ref.path)
         if lang is not None and lang.module_symbols and MODULE_NAME.fullmatch(text):  # `Shop.Cart.add()`
             return self.names.name_value(text, ref)
+        if lang is not None and lang.modules_in_full and MODULE_NAME.fullmatch(text):  # `M.insert`, `Data.Map.insert`
+            return self._module_named(text, ref)
         if "::" in text or "\\" in text:  # `crate::geo::Point::origin()`, PHP `\App\User::find()`
             value = self._path_value(text, ref)
             if value.known():
@@ -210,6 +212,17 @@ class MemberResolver:
             elif self._all_methods(value.ids):
                 value = self.returns(value.ids)  # a method read without a call, then used: a property
         return value
+
+    def _module_named(self, text: str, ref: Reference) -> Value:
+        """A receiver written as a module name where imports name modules in full: what an import binds
+        to that name (`M` of `import qualified Data.Map as M`), else the module of that full name, ours or
+        OUTSIDE (a type named like it is no receiver)."""
+        value = self.names.name_value(text, ref)
+        if value.files or value.outside:
+            return value
+        self.memo.note(FILE_SET)
+        files = self.index.files_for_module(text, ref.path)
+        return Value(files=tuple(files)) if files else OUTSIDE
 
     def _path_value(self, text: str, ref: Reference) -> Value:
         """A receiver written as a path: the module's files when it names one of ours that defines the

@@ -438,9 +438,9 @@ class _Resolver:
 
     @staticmethod
     def _outside_if_explicit(lang: Language | None) -> Value:
-        # a Python import whose module names no file of ours is another project's (the standard
-        # library, a dependency); elsewhere the module path may just be one we cannot map
-        return OUTSIDE if lang is not None and lang.package_init else UNKNOWN
+        # a Python (or Haskell) import whose module names no file of ours is another project's (the
+        # standard library, a dependency); elsewhere the module path may just be one we cannot map
+        return OUTSIDE if lang is not None and (lang.package_init or lang.modules_in_full) else UNKNOWN
 
     def export(self, path: str, name: str) -> Value:
         """What `from <module of path> import name` gets: a definition, a re-export, a star import's
