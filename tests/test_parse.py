@@ -344,6 +344,18 @@ static double square(double x) { return x * x; }
 - (double)area { return 3.14 * square(2.0); }
 @end
 '''),
+    "haskell": ("Shapes.hs", '''module Shapes where
+
+import Geo.Util (square)
+
+-- | A circle.
+data Circle = Circle Double
+
+area :: Circle -> Double
+area (Circle r) = 3.14 * square r
+
+build = area (Circle 2.0)
+'''),
 }
 
 
@@ -385,6 +397,7 @@ SYMBOLS = {
     "r": [("class", "Circle", 4, 6), ("method", "Circle.area", 5, 5), ("function", "build", 8, 10)],
     "elixir": [("module", "Circle", 1, 9), ("function", "Circle.area", 6, 6), ("function", "Circle.build", 8, 8)],
     "objc": [("function", "square", 3, 3), ("class", "Circle", 6, 8), ("method", "Circle.area", 11, 11)],
+    "haskell": [("module", "Shapes", 1, 1), ("class", "Circle", 6, 6), ("function", "area", 8, 9), ("function", "build", 11, 11)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -398,6 +411,7 @@ DOCS = {
     "solidity": {"Circle": "A circle."}, "julia": {"Circle": "A circle."}, "r": {"Circle": "A circle."},
     "elixir": {"Circle": "A circle."},
     "objc": {"Circle": "A circle."},
+    "haskell": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -437,6 +451,8 @@ REFERENCES = {
                ("square", "call", 6, "Circle.area"), ("Circle", "instantiation", 8, "Circle.build"),
                ("describe", "call", 8, "Circle.build")],
     "objc": [("shape.h", "import", 1, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 11, "Circle.area")],
+    "haskell": [("square", "import", 3, None), ("Circle", "type", 8, "area"), ("Circle", "call", 9, "area"),
+                ("square", "call", 9, "area"), ("area", "call", 11, "build"), ("Circle", "call", 11, "build")],
 }
 
 
