@@ -344,6 +344,17 @@ static double square(double x) { return x * x; }
 - (double)area { return 3.14 * square(2.0); }
 @end
 '''),
+    "groovy": ("shapes.groovy", '''package geo
+
+import static geo.Util.square
+
+/** A circle. */
+class Circle extends Shape {
+    double area() { 3.14 * square(2.0) }
+}
+
+Circle build() { new Circle() }
+'''),
 }
 
 
@@ -385,6 +396,7 @@ SYMBOLS = {
     "r": [("class", "Circle", 4, 6), ("method", "Circle.area", 5, 5), ("function", "build", 8, 10)],
     "elixir": [("module", "Circle", 1, 9), ("function", "Circle.area", 6, 6), ("function", "Circle.build", 8, 8)],
     "objc": [("function", "square", 3, 3), ("class", "Circle", 6, 8), ("method", "Circle.area", 11, 11)],
+    "groovy": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -398,6 +410,7 @@ DOCS = {
     "solidity": {"Circle": "A circle."}, "julia": {"Circle": "A circle."}, "r": {"Circle": "A circle."},
     "elixir": {"Circle": "A circle."},
     "objc": {"Circle": "A circle."},
+    "groovy": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -437,6 +450,8 @@ REFERENCES = {
                ("square", "call", 6, "Circle.area"), ("Circle", "instantiation", 8, "Circle.build"),
                ("describe", "call", 8, "Circle.build")],
     "objc": [("shape.h", "import", 1, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 11, "Circle.area")],
+    "groovy": [("square", "import", 3, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 7, "Circle.area"),
+               ("Circle", "type", 10, "build"), ("Circle", "instantiation", 10, "build")],
 }
 
 
