@@ -154,14 +154,15 @@ _PHP_METHODS = frozenset({
 # what tree-sitter-groovy cannot read (it has no `*`, `?`, `%`, comparison or shift operators, and no
 # string with a member, `'x'.bytes`, nor annotation arguments), hidden from it: comments and plain
 # double-quoted strings (their `${x.m()}` parses) stay; other strings, Spock's `def "a feature"()` and the
-# `*` of `import a.b.*` read as one name (the `*` still names a star import); the operators it lacks
-# and an annotation's arguments are blanks
+# `*` of `import a.b.*` read as one name (the `*` still names a star import), and so do slashy strings
+# (`=~ /^a.*'/`); the operators it lacks, the `:` of an empty map `[:]` and annotation arguments are blanks
 _GROOVY_MASK = re.compile(
     rb"//[^\n]*|/\*[\s\S]*?\*/"
     rb"|(?P<name>\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|'(?:[^'\\\n]|\\.)*'"
     rb"|\"(?:[^\"\\\n]|\\.)*\"(?=[ \t]*[.(])|(?<=\.)\*)"
+    rb"|(?<=[~=(,])[ \t]*(?P<name_slashy>/(?![/*])(?:[^/\\\n]|\\.)+/)"
     rb"|\"(?:[^\"\\\n]|\\.)*\""
-    rb"|(?P<blank>\?|%|\*|\.\.[.<]?|(?<=\.)&|(?<=\s)(?:<<|>>>?|<=>|[<>]=?|/=?)(?=\s))"
+    rb"|(?P<blank>(?<=\[):(?=\])|\?|%|\*|\.\.[.<]?|(?<=\.)&|(?<=\s)(?:<<|>>>?|<=>|[<>]=?|/=?)(?=\s))"
     rb"|@[\w.]+[ \t]*(?P<blank_arguments>\((?:[^()\n]|\([^()\n]*\))*\))")
 # a line that only Objective-C writes: an interface, a protocol, an implementation, a forward class
 _OBJC_SYNTAX = re.compile(rb"^[ \t]*@(?:interface|protocol|implementation|class)\b", re.MULTILINE)

@@ -40,13 +40,37 @@
    (block . (unit . (identifier) @name .))]) @definition.enum
  (#eq? @_keyword "enum"))
 
+; ... the same where a line the grammar cannot read made the class's command an ERROR node (its
+; methods are still commands of their own)
+((ERROR
+  (unit . (identifier) @_keyword .)
+  .
+  [(unit . (identifier) @name .)
+   (unit . (generics_class . (identifier) @name))]) @definition.class
+ (#eq? @_keyword "class"))
+
+((ERROR
+  (unit . (identifier) @_keyword .)
+  .
+  [(unit . (identifier) @name .)
+   (unit . (generics_class . (identifier) @name))]) @definition.interface
+ (#eq? @_keyword "interface"))
+
+((ERROR
+  (unit . (identifier) @_keyword .)
+  .
+  [(unit . (identifier) @name .)
+   (unit . (generics_class . (identifier) @name))]) @definition.trait
+ (#eq? @_keyword "trait"))
+
 ; def name(...) { }, Type name(...) { }, static <T> T name(...) { }: a body after a call, with a return
 ; type, `def` or a modifier before it (not `new Foo() { }`, `else if (x) { }`, `return f() { }`)
 ((_
   (unit . (identifier) @_before .)
   .
   (block . (unit . (func . (identifier) @name . (arg_block)) .) . "{")) @definition.function
- (#not-any-of? @_before "new" "else" "return" "throw" "assert" "in" "case" "yield" "println" "print"))
+ (#not-any-of? @_before "new" "else" "return" "throw" "assert" "in" "case" "yield" "println" "print")
+ (#not-any-of? @name "if" "for" "while" "switch" "catch" "synchronized"))
 
 (_
   [(unit . (generics_class)) (list)]
@@ -62,10 +86,21 @@
   (unit . (identifier) @_throws .)) @definition.function
  (#eq? @_throws "throws"))
 
-; a constructor: `Foo(args) { }` first in its command, named like a class
-((_
+; a constructor: `Foo(args) { }` first in its command, named like a class, in a class's body (not a
+; builder's `Person(name: n) { }` in a closure)
+((block
   .
-  (block . (unit . (func . (identifier) @name . (arg_block)) .) . "{")) @definition.function
+  [(unit . (identifier) @_class .) (unit . (generics_class . (identifier) @_class))]
+  .
+  "{"
+  [(command . (block . (unit . (func . (identifier) @name . (arg_block)) .) . "{"))
+   (end_command . (block . (unit . (func . (identifier) @name . (arg_block)) .) . "{"))] @definition.function)
+ (#match? @_class "^[A-Z]")
+ (#match? @name "^[A-Z]"))
+
+((ERROR
+  "{"
+  (command . (block . (unit . (func . (identifier) @name . (arg_block)) .) . "{")) @definition.function)
  (#match? @name "^[A-Z]"))
 
 ; an abstract or interface method: `Type name(args)` alone in its command
