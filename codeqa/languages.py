@@ -96,6 +96,10 @@ class Language:
     # one definition may be written as consecutive equations of one name (Haskell `f :: Int -> Int`,
     # `f 0 = 1`, `f n = n * f (n - 1)`): one symbol from the first to the last
     equations: bool = False
+    # syntax the grammar cannot read, hidden from it: the grammar parses a copy of the file of the same
+    # length where this pattern's groups named `blank...` are spaces and those named `name...` read as one
+    # name each (`_`s; over several lines only the first and last byte); names are still read from the file
+    parse_mask: re.Pattern[bytes] | None = None
 
     @property
     def family_name(self) -> str:
@@ -149,10 +153,27 @@ _DART_METHODS = frozenset({
 _OBJC_METHODS = frozenset({
     "alloc", "init", "new", "copy", "retain", "release", "autorelease", "description", "isEqual", "hash", "count",
     "objectAtIndex", "objectForKey", "setObject", "addObject", "removeObject", "length", "class", "respondsToSelector"})
+_GROOVY_METHODS = frozenset({
+    "each", "eachWithIndex", "collect", "collectEntries", "findAll", "find", "any", "every", "inject", "with",
+    "sum", "join", "split", "trim", "times", "upto", "call", "getAt", "putAt", "leftShift", "withCloseable",
+    "withReader", "withWriter", "eachLine", "sort", "unique", "groupBy", "first", "last", "println", "print"})
 _PHP_METHODS = frozenset({
     "__toString", "count", "getIterator", "offsetGet", "offsetSet", "offsetExists", "jsonSerialize", "toArray"})
 
 
+# what tree-sitter-groovy cannot read (it has no `*`, `?`, `%`, comparison or shift operators, and no
+# string with a member, `'x'.bytes`, nor annotation arguments), hidden from it: comments and plain
+# double-quoted strings (their `${x.m()}` parses) stay; other strings, Spock's `def "a feature"()` and the
+# `*` of `import a.b.*` read as one name (the `*` still names a star import), and so do slashy strings
+# (`=~ /^a.*'/`); the operators it lacks, the `:` of an empty map `[:]` and annotation arguments are blanks
+_GROOVY_MASK = re.compile(
+    rb"//[^\n]*|/\*[\s\S]*?\*/"
+    rb"|(?P<name>\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|'(?:[^'\\\n]|\\.)*'"
+    rb"|\"(?:[^\"\\\n]|\\.)*\"(?=[ \t]*[.(])|(?<=\.)\*)"
+    rb"|(?<=[~=(,])[ \t]*(?P<name_slashy>/(?![/*])(?:[^/\\\n]|\\.)+/)"
+    rb"|\"(?:[^\"\\\n]|\\.)*\""
+    rb"|(?P<blank>(?<=\[):(?=\])|\?|%|\*|\.\.[.<]?|(?<=\.)&|(?<=\s)(?:<<|>>>?|<=>|[<>]=?|/=?)(?=\s))"
+    rb"|@[\w.]+[ \t]*(?P<blank_arguments>\((?:[^()\n]|\([^()\n]*\))*\))")
 # a line that only Objective-C writes: an interface, a protocol, an implementation, a forward class
 _OBJC_SYNTAX = re.compile(rb"^[ \t]*@(?:interface|protocol|implementation|class)\b", re.MULTILINE)
 # a line that only C++ writes: a namespace, a template, a class with a body, an access specifier
@@ -214,6 +235,11 @@ LANGUAGES: tuple[Language, ...] = (
     # `#import "x.h"` as C's #include; its headers named .h are C's row, parsed as Objective-C (written_as)
     Language("objc", "objc", (".m",), self_names=("self", "super"), bare_import_is_star=True, imports_are_transitive=True,
              imports_relative_to="file", static_types=True, generic_methods=_OBJC_METHODS, family="c"),
+    # Groovy beside Java and Kotlin: `def x = new Foo()` types x through the value; a bare `m()` in a class
+    # may be the class's own; `.gradle` build scripts stay text documents (DSL calls, no definitions)
+    Language("groovy", "groovy", (".groovy", ".gvy", ".gy", ".gsh"), ("groovy",), self_names=("this", "super"),
+             implicit_this=True, static_types=True, generic_methods=_JVM_METHODS | _GROOVY_METHODS, family="java",
+             parse_mask=_GROOVY_MASK),
     Language("vue", "vue", (".vue",), script_regions=True, **_TS),
     Language("svelte", "svelte", (".svelte",), script_regions=True, **_TS),
     # `import A.B` brings what A.B exports (a star import: likely), `import A.B (f)` names f, `import

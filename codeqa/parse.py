@@ -62,9 +62,9 @@ def parse_source(file: SourceFile, text: str):
             first, retry_as, file = written, language, replace(file, language=written)
         elif retry_as and row.retry_first is not None and row.retry_first.search(source):
             first, retry_as = retry_as, language  # a C++ header behind a .h extension: C++ first
-        tree = _parse_with_deadline(get_parser(first), source)
+        tree = _parse_with_deadline(get_parser(first), _masked(first, source))
         if tree.root_node.has_error and retry_as:
-            other = _parse_with_deadline(get_parser(retry_as), source)
+            other = _parse_with_deadline(get_parser(retry_as), _masked(retry_as, source))
             fewer = _error_count(other.root_node) - _error_count(tree.root_node)
             if fewer < 0 or (fewer == 0 and retry_as == language):  # a tie keeps the file's own language
                 tree, first = other, retry_as
@@ -118,6 +118,28 @@ def _parse_with_deadline(parser, source: bytes, seconds: float = PARSE_TIMEOUT_S
         if time.monotonic() > deadline:
             raise ParseTimeout(f"parse took over {seconds:.0f}s; used line windows") from None
         raise
+
+
+def _masked(language: str, source: bytes) -> bytes:
+    """What the grammar of `language` parses: `source`, or a copy of equal length and line breaks where
+    its `parse_mask` hides what the grammar cannot read (tree-sitter-groovy has no `*`, `?` or `%`)."""
+    mask = language_by_name(language).parse_mask
+    if mask is None:
+        return source
+    out = bytearray(source)
+    groups = [(group, 0x20 if group.startswith("blank") else 0x5F) for group in mask.groupindex
+              if group.startswith(("blank", "name"))]
+    for match in mask.finditer(source):
+        for group, fill in groups:
+            start, end = match.span(group)
+            if start < end:
+                span = source[start:end]
+                if fill == 0x5F and b"\n" in span:  # a name over lines: its first and last byte, blanks between
+                    out[start:end] = re.sub(rb"[^\n]", b" ", span)
+                    out[start] = out[end - 1] = fill
+                else:
+                    out[start:end] = re.sub(rb"[^\n]", bytes([fill]), span)
+    return bytes(out)
 
 
 def _error_count(root) -> int:
@@ -270,8 +292,10 @@ def _module_text(nodes: list, source: bytes) -> str:
 
 
 def _receiver_text(nodes: list, source: bytes) -> str:
-    """A receiver's text, without the dot a grammar may keep in it (Haskell's qualifier `Data.Map.`)."""
-    text = _text(nodes[0], source)
+    """A receiver's text from its first node to its last (Groovy's `a.b` in `a.b.c()` is flat names in one unit,
+    captured as its first and last name), without the dot a grammar may keep in it (Haskell's qualifier
+    `Data.Map.`)."""
+    text = source[min(n.start_byte for n in nodes):max(n.end_byte for n in nodes)].decode("utf-8", errors="replace")
     return text[:-1] if text.endswith(".") and len(text) > 1 else text
 
 

@@ -27,7 +27,9 @@ _LEADING_ATTRIBUTES = re.compile(r"^(?:(?:#?\[[^\]]*\]|@\w+(?:\([^)]*\))?)\s*)+"
 # C# `/// <summary>...</summary>`: the words are the doc, the wrapping tags are not.
 _XML_DOC_TAGS = re.compile(r"</?(summary|remarks|returns|value)>")
 # Siblings between a doc comment and its definition (Rust `#[derive(..)]`).
-_DOC_TRANSPARENT = ("attribute_item",)
+# nodes between a doc comment and its definition: Rust's #[attributes], Groovy's annotations (each a
+# command of its own, `@CompileStatic` on the line above `class`)
+_DOC_TRANSPARENT = ("attribute_item", "decorate")
 
 
 
@@ -160,7 +162,7 @@ def _build_symbols(file: SourceFile, language: str, defs: list[_Def], source: by
             continue
         qualified = f"{qualifier}.{d.name}" if qualifier else d.name
         start_line = d.node.start_point[0] + 1
-        end_line = max(start_line, d.node.end_point[0] + (0 if d.node.end_point[1] == 0 and d.node.end_point[0] > d.node.start_point[0] else 1))
+        end_line = max(start_line, _last_row(d.node, source) + 1)
         symbol = Symbol(
             id=symbol_id(file.path, qualified, start_line),
             name=d.name,
@@ -191,6 +193,19 @@ def _signature(node, source: bytes) -> str:
     kept = [line for i, line in enumerate(text.splitlines()) if i == 0 or not _COMMENT_LINE.match(line)]
     signature = " ".join(" ".join(kept).split())
     return _LEADING_ATTRIBUTES.sub("", signature).rstrip(" {:")[:SIGNATURE_MAX_CHARS]
+
+
+def _last_row(node, source: bytes) -> int:
+    """The row of a node's last character that is no white space: a grammar may end a definition with
+    the line breaks after it (tree-sitter-groovy's commands), which are not its lines."""
+    row, end, start = node.end_point[0], node.end_byte, node.start_byte
+    while end > start and source[end - 1:end] in _SPACE:
+        end -= 1
+        row -= source[end:end + 1] == b"\n"
+    return row
+
+
+_SPACE = (b" ", b"\t", b"\r", b"\n")
 
 
 def _docstring(d: _Def, source: bytes) -> str:
@@ -228,7 +243,8 @@ def _comments_above(anchor, source: bytes) -> list[str]:
     comments = []
     expected_row = anchor.start_point[0]
     sibling = anchor.prev_sibling
-    while sibling is not None and sibling.type in _DOC_TRANSPARENT:
+    while sibling is not None and (sibling.type in _DOC_TRANSPARENT or (sibling.named_child_count and all(
+            child.type in _DOC_TRANSPARENT for child in sibling.named_children))):
         expected_row = sibling.start_point[0]
         sibling = sibling.prev_sibling
     if sibling is not None and not _is_comment(sibling):

@@ -356,6 +356,17 @@ area (Circle r) = 3.14 * square r
 
 build = area (Circle 2.0)
 '''),
+    "groovy": ("shapes.groovy", '''package geo
+
+import static geo.Util.square
+
+/** A circle. */
+class Circle extends Shape {
+    double area() { 3.14 * square(2.0) }
+}
+
+Circle build() { new Circle() }
+'''),
 }
 
 
@@ -398,6 +409,7 @@ SYMBOLS = {
     "elixir": [("module", "Circle", 1, 9), ("function", "Circle.area", 6, 6), ("function", "Circle.build", 8, 8)],
     "objc": [("function", "square", 3, 3), ("class", "Circle", 6, 8), ("method", "Circle.area", 11, 11)],
     "haskell": [("module", "Shapes", 1, 1), ("class", "Circle", 6, 6), ("function", "area", 8, 9), ("function", "build", 11, 11)],
+    "groovy": [("class", "Circle", 6, 8), ("method", "Circle.area", 7, 7), ("function", "build", 10, 10)],
 }
 DOCS = {
     "python": {"Shape": "A shape."}, "javascript": {"Shape": "A shape."}, "typescript": {"Shape": "A shape."},
@@ -412,6 +424,7 @@ DOCS = {
     "elixir": {"Circle": "A circle."},
     "objc": {"Circle": "A circle."},
     "haskell": {"Circle": "A circle."},
+    "groovy": {"Circle": "A circle."},
 }
 REFERENCES = {
     "python": [("math", "import", 1, None), ("Shape", "inheritance", 11, "Circle"), ("float", "type", 12, "Circle.__init__"),
@@ -453,6 +466,8 @@ REFERENCES = {
     "objc": [("shape.h", "import", 1, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 11, "Circle.area")],
     "haskell": [("square", "import", 3, None), ("Circle", "type", 8, "area"), ("Circle", "call", 9, "area"),
                 ("square", "call", 9, "area"), ("area", "call", 11, "build"), ("Circle", "call", 11, "build")],
+    "groovy": [("square", "import", 3, None), ("Shape", "inheritance", 6, "Circle"), ("square", "call", 7, "Circle.area"),
+               ("Circle", "type", 10, "build"), ("Circle", "instantiation", 10, "build")],
 }
 
 

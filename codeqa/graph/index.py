@@ -26,7 +26,7 @@ _MODULE_SEPARATORS = re.compile(r"::|/|\\|\.")  # PHP namespaces use one backsla
 _STRIP_MODULE_PREFIXES = ("crate.", "self.", "super.", "@.", "~.")
 _INDEX_NAMES = ("__init__", "index", "mod", "lib", "main")
 _SOURCE_EXT = re.compile(r"\.(d\.ts|d\.mts|d\.cts|py|pyi|js|mjs|cjs|jsx|ts|tsx|mts|cts|java|go|rs|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php"
-                         r"|lua|sh|bash|kt|kts|scala|sc|swift|dart|sol|jl|r|R|ex|exs|m|hs)$")
+                         r"|lua|sh|bash|kt|kts|scala|sc|swift|dart|sol|jl|r|R|ex|exs|m|hs|groovy|gvy|gy|gsh)$")
 _RUST_PATH_HEADS = ("crate", "self", "super")
 # What resolution reads besides files' own symbols and references (Memo.note): which files there
 # are (module strings -> files, folders), and whether a type has members defined outside it.
