@@ -1,7 +1,8 @@
 """A seeded sample of one language's resolved reference sites in a project, printed for checking by hand.
 
-Walks the project with codeqa, parses every file of the language(s) given, resolves references over
-those files (as `codeqa index` does), prints the counts (files, symbols, references by confidence)
+Walks the project with codeqa, parses every file that may be in the language(s) given, keeps those
+whose parse is in one of them (a header named .h with `@interface` is C by its extension, parsed as
+Objective-C: the C row's `written_as`), resolves references over those files (as `codeqa index` does), prints the counts (files, symbols, references by confidence)
 and then `--sample` references drawn with `--seed`: each with its source line and the first line of
 every target it resolved to. Reading each one against the source gives the precision of a language's
 references on a project nobody here wrote (queries/README.md: adding a language).
@@ -23,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from codeqa.files import walk_repository  # noqa: E402
 from codeqa.graph import resolve_references  # noqa: E402
+from codeqa.languages import language_by_name  # noqa: E402
 from codeqa.parse import parse_source  # noqa: E402
 
 
@@ -35,9 +37,14 @@ def main() -> None:
     args = parser.parse_args()
     root = args.project.resolve()
     parsed, errors = [], 0
+    wanted = set(args.language)
     for file in walk_repository(root).files:
-        if file.language in args.language:
-            pf = parse_source(file, file.abs_path.read_text(encoding="utf-8", errors="replace"))[0]
+        # the walker's language is the extension's; the parse may find another (written_as)
+        row = language_by_name(file.language) if file.language else None
+        if row is None or (row.name not in wanted and not wanted & {other for other, _ in row.written_as}):
+            continue
+        pf = parse_source(file, file.abs_path.read_text(encoding="utf-8", errors="replace"))[0]
+        if pf.file.language in wanted:
             errors += pf.error is not None
             parsed.append(pf)
     resolved = resolve_references(parsed)

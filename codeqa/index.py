@@ -88,7 +88,7 @@ class IndexReport:
     repo: str
     index_dir: str
     files_total: int = 0
-    files_by_language: dict[str, int] = field(default_factory=dict)
+    files_by_language: dict[str, int] = field(default_factory=dict)  # as parsed (a .h may be Objective-C), else as walked
     files_changed: int = 0
     files_deleted: int = 0
     files_unchanged: int = 0
@@ -241,6 +241,7 @@ def _writer_for(likely: Sequence[SourceFile], repo: Path, settings: Settings, em
 
 def _summary(report: IndexReport) -> dict:
     return {"symbols": report.symbols, "references": report.references, "chunks": report.chunks,
+            "files_by_language": report.files_by_language,
             "references_by_confidence": report.references_by_confidence,
             "partial": [list(item) for item in report.partial]}
 
@@ -253,6 +254,7 @@ def _report_from_state(report: IndexReport, state: dict) -> None:
     report.references = summary.get("references", 0)
     report.references_by_confidence = summary.get("references_by_confidence", {})
     report.chunks = summary.get("chunks", 0)
+    report.files_by_language = summary.get("files_by_language") or report.files_by_language
     report.partial = [tuple(item) for item in summary.get("partial", [])]
 
 
@@ -288,6 +290,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         report.symbols = meta.get("symbols", 0)
         report.references = meta.get("references", 0)
         report.references_by_confidence = meta.get("references_by_confidence", {})
+        report.files_by_language = dict(Counter(e.language or "text" for e in manifest.values()))
         report.chunks = store.count_chunks()
         report.partial = sorted((p, e.reason or e.status) for p, e in manifest.items() if e.status == "partial")
         report.chunks_deferred = sum(e.chunks for e in pending_files(manifest))
@@ -370,6 +373,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         finally:
             parse_cache.close()
         report.partial = sorted((pf.file.path, pf.error) for pf in parsed if pf.error)
+        report.files_by_language = dict(Counter(pf.file.language or "text" for pf in parsed))
         # final: only the references are written after this (a writer counted them: loading the chunks here
         # would add them to the resolution's memory, not yet handed back)
         report.chunks = written.total_chunks if written is not None else store.count_chunks()

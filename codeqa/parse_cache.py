@@ -9,7 +9,9 @@ is a miss, never an error: the file is parsed again.
 Symbols and references are stored field by field, one list of values per dataclass field in field
 order, under a header naming those fields, so that a field added or renamed in types.py invalidates
 old entries instead of shifting values. Their `path` is no column: it is the file's, stored once.
-The file's absolute path is not stored: the caller passes the SourceFile it has.
+The file's absolute path is not stored: the caller passes the SourceFile it has. The language the
+file was parsed in is: a parse may find another than the extension's (an Objective-C header named .h
+is C's by its extension: languages.py `written_as`), and resolution reads the parse's.
 
 An entry is two parts in two columns: `data` (the header, the symbols and the references that
 resolving other files reads) and `rest` (the other references, where the first ones go among them,
@@ -31,12 +33,14 @@ from itertools import chain, repeat
 from operator import attrgetter
 from pathlib import Path
 
+from .languages import language_by_name
 from .plain_sqlite import open_plain_sqlite
 from .types import ParsedFile, Reference, SourceFile, Symbol
 
 # 2: no "partial" flag (a ParsedFile with an error is partial); 3: two parts (data, rest); 4: no path
-# column, the positions of the first part's references in the `rest` part, which has a header of its own
-FORMAT_VERSION = 4
+# column, the positions of the first part's references in the `rest` part, which has a header of its own;
+# 5: the language the file was parsed in
+FORMAT_VERSION = 5
 _BATCH = 500  # keys per SELECT/DELETE: well under SQLite's bound-parameter limit
 _NONE = type(None)
 # What each annotation in Symbol/Reference may hold in JSON. A field of a type not listed here fails
@@ -69,7 +73,8 @@ _SYMBOLS = _spec(Symbol)
 _REFERENCES = _spec(Reference)
 _SCHEMA = [("table", "parsed", "CREATE TABLE parsed (key TEXT PRIMARY KEY, data BLOB, rest BLOB)"),
            ("index", "sqlite_autoindex_parsed_1", None)]
-_KEYS = {"v", "symbol_fields", "reference_fields", "path", "sha256", "error", "symbols", "table_references"}
+_KEYS = {"v", "symbol_fields", "reference_fields", "path", "sha256", "language", "error", "symbols",
+         "table_references"}
 _REST_KEYS = {"v", "reference_fields", "path", "sha256", "table_positions", "references", "rest"}
 _SEPARATOR = b"\n"  # between the two parts of an encoded entry (compact JSON escapes every newline)
 
@@ -97,7 +102,7 @@ def encode_parsed(parsed: ParsedFile) -> bytes:
     chosen = set(table)
     head = json.dumps({
         "v": FORMAT_VERSION, "symbol_fields": _SYMBOLS.fields, "reference_fields": _REFERENCES.fields,
-        "path": parsed.file.path, "sha256": parsed.file.sha256, "error": parsed.error,
+        "path": parsed.file.path, "sha256": parsed.file.sha256, "language": parsed.file.language, "error": parsed.error,
         "symbols": _columns(parsed.symbols, _SYMBOLS.fields),
         "table_references": _columns([parsed.references[i] for i in table], _REFERENCES.fields),
     }, separators=(",", ":")).encode("ascii")  # escaped: a lone surrogate in a string round-trips too
@@ -140,7 +145,8 @@ def decode_parsed(blob: bytes, file: SourceFile, all_references: bool = True,
     `data` part decoded before (all_references=False), whose symbols and references are taken as they
     are, so that only the `rest` is read (resolution completes the parses it holds cut: on site-packages
     that left 0.5M symbols and 2.4M references it decoded a second time); `blob` may then be the
-    `rest` part alone, after an empty `data` part."""
+    `rest` part alone, after an empty `data` part. The ParsedFile's file is `file`, in the language it
+    was parsed in: `file`'s own, or one its registry row's `written_as` names (any other is a miss)."""
     if not isinstance(blob, (bytes, bytearray)):  # SQLite hands back whatever type a crafted row holds
         return None
     head, _, rest = bytes(blob).partition(_SEPARATOR)
@@ -148,12 +154,15 @@ def decode_parsed(blob: bytes, file: SourceFile, all_references: bool = True,
     path = strings.setdefault(file.path, file.path)
     if all_references and _same_file(known, file):
         symbols, table, error = known.symbols, known.references, known.error  # _merge checks that they fit the positions
+        language = known.file.language
     else:
         data = _loads(head)
         if (type(data) is not dict or data.keys() != _KEYS or type(data["v"]) is not int or data["v"] != FORMAT_VERSION
                 or data["symbol_fields"] != _SYMBOLS.fields or data["reference_fields"] != _REFERENCES.fields
-                or data["path"] != file.path or data["sha256"] != file.sha256 or type(data["error"]) not in (str, _NONE)):
+                or data["path"] != file.path or data["sha256"] != file.sha256 or type(data["error"]) not in (str, _NONE)
+                or not _parsed_as(file, data["language"])):
             return None
+        language = data["language"]
         symbols = _build(_SYMBOLS, data["symbols"], strings, path)
         table = _build(_REFERENCES, data["table_references"], strings, path)
         error = data["error"]
@@ -170,7 +179,15 @@ def decode_parsed(blob: bytes, file: SourceFile, all_references: bool = True,
             return None
     else:
         references = table
+    if language != file.language:
+        file = dataclasses.replace(file, language=language)
     return ParsedFile(file, symbols, references, error=error)
+
+
+def _parsed_as(file: SourceFile, language: object) -> bool:
+    """Whether a parse of `file` may be in `language`: its own, or one its row is also written in."""
+    return language == file.language or (
+        file.language is not None and any(language == other for other, _ in language_by_name(file.language).written_as))
 
 
 def _same_file(parsed: ParsedFile | None, file: SourceFile) -> bool:

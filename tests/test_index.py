@@ -38,6 +38,22 @@ def test_report_of_a_full_index(repo, settings, embedder):
     assert d["graph_files_per_second"] > 0 and d["index_bytes"] > 0
 
 
+def test_files_are_counted_by_the_language_they_were_parsed_in(tmp_path, settings, embedder):
+    """An Objective-C header is C's by its .h: the report counts it as Objective-C, on every kind of run."""
+    repo = tmp_path / "objc"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "languages" / "objc", repo)
+    (repo / "util.h").write_text("int util(void);\n", encoding="utf-8")  # a plain C header stays C
+    parsed = {"objc": 5, "c": 1}
+    assert index_repo(repo, settings, embedder=embedder, embed=False).files_by_language == parsed
+    deferred = index_repo(repo, settings, embedder=embedder, embed=False)  # from the store's manifest
+    assert deferred.nothing_to_do and deferred.files_by_language == parsed
+    assert index_repo(repo, settings, embedder=embedder).files_by_language == parsed  # phase 2 only
+    again = index_repo(repo, settings, embedder=embedder)  # from the state file, without opening the store
+    assert again.nothing_to_do and again.files_by_language == parsed
+    (repo / "main.m").write_text((repo / "main.m").read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert index_repo(repo, settings, embedder=embedder).files_by_language == parsed  # the headers from the parse cache
+
+
 def test_no_change_reindex_does_not_load_the_model(repo, settings, embedder):
     index_repo(repo, settings, embedder=embedder)
     before = index_snapshot(repo, settings)

@@ -101,6 +101,20 @@ def test_decode_puts_back_the_callers_source_file(parsed):
     assert decode_parsed(encode_parsed(pf), replace(pf.file, sha256="0" * 64)) is None
 
 
+def test_a_parse_in_another_language_than_the_extensions_keeps_it(tmp_path, cache):
+    # an Objective-C header is C's by its .h; resolution reads the parse's language, from the cache too
+    (tmp_path / "Shape.h").write_text("@interface Shape : NSObject\n- (double)area;\n@end\n", encoding="utf-8")
+    file = walk_repository(tmp_path, 1_000_000).files[0]
+    pf = parse_source(file, read_source_text(file.abs_path))[0]
+    assert (file.language, pf.file.language) == ("c", "objc") and pf.symbols
+    cache.put_many([(pf.file, encode_parsed(pf))], FINGERPRINT)
+    assert cache.get(file, FINGERPRINT) == pf
+    light = decode_parsed(encode_parsed(pf), file, all_references=False)
+    assert light.file.language == "objc" and decode_parsed(encode_parsed(pf), file, known=light) == pf
+    # a language the file cannot be parsed in (a crafted entry) is a miss
+    assert decode_parsed(encode_parsed(replace(pf, file=replace(pf.file, language="python"))), file) is None
+
+
 def test_cache_get_put_and_fingerprint(cache, parsed):
     cache.put_many([(pf.file, encode_parsed(pf)) for pf in parsed], FINGERPRINT)
     found = cache.get_many([pf.file for pf in parsed], FINGERPRINT)
