@@ -153,7 +153,7 @@ def make(setting: Setting, torch_embedder: SentenceTransformerEmbedder):
         return torch_embedder
     from codeqa.embed.local_onnx import OnnxEmbedder
 
-    embedder = OnnxEmbedder(precision=setting.backend, threads=setting.threads)
+    embedder = OnnxEmbedder(precision=setting.backend, threads=setting.threads, cache_dir=Settings.load().onnx_cache)
     embedder.load()  # the export and the quantisation happen here, outside the timing
     return embedder
 

@@ -63,6 +63,15 @@ class Settings:
     judge_model: str | None = None
     # parallel parse workers; 0 -> automatic
     parse_workers: int = 0
+    # where local-onnx keeps the model it exports at first use; None -> ~/.cache/codeqa/onnx
+    onnx_cache: Path | None = None
+    # the shells: a token the MCP server over HTTP and the page ask for (`codeqa mcp --token`, `codeqa ui --token`);
+    # `codeqa ui` hands the page its repository (--repo), --any-repo (a visitor may type a folder) and --watch
+    mcp_token: str | None = field(default=None, repr=False)
+    ui_token: str | None = field(default=None, repr=False)
+    ui_repo: str | None = None
+    ui_any_repo: bool = False
+    ui_watch: bool = False
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -78,7 +87,7 @@ class Settings:
             if env.get(var) and name not in values:
                 values[name] = env[var]
         values.update({k: v for k, v in overrides.items() if v is not None})
-        for name in ("index_dir", "cache_home"):
+        for name in ("index_dir", "cache_home", "onnx_cache"):
             if isinstance(values.get(name), (str, Path)):
                 values[name] = Path(values[name]).expanduser()
         return cls(**values)
@@ -134,8 +143,16 @@ def default_cache_home() -> Path:
     return Path.home() / ".cache"
 
 
+TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
 def _convert(name: str, typ: Any, raw: str) -> Any:
     typ = str(typ)
+    if typ == "bool":
+        if raw.strip().lower() in TRUE + FALSE:
+            return raw.strip().lower() in TRUE
+        raise UsageError(f"CODEQA_{name.upper()}={raw!r} is neither on (1, true, yes) nor off (0, false, no); "
+                         "fix or unset it.")
     try:
         if typ.startswith("int"):
             return int(raw)

@@ -21,10 +21,11 @@ def test_defaults_when_the_environment_is_empty():
 
 
 def test_each_setting_comes_from_its_codeqa_variable_with_its_type():
-    samples = {int: ("7", 7), float: ("2.5", 2.5), str: ("some-value", "some-value")}
+    samples = {int: ("7", 7), float: ("2.5", 2.5), str: ("some-value", "some-value"), bool: ("1", True)}
     for field in fields(Settings):
         typ = str(field.type)
-        kind = int if typ.startswith("int") else float if typ.startswith("float") else Path if "Path" in typ else str
+        kind = (int if typ.startswith("int") else float if typ.startswith("float") else bool if typ == "bool"
+                else Path if "Path" in typ else str)
         raw, expected = ("/tmp/somewhere", Path("/tmp/somewhere")) if kind is Path else samples[kind]
         value = getattr(Settings.load(env={f"CODEQA_{field.name.upper()}": raw}), field.name)
         assert value == expected and type(value) is type(expected), field.name
@@ -64,6 +65,21 @@ def test_openai_qdrant_and_xdg_variables():
     assert both.qdrant_url == "http://codeqa:6333"
 
 
+def test_the_shells_settings_come_from_their_variables_and_tokens_stay_out_of_repr():
+    env = {"CODEQA_MCP_TOKEN": "mcp-s3cret", "CODEQA_UI_TOKEN": "ui-s3cret", "CODEQA_UI_REPO": "/srv/repo",
+           "CODEQA_UI_WATCH": "1", "CODEQA_UI_ANY_REPO": "yes", "CODEQA_ONNX_CACHE": "~/onnx-here"}
+    settings = Settings.load(env=env)
+    assert (settings.mcp_token, settings.ui_token, settings.ui_repo) == ("mcp-s3cret", "ui-s3cret", "/srv/repo")
+    assert settings.ui_watch is True and settings.ui_any_repo is True
+    assert settings.onnx_cache == Path.home() / "onnx-here"
+    assert "s3cret" not in repr(settings)
+    default = Settings.load(env={})
+    assert (default.mcp_token, default.ui_token, default.ui_repo, default.onnx_cache) == (None, None, None, None)
+    assert default.ui_watch is False and default.ui_any_repo is False
+    for off in ("0", "false", "No", "OFF"):
+        assert Settings.load(env={"CODEQA_UI_WATCH": off}).ui_watch is False
+
+
 def test_an_empty_variable_counts_as_unset():
     assert Settings.load(env={"CODEQA_TOP_K": "", "QDRANT_URL": "", "CODEQA_MODEL": ""}) == Settings()
 
@@ -80,6 +96,7 @@ def test_paths_expand_the_home_folder():
     ("CODEQA_QDRANT_SHARDS", "2.5"),
     ("CODEQA_PARSE_WORKERS", "all"),
     ("CODEQA_FILES_MAX_BYTES", "1MB"),
+    ("CODEQA_UI_WATCH", "maybe"),
 ])
 def test_a_bad_value_is_a_usage_error_naming_the_variable(variable, raw):
     with pytest.raises(UsageError) as exc:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codeqa.embed import make_embedder
+from codeqa.config import Settings
+from codeqa.embed import embedder_from_settings, make_embedder
 from codeqa.errors import UsageError
 
 pytest.importorskip("onnxruntime", reason="optional: pip install 'codeqa[onnx]'")
@@ -21,7 +22,7 @@ def test_onnx_export_gives_the_torch_vectors_and_is_cached(tmp_path, monkeypatch
     from codeqa.embed.local_onnx import OnnxEmbedder
 
     monkeypatch.setenv("CODEQA_ONNX_CACHE", str(tmp_path / "onnx"))
-    fp32 = make_embedder("local-onnx")
+    fp32 = embedder_from_settings(Settings.load(embeddings="local-onnx"))
     assert isinstance(fp32, OnnxEmbedder) and not fp32.loaded
     assert fp32.model_id == embedder.model_id  # same vectors: an index built with torch is searched with it
     vectors = fp32.encode(TEXTS, batch_size=2)
@@ -32,7 +33,7 @@ def test_onnx_export_gives_the_torch_vectors_and_is_cached(tmp_path, monkeypatch
     exported = fp32.model_path
     assert exported.is_file() and exported.parent.parent == tmp_path / "onnx"
     stamp = exported.stat().st_mtime_ns
-    again = OnnxEmbedder()
+    again = OnnxEmbedder(cache_dir=tmp_path / "onnx")
     again.load()  # from the cache: no second export
     assert exported.stat().st_mtime_ns == stamp
 
@@ -51,6 +52,18 @@ def test_an_int8_model_has_its_own_id_and_file(tmp_path):
         OnnxEmbedder(precision="int4")
 
 
+def test_the_export_folder_comes_from_settings_not_from_the_environment(tmp_path, monkeypatch):
+    from codeqa.embed.local_onnx import OnnxEmbedder
+
+    monkeypatch.setenv("CODEQA_ONNX_CACHE", str(tmp_path / "from-env"))
+    chosen = embedder_from_settings(Settings(embeddings="local-onnx-int8", onnx_cache=tmp_path / "onnx"))
+    assert isinstance(chosen, OnnxEmbedder) and not chosen.loaded
+    assert chosen.model_path.parent.parent == tmp_path / "onnx"
+    # the library reads no variable: CODEQA_ONNX_CACHE reaches it only through Settings.load at the edge
+    assert tmp_path / "from-env" not in OnnxEmbedder().model_path.parents
+    assert embedder_from_settings(Settings.load(embeddings="local-onnx")).model_path.parent.parent == tmp_path / "from-env"
+
+
 @pytest.mark.slow
 def test_int8_is_quantised_from_the_cached_export_and_stays_close(tmp_path, monkeypatch, embedder):
     import logging
@@ -61,7 +74,7 @@ def test_int8_is_quantised_from_the_cached_export_and_stays_close(tmp_path, monk
     # a root logger without handlers, as in a process that never set up logging: the quantiser's
     # warnings would configure logging for the whole process (logging.basicConfig) and print
     monkeypatch.setattr(logging.getLogger(), "handlers", [])
-    int8 = make_embedder("local-onnx-int8")
+    int8 = embedder_from_settings(Settings.load(embeddings="local-onnx-int8"))
     assert isinstance(int8, OnnxEmbedder) and int8.precision == "int8" and int8.model_id != embedder.model_id
     vectors = int8.encode(TEXTS, batch_size=2)
     assert logging.getLogger().handlers == []
@@ -72,5 +85,5 @@ def test_int8_is_quantised_from_the_cached_export_and_stays_close(tmp_path, monk
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     cosine = (vectors * embedder.encode(TEXTS)).sum(axis=1)
     assert float(cosine.min()) > 0.97  # close, not equal (docs/benchmarks.md: what it costs in MRR)
-    one_thread = OnnxEmbedder(precision="int8", threads=1)  # from the cache, on one thread: the same vectors
+    one_thread = OnnxEmbedder(cache_dir=tmp_path / "onnx", precision="int8", threads=1)  # from the cache, on one thread: the same vectors
     assert np.allclose(one_thread.encode(TEXTS, batch_size=2), vectors, atol=1e-5)

@@ -322,12 +322,12 @@ def cmd_ui(args, settings: Settings) -> int:
         import codeqa.ui
 
         app = Path(codeqa.ui.__path__[0]) / "app.py"
-    token = args.token or os.environ.get("CODEQA_UI_TOKEN")
+    token = args.token or settings.ui_token
     if args.host not in LOOPBACK and not token:
         raise UsageError(f"--host {args.host} serves the page to other machines, which could read any indexed file "
                          "and spend your LLM key: set a token with --token or CODEQA_UI_TOKEN (or keep the default "
                          "--host 127.0.0.1).")
-    env = dict(os.environ)
+    env = dict(os.environ)  # the page reads its settings from the environment it is given (Settings.load)
     if args.repo:
         env["CODEQA_UI_REPO"] = str(_repo(args.repo))
     if args.any_repo:
@@ -378,7 +378,7 @@ def cmd_mcp(args, settings: Settings) -> int:
     from ..mcp import http_address, serve_http, serve_stdio
 
     repo = _repo(args.repo)
-    token = args.token or os.environ.get("CODEQA_MCP_TOKEN")
+    token = args.token or settings.mcp_token
     address = http_address(args.http, token) if args.http else None
     # the watcher re-indexes through the server's own runs, which take turns with its reindex tool
     watch = (lambda update: _watcher(repo, settings, index=update)) if args.watch else None

@@ -12,6 +12,7 @@ no import cycle; importing it loads neither torch nor a model.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -41,17 +42,19 @@ class Embedder(Protocol):
 
 def make_embedder(spec: str = "local", adapter: str = "default", base_url: str | None = None,
                   api_key: str | None = None, *, concurrency: int = 4, timeout: float = 60.0,
-                  settings_named: tuple[str, str] = ("OPENAI_BASE_URL", "OPENAI_API_KEY")) -> Embedder:
+                  settings_named: tuple[str, str] = ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
+                  onnx_cache: Path | None = None) -> Embedder:
     """The embedder CODEQA_EMBEDDINGS names: "local", "local-onnx", "local-onnx-int8" or "openai:<model>".
     `concurrency` and `timeout` (CODEQA_EMBEDDING_CONCURRENCY, CODEQA_EMBEDDING_TIMEOUT) apply to an
-    endpoint only, and `settings_named` are the settings its messages name for the URL and the key."""
+    endpoint only, and `settings_named` are the settings its messages name for the URL and the key.
+    `onnx_cache` (CODEQA_ONNX_CACHE) is where local-onnx keeps its export; None: ~/.cache/codeqa/onnx."""
     if spec.startswith("openai:"):
         return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key, concurrency=concurrency, timeout=timeout,
                               settings_named=settings_named)
     if spec in ("local-onnx", "local-onnx-int8"):
         from .local_onnx import OnnxEmbedder
 
-        return OnnxEmbedder(adapter, precision="int8" if spec.endswith("int8") else "fp32")
+        return OnnxEmbedder(adapter, cache_dir=onnx_cache, precision="int8" if spec.endswith("int8") else "fp32")
     if spec != "local":
         raise UsageError(f"CODEQA_EMBEDDINGS={spec!r} is not understood; use 'local', 'local-onnx', "
                          f"'local-onnx-int8' or 'openai:<model>'.")
@@ -63,7 +66,7 @@ def embedder_from_settings(settings: Settings) -> Embedder:
     end = settings.embeddings_endpoint
     return make_embedder(settings.embeddings, settings.embedding_adapter, end.base_url, end.api_key,
                          concurrency=settings.embedding_concurrency, timeout=settings.embedding_timeout,
-                         settings_named=(end.url_setting, end.key_setting))
+                         settings_named=(end.url_setting, end.key_setting), onnx_cache=settings.onnx_cache)
 
 
 __all__ = ["Embedder", "make_embedder", "embedder_from_settings", "EmbeddingCache", "SentenceTransformerEmbedder",

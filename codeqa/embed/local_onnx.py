@@ -4,7 +4,7 @@
     CODEQA_EMBEDDINGS=local-onnx-int8   that export with int8 weights: faster, other vectors
 
 The export is made once from the loaded sentence-transformers model (so a LoRA adapter merged at
-load is in it) and cached under CODEQA_ONNX_CACHE (default ~/.cache/codeqa/onnx), keyed by the
+load is in it) and cached under CODEQA_ONNX_CACHE (Settings.onnx_cache, default ~/.cache/codeqa/onnx), keyed by the
 model id; the int8 model is quantised from it once and kept beside it. Afterwards only
 `onnxruntime` and `tokenizers` are needed. Tokenisation, mean pooling and L2 normalisation are
 those of the sentence-transformers pipeline (max 256 word pieces), texts batched longest first in
@@ -43,7 +43,8 @@ INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
 
 def onnx_cache_dir() -> Path:
-    return Path(os.environ.get("CODEQA_ONNX_CACHE") or Path.home() / ".cache" / "codeqa" / "onnx")
+    """Where the export is kept when no cache_dir is given (CODEQA_ONNX_CACHE reaches it as Settings.onnx_cache)."""
+    return Path.home() / ".cache" / "codeqa" / "onnx"
 
 
 class OnnxEmbedder:
