@@ -73,6 +73,12 @@ class Settings:
     ui_any_repo: bool = False
     ui_watch: bool = False
 
+    def __post_init__(self) -> None:
+        for name in POSITIVE_COUNTS:  # a count below one would answer nothing, silently
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise UsageError(f"CODEQA_{name.upper()}={value!r} must be at least 1 (a whole number); fix or unset it.")
+
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
         env = os.environ if env is None else env
@@ -143,6 +149,9 @@ def default_cache_home() -> Path:
     return Path.home() / ".cache"
 
 
+# settings that count something (results, tokens, chunks, requests): at least one
+POSITIVE_COUNTS = ("top_k", "context_tokens", "usage_sites_listed", "answer_tokens", "embedding_batch_size",
+                   "embedding_concurrency", "chunk_max_chars", "files_max_bytes")
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 

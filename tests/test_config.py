@@ -118,3 +118,10 @@ def test_the_default_index_folder_is_in_the_cache_and_names_the_repository(tmp_p
     assert first not in folder.parents
     chosen = Settings.load(env={"XDG_CACHE_HOME": str(cache)}, index_dir=str(tmp_path / "idx"))
     assert chosen.index_dir_for(first) == tmp_path / "idx"
+
+
+@pytest.mark.parametrize("name, value", [("CODEQA_TOP_K", "-3"), ("CODEQA_TOP_K", "0"), ("CODEQA_CONTEXT_TOKENS", "0"),
+                                         ("CODEQA_EMBEDDING_BATCH_SIZE", "-1"), ("CODEQA_ANSWER_TOKENS", "0")])
+def test_a_count_below_one_is_refused_with_its_variable(name, value):
+    with pytest.raises(UsageError, match=f"{name}={int(value)} must be at least 1"):
+        Settings.load(env={name: value})
