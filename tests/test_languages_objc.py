@@ -3,7 +3,7 @@ tests name the facts the language is about)."""
 
 from __future__ import annotations
 
-from test_languages import one, refs, sample, symbols_by_qualified_name, targets
+from test_languages import one, project, refs, sample, symbols_by_qualified_name, targets
 
 
 def test_headers_with_objective_c_syntax_are_objective_c_files():
@@ -33,3 +33,18 @@ def test_imports_are_transitive_and_reach_c_functions():
     c_call = one("objc", "Shape.m", 25, "square")  # Shape.h imports Geometry.h: square() is in Geometry.m
     assert targets(c_call) == ["Geometry.m:square"]
     assert targets(one("objc", "Shape.h", 16, "Shape")) == ["Shape.h:Shape"]  # @interface Circle : Shape
+
+
+def test_only_the_first_selector_keyword_of_a_message_send_is_a_call(tmp_path):
+    # `options:` of `[NSJSONSerialization dataWithJSONObject:o options:0 error:nil]` is part of one
+    # selector, no call of the property Settings.options (AFNetworking: 22 such references, all wrong)
+    (tmp_path / "Settings.h").write_text("@interface Settings : NSObject\n@property (nonatomic) int options;\n"
+                                         "+ (id)dataWith:(id)o options:(int)n;\n@end\n")
+    (tmp_path / "Settings.m").write_text("#import \"Settings.h\"\n\n@implementation Settings\n"
+                                         "+ (id)dataWith:(id)o options:(int)n {\n    return o;\n}\n@end\n")
+    (tmp_path / "main.m").write_text("#import \"Settings.h\"\n\nint main(void) {\n"
+                                     "    id data = [NSJSONSerialization dataWithJSONObject:@1 options:0 error:nil];\n"
+                                     "    return [Settings dataWith:data options:1] != nil;\n}\n")
+    _, resolved = project(tmp_path)
+    sends = [(r.line, r.name, targets(r)) for r in resolved if r.path == "main.m" and r.kind == "call"]
+    assert sends == [(5, "dataWith", ["Settings.m:Settings.dataWith"])]
