@@ -176,6 +176,21 @@ _GROOVY_MASK = re.compile(
     rb"|@[\w.]+[ \t]*(?P<blank_arguments>\((?:[^()\n]|\([^()\n]*\))*\))")
 # a line that only Objective-C writes: an interface, a protocol, an implementation, a forward class
 _OBJC_SYNTAX = re.compile(rb"^[ \t]*@(?:interface|protocol|implementation|class)\b", re.MULTILINE)
+# macros tree-sitter-objc misreads (it knows none of Apple's), blanked: a line that is only a macro
+# (`NS_ASSUME_NONNULL_BEGIN`, `NS_EXTENSION_UNAVAILABLE_IOS("...")`) and macros after a declaration,
+# before its `;` or `{` (`- (void)f API_AVAILABLE(ios(10), macosx(10.12));`, `NS_DESIGNATED_INITIALIZER`).
+# A macro is an uppercase name with an underscore and arguments in balanced parentheses or none.
+# Comments, strings, preprocessor lines, a typedef's first word (`typedef NS_ENUM(...) {` names the enum)
+# and the rest of a statement after `=`, `return`, `if (...)` and the like (`if (x) FOO_BAR(y);`,
+# `x = (double) DBL_MAX;`) are read past, unchanged
+_OBJC_MACRO = rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*(?:[ \t]*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))?"
+_OBJC_MASK = re.compile(
+    rb"//[^\n]*|/\*[\s\S]*?\*/|\"(?:[^\"\\\n]|\\.)*\"|^[ \t]*#(?:[^\n\\]|\\[\s\S])*|\btypedef\s+\w+"
+    rb"|(?:(?<!getter)(?<!setter)(?<![=!<>])=(?!=)|\b(?:return|else|do|case)\b"
+    rb"|\b(?:if|while|for|switch)[ \t]*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))[^;{}\n]*"
+    rb"|^(?P<blank_line>" + _OBJC_MACRO + rb")[ \t]*$"
+    rb"|(?<=[\w)])[ \t]+(?P<blank_after>" + _OBJC_MACRO + rb"(?:[ \t]+" + _OBJC_MACRO + rb")*)(?=\s*[;{])",
+    re.MULTILINE)
 # a line that only C++ writes: a namespace, a template, a class with a body, an access specifier
 _CPP_SYNTAX = re.compile(rb"^[ \t]*(?:namespace\b|template[ \t]*<|class[ \t]+\w+[^;{]*\{|using[ \t]+namespace\b"
                          rb"|(?:public|private|protected)[ \t]*:)", re.MULTILINE)
@@ -234,7 +249,8 @@ LANGUAGES: tuple[Language, ...] = (
              bare_import_is_star=True, static_types=True, module_symbols=True),
     # `#import "x.h"` as C's #include; its headers named .h are C's row, parsed as Objective-C (written_as)
     Language("objc", "objc", (".m",), self_names=("self", "super"), bare_import_is_star=True, imports_are_transitive=True,
-             imports_relative_to="file", static_types=True, generic_methods=_OBJC_METHODS, family="c"),
+             imports_relative_to="file", static_types=True, generic_methods=_OBJC_METHODS, family="c",
+             parse_mask=_OBJC_MASK),
     # Groovy beside Java and Kotlin: `def x = new Foo()` types x through the value; a bare `m()` in a class
     # may be the class's own; `.gradle` build scripts stay text documents (DSL calls, no definitions)
     Language("groovy", "groovy", (".groovy", ".gvy", ".gy", ".gsh"), ("groovy",), self_names=("this", "super"),

@@ -2,10 +2,12 @@
 ; Objective-C references, over C's (`#import "x.h"` as an include, calls, types, declared
 ; variables). A message send `[obj sel:arg]` is a call of the selector's first keyword on the
 ; receiver `obj` (a class name, self, super, or a variable typed by its declaration `Shape *s`);
+; the later keywords are that one selector's parts, no calls (the `.` anchor keeps to the first).
 ; `self.name` reads a property. Superclasses and adopted protocols are inheritance.
 
 (message_expression
   receiver: (_) @receiver
+  .
   method: (identifier) @name.reference.call)
 
 (class_interface superclass: (identifier) @name.reference.inheritance)
@@ -17,6 +19,7 @@
 ; [[Shape alloc] init], [Shape new]: the class is instantiated
 ((message_expression
   receiver: (identifier) @name.reference.instantiation
+  .
   method: (identifier) @_make)
   (#any-of? @_make "alloc" "new"))
 
