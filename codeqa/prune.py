@@ -9,7 +9,8 @@
     output evidence   a folder named like output (OUTPUT_NAMES: build, dist, target, out, coverage, env,
                       venv, vendor) that git does not list, or outside git, is left out only when it shows
                       it is output: a tool's marker or layout (pyvenv.cfg, CACHEDIR.TAG, CMakeCache.txt,
-                      setuptools' build/lib.*, Cargo's target/debug, ...), a .gitignore of `*` written by
+                      setuptools' build/lib.*, Cargo's target/debug, ...), the build an npm package's package.json
+                      publishes (`"main": "./dist/index.js"`), a .gitignore of `*` written by
                       the tool that made it, only archives and bundles, or no file the walk would read
                       (source or a text document). A Python package (`__init__.py`) is always kept.
                       Reported with the reason "output" and the evidence as the detail.
@@ -20,6 +21,7 @@ off (a repository's config must not start programs) and without taking the index
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable, Iterable
@@ -49,6 +51,9 @@ LAYOUTS = {
 # what a dist/ (or out/) of packaged output holds
 PACKAGE_SUFFIXES = (".whl", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip", ".egg", ".jar", ".war", ".exe",
                     ".msi", ".dmg", ".deb", ".rpm", ".min.js", ".bundle.js", ".map")
+# the fields of a package.json that name what an npm package publishes: a build folder they point into is output
+PACKAGE_JSON_FIELDS = ("main", "module", "browser", "types", "typings", "exports", "bin", "unpkg", "jsdelivr")
+PACKAGE_JSON_MAX_BYTES = 1_000_000
 SOURCE_SCAN_ENTRIES = 5000  # a folder with no file the walk reads among this many entries is taken for output
 GIT_TIMEOUT_SECONDS = 60
 
@@ -125,6 +130,9 @@ def output_evidence(name: str, path: str, readable: Callable[[str], bool]) -> st
     for nested in (p for p in layout if "/" in p):
         if os.path.isfile(os.path.join(path, nested)):
             return f"{tool}, {nested}"
+    field = _named_by_package_json(os.path.dirname(path), name)
+    if field:
+        return f"npm package build, package.json's {field} points into it"
     if _ignores_everything(os.path.join(path, ".gitignore")):
         return "its own .gitignore ignores everything in it"
     files = [n for n, is_dir in entries.items() if not is_dir]
@@ -134,6 +142,38 @@ def output_evidence(name: str, path: str, readable: Callable[[str], bool]) -> st
     if not found:
         return "no source files" if complete else f"no source files in its first {SOURCE_SCAN_ENTRIES:,} entries"
     return ""
+
+
+def _named_by_package_json(parent: str, name: str) -> str:
+    """The package.json field (`main`, `exports`, ...) beside the folder that points into it, or "": what an npm
+    package publishes from its build (rxjs `"main": "./dist/cjs/index.js"`; its sources are in src/). Read
+    as JSON data only."""
+    try:
+        with open(os.path.join(parent, "package.json"), "rb") as handle:
+            manifest = json.loads(handle.read(PACKAGE_JSON_MAX_BYTES + 1)[:PACKAGE_JSON_MAX_BYTES])
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(manifest, dict):
+        return ""
+    for field in PACKAGE_JSON_FIELDS:
+        if any(_strip_dot(target).startswith(name + "/") for target in _strings(manifest.get(field))):
+            return field
+    return ""
+
+
+def _strings(value: object) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _strip_dot(target: str) -> str:
+    return target[2:] if target.startswith("./") else target
 
 
 def _ignores_everything(path: str) -> bool:

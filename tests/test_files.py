@@ -260,12 +260,14 @@ def test_output_folders_are_pruned_once_each_with_their_evidence(tmp_path: Path)
         "vendor/modules.txt": "# example.com/m v1.0.0\n", "vendor/example.com/m/m.go": "package m\n",
         "node_modules/left-pad/index.js": "module.exports = 1\n", ".tox/py311/x.py": "x = 1\n",
         "src/app.py": "import six\n",
+        "web/package.json": '{"name": "web", "main": "./lib/index.js", "exports": {".": {"import": "./build/esm/index.js"}}}',
+        "web/build/esm/index.js": "export const x = 1;\n", "web/lib/index.js": "module.exports = 1;\n",
     }
     for rel, text in made.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     result = walk_repository(tmp_path)
-    assert [f.path for f in result.files] == ["src/app.py"]
+    assert [f.path for f in result.files] == ["src/app.py", "web/lib/index.js", "web/package.json"]
     assert result.skipped == []  # nothing inside a pruned folder is listed file by file
     assert [(p.path, p.reason, p.detail) for p in result.pruned] == [
         (".tox", "ignored-dir", ""),
@@ -278,5 +280,6 @@ def test_output_folders_are_pruned_once_each_with_their_evidence(tmp_path: Path)
         ("target", "output", "cache, CACHEDIR.TAG"),
         ("vendor", "output", "Go vendored modules, modules.txt"),
         ("venv", "output", "virtualenv, pyvenv.cfg"),
+        ("web/build", "output", "npm package build, package.json's exports points into it"),
         ("web/out", "output", "no source files"),
     ]
