@@ -105,7 +105,7 @@ def score(answer, gold_files: set[str], gold_symbols: set[str]) -> dict:
 def rescore(path: Path, projects: list[str]) -> dict:
     """The rows of `path` with gold, precision and coverage derived again (their answers and verified
     citations as recorded), written back, and their summary."""
-    from codeqa.retrieve import Retriever
+    from codeqa.query.retrieve import Retriever
 
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     for project in projects:
@@ -166,7 +166,7 @@ def main(argv=None) -> int:
 
     from codeqa.answer import Answerer
     from codeqa.prompt import estimate_tokens
-    from codeqa.retrieve import Retriever
+    from codeqa.query.retrieve import Retriever
 
     rows = []
     for project in args.project:

@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from codeqa.chat import Generation, OpenAIChat
-    from codeqa.retrieve import Retriever
+    from codeqa.query.retrieve import Retriever
 
     rows = []
     for project in args.project:

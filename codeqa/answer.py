@@ -28,11 +28,11 @@ from .defang import defang_markdown
 from .errors import LLMError, UsageError
 from .extractive import EXTRACTIVE_NOTE, extractive_answer
 from .files import redact
-from .pack import CHARS_PER_TOKEN, count_tokens
+from .query.pack import CHARS_PER_TOKEN, count_tokens
 from .prompt import (CITED_LINES_GRAMMAR, SYSTEM_PROMPT, FittedPrompt, PromptParts, PromptTooLarge, fit_prompt,
                      format_snippet, graph_facts)
 from .prompt import build_messages as _build_messages
-from .retrieve import Retriever
+from .query.retrieve import Retriever
 from .streaming import AnswerProgress, ProgressCallback, ThinkSplitter, repeating
 from .summary import summarize_usage, summary_to_json
 from .types import Answer, Retrieval, UsageSummary

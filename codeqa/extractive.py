@@ -14,8 +14,8 @@ import re
 import shlex
 from typing import Callable, Sequence
 
-from .lookup import list_sites
-from .retrieve import Retriever
+from .query.lookup import list_sites
+from .query.retrieve import Retriever
 from .summary import describe_counts, first_sentence, summarize_usage
 from .types import Hit, Reference, Retrieval, SiteList, Snippet, Symbol, UsageSummary, one_line, split_symbol_id
 

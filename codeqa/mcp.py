@@ -47,7 +47,7 @@ from .config import Settings
 from .errors import CodeQAError, IndexMismatchError, IndexMissingError, UsageError
 from .index import IndexReport, index_status
 from .index_background import BackgroundIndexer, EmbeddingProgress
-from .retrieve import Retriever, group_references, semantic_note
+from .query.retrieve import Retriever, group_references, semantic_note
 from .mcp_results import (AnswerResult, CitationInfo, CodeLines, EmbeddingInfo, EvidenceInfo, ReferenceSite, ReferencesResult,
                           ReindexResult, SearchHit, SearchResult, StatusResult, SymbolResult, _answer_text,
                           _references_text, _reindex_text, _result, _span, _status_text, _symbol_info, _symbol_text)

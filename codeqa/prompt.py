@@ -26,7 +26,7 @@ from .errors import LLMError
 from .extractive import describe_path, refs_spec
 from .files import redact
 from .llm_server import DEFAULT_WINDOW, EndpointInfo
-from .lookup import list_sites
+from .query.lookup import list_sites
 from .summary import describe_counts
 from .types import PromptInfo, Retrieval, Snippet, UsageSummary
 

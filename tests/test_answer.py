@@ -15,8 +15,8 @@ from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.errors import LLMError
 from codeqa.files import redact
-from codeqa.pack import count_tokens
-from codeqa.retrieve import Retriever
+from codeqa.query.pack import count_tokens
+from codeqa.query.retrieve import Retriever
 from codeqa.types import Snippet
 from conftest import copy_fixture_repo
 from llm_stub import Reply

@@ -60,11 +60,11 @@ def test_no_import_cycle():
         if m not in state:
             visit(m, [m])
     assert not cycles, f"import cycles: {cycles}"
-    assert "codeqa.index" not in graph["codeqa.retrieve"]
+    assert "codeqa.index" not in graph["codeqa.query.retrieve"]
 
 
 def test_the_query_side_loads_neither_the_indexer_nor_the_heavy_libraries():
-    code = ("import sys, codeqa.retrieve, codeqa.answer; "
+    code = ("import sys, codeqa.query.retrieve, codeqa.answer; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'tree_sitter', "
             "'tree_sitter_language_pack', 'sentence_transformers', 'transformers') "
             "or m in ('codeqa.index', 'codeqa.graph', 'codeqa.parse', 'codeqa.chunk')))")

@@ -23,7 +23,7 @@ READER = r"""
 import json, sys
 from pathlib import Path
 from codeqa.config import Settings
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 
 retriever = Retriever.open(Path(sys.argv[1]), Settings.load())
 print("READY", flush=True)

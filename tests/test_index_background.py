@@ -16,7 +16,7 @@ import codeqa.dense_stage as dense_stage
 from codeqa.errors import EmbeddingError
 from codeqa.index import index_repo, index_status
 from codeqa.index_background import BackgroundIndexer
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 from codeqa.store import open_store
 from conftest import copy_fixture_repo, index_snapshot, wait_for
 

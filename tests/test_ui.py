@@ -15,9 +15,9 @@ from streamlit.testing.v1 import AppTest
 import codeqa.embed
 from codeqa.config import Settings
 from codeqa.index import index_repo
-from codeqa.lookup import list_sites
+from codeqa.query.lookup import list_sites
 from codeqa.store import open_store
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 from codeqa.types import Answer, Citation, Reference, Snippet
 from conftest import copy_fixture_repo
 from llm_stub import Reply

@@ -16,7 +16,7 @@ import pytest
 
 from codeqa.answer import Answerer
 from codeqa.index import index_lock, index_repo
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 from codeqa.watch import RepoWatcher
 from conftest import copy_fixture_repo, wait_for
 

@@ -39,9 +39,9 @@ from codeqa.embed import make_embedder
 from codeqa.errors import CodeQAError, IndexMissingError
 from codeqa.extractive import refs_spec, span_label, split_full_list
 from codeqa.index import IndexStatus, index_repo, index_status
-from codeqa.lookup import list_sites
-from codeqa.retrieve import Retriever
-from codeqa.shared_reader import IndexReopenedError, SharedRetriever
+from codeqa.query.lookup import list_sites
+from codeqa.query.retrieve import Retriever
+from codeqa.query.shared_reader import IndexReopenedError, SharedRetriever
 from codeqa.types import Answer
 
 log = logging.getLogger("codeqa.ui")

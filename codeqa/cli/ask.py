@@ -46,7 +46,7 @@ def cmd_ask(args, settings: Settings) -> int:
     from rich.console import Console
 
     from ..answer import Answerer, answer_to_json
-    from ..retrieve import Retriever
+    from ..query.retrieve import Retriever
 
     repo = _repo(args.repo)
     settings = settings.with_(model=args.model, top_k=args.top_k)

@@ -206,7 +206,7 @@ def _print_plan(plan, console) -> None:
 
 
 def cmd_search(args, settings: Settings) -> int:
-    from ..retrieve import Retriever, semantic_note
+    from ..query.retrieve import Retriever, semantic_note
 
     repo = _repo(args.repo)
     if not args.query and not args.queries_file:
@@ -261,7 +261,7 @@ def _hit_json(h) -> dict:
 
 
 def cmd_refs(args, settings: Settings) -> int:
-    from ..retrieve import lookup_references
+    from ..query.retrieve import lookup_references
 
     repo = _repo(args.repo)
     result = lookup_references(repo, settings, args.symbol)

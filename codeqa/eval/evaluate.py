@@ -24,7 +24,7 @@ from ..chat import ChatModel
 from ..config import Settings
 from ..embed.adapter import TRAINING_PROJECTS
 from ..errors import UsageError
-from ..retrieve import Retriever
+from ..query.retrieve import Retriever
 from .judge import AnswerJudge
 from .metrics import (MRR_DEPTH, CitationCheck, EvalRun, QuestionResult, RankedSpan, contains_checks, first_hit_rank,
                       overlaps_gold, reference_sites_found)

@@ -18,7 +18,7 @@ from ..answer import format_snippet
 from ..chat import ChatModel, OpenAIChat, missing_model_message
 from ..config import Settings
 from ..errors import LLMError, UsageError
-from ..retrieve import Retriever
+from ..query.retrieve import Retriever
 from ..types import Answer, Snippet, one_line
 from .metrics import Verdict
 from .questions import Span

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from typing import Iterable, Sequence
 
-from .files import ROLE_ORDER, path_role, top_folder
-from .store import Store
-from .types import FileSites, Reference, SiteList, Symbol, name_key
+from ..files import ROLE_ORDER, path_role, top_folder
+from ..store import Store
+from ..types import FileSites, Reference, SiteList, Symbol, name_key
 
 
 # how telling a kind of use is, most first: what a usage answer shows and lists of a file first

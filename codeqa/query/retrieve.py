@@ -18,18 +18,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .config import Settings
-from .embed import Embedder, embedder_from_settings
-from .errors import IndexMissingError
-from .files import ROLE_ORDER, path_role, top_folder
+from ..config import Settings
+from ..embed import Embedder, embedder_from_settings
+from ..errors import IndexMissingError
+from ..files import ROLE_ORDER, path_role, top_folder
 from .lookup import USE_ORDER, GraphQueries, group_references, list_sites
 from .pack import pack_hits
 from .question import FILE_NAME, Mention, ParsedQuestion, choose_symbols, parse_question, select_mentions
-from .searcher import Searcher, code_terms
+from .searcher import Searcher
+from .words import code_terms
 from .source import SourceFiles
-from .fingerprint import check_compatible
-from .store import Store, open_store, semantic_coverage
-from .types import Hit, Reference, Retrieval, Snippet, Symbol, name_key
+from ..fingerprint import check_compatible
+from ..store import Store, open_store, semantic_coverage
+from ..types import Hit, Reference, Retrieval, Snippet, Symbol, name_key
 
 USAGE_SITES_SHOWN = 8  # reference sites shown with context; the others are listed one line each
 
