@@ -165,7 +165,7 @@ def main(argv=None) -> int:
         return 0
 
     from codeqa.answer import Answerer
-    from codeqa.prompt import estimate_tokens
+    from codeqa.answer.prompt import estimate_tokens
     from codeqa.query.retrieve import Retriever
 
     rows = []

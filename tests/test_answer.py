@@ -10,7 +10,7 @@ import pytest
 
 from codeqa.answer import (EXTRACTIVE_NOTE, SYSTEM_PROMPT, Answerer, Conversation, FakeChat, OpenAIChat, Turn,
                            answer_to_json, build_messages, parse_citations, verify_citations)
-from codeqa.chat import ChatDelta, EndpointInfo, Generation
+from codeqa.answer.chat import ChatDelta, EndpointInfo, Generation
 from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.errors import LLMError

@@ -15,7 +15,7 @@ import pytest
 from codeqa.answer import EXTRACTIVE_NOTE, Answerer, FakeChat, answer_to_json
 from codeqa.cli import main
 from codeqa.config import Settings
-from codeqa.extractive import split_full_list
+from codeqa.answer.extractive import split_full_list
 from codeqa.index import index_repo
 from codeqa.query.lookup import list_sites
 from codeqa.query.pack import _load_tokenizer, count_tokens, snippet_tokens

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from codeqa.answer import parse_citations
 from codeqa.config import Settings
-from codeqa.extractive import span_label, unlisted
+from codeqa.answer.extractive import span_label, unlisted
 from codeqa.query.retrieve import Retriever
 from codeqa.types import Answer, Citation, SiteList, Snippet
 

@@ -32,12 +32,12 @@ from answer_view import (answer_summary, citation_anchors, citation_chips, code_
                          example_questions, highlighted_html, link_citations, llm_description, path_refusal, plain,
                          references_markdown, sites_label, time_ago)
 from codeqa.answer import Answerer, Conversation
-from codeqa.citations import parse_citations
+from codeqa.answer.citations import parse_citations
 from codeqa.config import Settings
-from codeqa.defang import MarkdownStream
+from codeqa.answer.defang import MarkdownStream
 from codeqa.embed import make_embedder
 from codeqa.errors import CodeQAError, IndexMissingError
-from codeqa.extractive import refs_spec, span_label, split_full_list
+from codeqa.answer.extractive import refs_spec, span_label, split_full_list
 from codeqa.index import IndexStatus, index_repo, index_status
 from codeqa.query.lookup import list_sites
 from codeqa.query.retrieve import Retriever

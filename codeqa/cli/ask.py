@@ -79,7 +79,7 @@ def cmd_ask(args, settings: Settings) -> int:
 def _print_citations(console, answer) -> None:
     from rich.markup import escape
 
-    from ..extractive import span_label
+    from ..answer.extractive import span_label
 
     cited = [c for c in answer.citations if not c.attributed]
     attributed = [c for c in answer.citations if c.attributed]

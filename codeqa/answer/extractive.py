@@ -14,10 +14,10 @@ import re
 import shlex
 from typing import Callable, Sequence
 
-from .query.lookup import list_sites
-from .query.retrieve import Retriever
+from ..query.lookup import list_sites
+from ..query.retrieve import Retriever
 from .summary import describe_counts, first_sentence, summarize_usage
-from .types import Hit, Reference, Retrieval, SiteList, Snippet, Symbol, UsageSummary, one_line, split_symbol_id
+from ..types import Hit, Reference, Retrieval, SiteList, Snippet, Symbol, UsageSummary, one_line, split_symbol_id
 
 EXTRACTIVE_NOTE = "Produced without an LLM (extractive answer from retrieval alone)."
 FULL_LIST_HEADING = "All {count} reference sites in {files} files, by file:"
