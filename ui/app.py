@@ -42,6 +42,7 @@ from codeqa.index import IndexStatus, index_repo, index_status
 from codeqa.query.lookup import list_sites
 from codeqa.query.retrieve import Retriever
 from codeqa.query.shared_reader import IndexReopenedError, SharedRetriever
+from codeqa.store import semantic_search_at
 from codeqa.types import Answer
 
 log = logging.getLogger("codeqa.ui")
@@ -254,7 +255,7 @@ def show_status(status: IndexStatus | None, failed: bool) -> None:
     if not status.complete:
         st.warning("The last indexing run did not finish; re-index to complete it.")
     elif status.semantic < 1:
-        st.info(f"Semantic search is at {int(status.semantic * 100)}%: the chunks are still being embedded (or the "
+        st.info(f"{semantic_search_at(status.semantic)}: the chunks are still being embedded (or the "
                 "last run stopped; re-index to finish). Meanwhile search finds the rest by keywords and the graph.")
     if status.stale:
         with st.expander(f"{status.stale} file{'s' if status.stale != 1 else ''} changed since — re-index",

@@ -17,7 +17,8 @@ from typing import Callable, Sequence
 from ..query.lookup import list_sites
 from ..query.retrieve import Retriever
 from .summary import describe_counts, first_sentence, summarize_usage
-from ..types import Hit, Reference, Retrieval, SiteList, Snippet, Symbol, UsageSummary, one_line, split_symbol_id
+from ..types import (Hit, Reference, Retrieval, SiteList, Snippet, Symbol, UsageSummary, one_line, span_label,
+                     split_symbol_id)
 
 EXTRACTIVE_NOTE = "Produced without an LLM (extractive answer from retrieval alone)."
 FULL_LIST_HEADING = "All {count} reference sites in {files} files, by file:"
@@ -55,11 +56,6 @@ class _Coverage:
         """start..end cut to the snippet that holds `start`, or None when `start` is not covered."""
         s = self.snippet_at(path, start)
         return (start, min(end, s.end_line)) if s else None
-
-
-def span_label(path: str, start: int, end: int) -> str:
-    """`path:Lstart-Lend`, or `path:Lline` for one line."""
-    return f"{path}:L{start}" if start == end else f"{path}:L{start}-L{end}"
 
 
 def _describe_symbol(sym: Symbol) -> str:

@@ -287,15 +287,11 @@ def cmd_refs(args, settings: Settings) -> int:
 
 
 def cmd_export(args, settings: Settings) -> int:
-    from ..store import open_store
+    from ..query.retrieve import open_index
 
     repo = _repo(args.repo)
-    store = open_store(repo, settings)
+    store, _ = open_index(repo, settings)
     try:
-        if not store.exists():
-            from ..errors import IndexMissingError
-
-            raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
         for sym in sorted(store.all_symbols(), key=lambda s: (s.path, s.start_line, s.id)):
             print(json.dumps({"type": "symbol", **asdict(sym)}))
         for ref in sorted(store.all_references(), key=lambda r: (r.path, r.line, r.column)):

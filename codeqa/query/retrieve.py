@@ -14,7 +14,7 @@ vary per user (top-k, the token budget) are arguments of each call; `settings` i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -29,7 +29,7 @@ from .searcher import Searcher
 from .words import code_terms
 from .source import SourceFiles
 from ..fingerprint import check_compatible
-from ..store import Store, open_store, semantic_coverage
+from ..store import Store, open_store, semantic_coverage, semantic_search_at
 from ..types import Hit, Reference, Retrieval, Snippet, Symbol, name_key
 
 USAGE_SITES_SHOWN = 8  # reference sites shown with context; the others are listed one line each
@@ -73,17 +73,7 @@ class Retriever:
     def open(cls, repo: Path, settings: Settings, embedder: Embedder | None = None, *, need_model: bool = True) -> "Retriever":
         """Open the index of `repo`. `need_model=False` opens it for graph lookups only (no embedding model)."""
         repo = Path(repo).resolve()
-        store = open_store(repo, settings)
-        try:
-            meta = store.read_meta()
-            if not store.exists() or not meta:
-                raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
-            if need_model and embedder is None:
-                embedder = embedder_from_settings(settings)
-            check_compatible(meta, embedder, repo, settings)
-        except Exception:
-            store.close()
-            raise
+        store, embedder = open_index(repo, settings, embedder, need_model=need_model)
         return cls(repo, settings, store, embedder)
 
     def __enter__(self) -> "Retriever":
@@ -343,7 +333,7 @@ def semantic_note(coverage: float) -> str | None:
     """One line for users while phase 2 of an index run is not done (None once it is)."""
     if coverage >= 1:
         return None
-    return (f"Semantic search is at {int(coverage * 100)}%: `codeqa index` has not embedded every chunk yet (run it to "
+    return (f"{semantic_search_at(coverage)}: `codeqa index` has not embedded every chunk yet (run it to "
             "finish); the rest are found by keywords and the graph.")
 
 
@@ -354,29 +344,39 @@ def search(repo: Path | str, query: str, settings: Settings | None = None, top_k
         return retriever.search(query, top_k=top_k)
 
 
+def open_index(repo: Path, settings: Settings, embedder: Embedder | None = None, *,
+               need_model: bool = False) -> tuple[Store, Embedder | None]:
+    """The index of `repo` opened for reading, and the embedder it is read with: it must exist and have been
+    made by this codeqa, query set and chunking (and, with an embedder, this model: check_compatible).
+    `need_model` loads the configured model when no embedder is given, after the index is found. The
+    store is closed again when a check fails; otherwise the caller closes it."""
+    store = open_store(repo, settings)
+    try:
+        meta = store.read_meta()
+        if not store.exists() or not meta:
+            raise IndexMissingError.for_repo(repo)
+        if need_model and embedder is None:
+            embedder = embedder_from_settings(settings)
+        check_compatible(meta, embedder, repo, settings)
+    except Exception:
+        store.close()
+        raise
+    return store, embedder
+
+
 def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
     """The `refs` command: definitions of a name and every reference site (no embedding model needed)."""
-    store = open_store(Path(repo).resolve(), settings)
-    try:
-        if not store.exists():
-            raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
-        check_compatible(store.read_meta(), None, Path(repo).resolve(), settings)
-        retriever = Retriever(repo, settings, store, embedder=None)  # type: ignore[arg-type]
-        definitions = retriever.find_symbols(spec)
+    with Retriever.open(repo, settings, need_model=False) as retriever:
+        definitions = retriever.graph.find_symbols(spec)
         if not definitions:
-            return {"symbol": spec, "definitions": [], "references": [], "suggestions": _closest_names(store, spec)}
-        refs = store.references_to([s.id for s in definitions])
-        by_id = retriever.symbols_by_id(r.enclosing_symbol_id for r in refs if r.enclosing_symbol_id)
+            return {"symbol": spec, "definitions": [], "references": [], "suggestions": _closest_names(retriever.store, spec)}
+        records = retriever.graph.records(retriever.graph.references_of(definitions))
         return {
             "symbol": spec,
             "definitions": [{"path": s.path, "start_line": s.start_line, "end_line": s.end_line, "kind": s.kind,
                              "qualified_name": s.qualified_name, "id": s.id} for s in definitions],
-            "references": [{"path": r.path, "line": r.line, "column": r.column, "kind": r.kind, "confidence": r.confidence,
-                            "text": r.line_text, "enclosing": by_id[r.enclosing_symbol_id].qualified_name
-                            if r.enclosing_symbol_id in by_id else None, "target_ids": list(r.target_ids)} for r in refs],
+            "references": [{**asdict(r), "target_ids": list(r.target_ids)} for r in records],
         }
-    finally:
-        store.close()
 
 
 def _closest_names(store: Store, spec: str, count: int = 5) -> list[str]:

@@ -213,6 +213,12 @@ def semantic_coverage(meta: dict[str, Any]) -> float:
     return 1.0 if not chunks or embedded is None else max(0.0, min(1.0, int(embedded) / chunks))
 
 
+def semantic_search_at(coverage: float) -> str:
+    """The words "Semantic search is at N%", in one place: how far phase 2 has come (N rounded down), which the
+    CLI, the MCP tools and the page each follow with what their user can do about it."""
+    return f"Semantic search is at {int(coverage * 100)}%"
+
+
 def reference_key(r: Reference) -> int:
     """A stable signed 64-bit id of everything a stored reference holds (a changed reference is a new key)."""
     digest = hashlib.blake2b("\x1f".join(map(str, (r.path, r.line, r.column, r.name, r.kind, ",".join(r.target_ids),
