@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol, Sequence
 
 from ..files import path_role
-from ..store import Store
+from ..store import StoreReader
 from ..types import Hit, Symbol, split_symbol_id
 from .lookup import GraphQueries
 from .question import SECONDARY_WORDS, is_question, question_deed
@@ -62,7 +62,7 @@ class NamedSymbols:
     definition first; a sentence that mentions :class:`Command` in passing barely moves Command.
     """
 
-    def __init__(self, store: Store, graph: GraphQueries):
+    def __init__(self, store: StoreReader, graph: GraphQueries):
         self.store = store
         self.graph = graph
 
@@ -89,7 +89,7 @@ class ReferenceHop:
     """Candidates that the top HOP_SOURCES hits call, instantiate or inherit from gain HOP_BOOST; the
     methods of a class among them gain MEMBER_BOOST."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: StoreReader):
         self.store = store
 
     def rank(self, hits: list[Hit], query: RankQuery | None = None) -> list[Hit]:

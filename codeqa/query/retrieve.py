@@ -29,7 +29,7 @@ from .searcher import Searcher
 from .words import code_terms
 from .source import SourceFiles
 from ..fingerprint import check_compatible
-from ..store import Store, open_store, semantic_coverage, semantic_search_at
+from ..store import StoreReader, open_store, semantic_coverage, semantic_search_at
 from ..types import Hit, Reference, Retrieval, Snippet, Symbol, name_key
 
 USAGE_SITES_SHOWN = 8  # reference sites shown with context; the others are listed one line each
@@ -58,7 +58,7 @@ class Retriever:
     """Reads one repository's index. Open with `Retriever.open(repo, settings)`; use as a context manager.
     One retriever may serve several users at once: nothing a call passes is kept on it."""
 
-    def __init__(self, repo: Path, settings: Settings, store: Store, embedder: Embedder | None):
+    def __init__(self, repo: Path, settings: Settings, store: StoreReader, embedder: Embedder | None):
         self.repo = Path(repo).resolve()
         self.settings = settings
         self.store = store
@@ -345,7 +345,7 @@ def search(repo: Path | str, query: str, settings: Settings | None = None, top_k
 
 
 def open_index(repo: Path, settings: Settings, embedder: Embedder | None = None, *,
-               need_model: bool = False) -> tuple[Store, Embedder | None]:
+               need_model: bool = False) -> tuple[StoreReader, Embedder | None]:
     """The index of `repo` opened for reading, and the embedder it is read with: it must exist and have been
     made by this codeqa, query set and chunking (and, with an embedder, this model: check_compatible).
     `need_model` loads the configured model when no embedder is given, after the index is found. The
@@ -379,7 +379,7 @@ def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
         }
 
 
-def _closest_names(store: Store, spec: str, count: int = 5) -> list[str]:
+def _closest_names(store: StoreReader, spec: str, count: int = 5) -> list[str]:
     """The index's symbol names closest to `spec`'s name (a miss only: it reads every name once)."""
     import difflib
 

@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 from ..embed import Embedder
 from ..files import path_role
-from ..store import Store, query_sparse_vector, semantic_coverage
+from ..store import StoreReader, query_sparse_vector, semantic_coverage
 from ..types import Hit
 from .lookup import GraphQueries
 from .rankers import HOP_SOURCES, KEYWORD_CODE_SHARE, NamedSymbols, QuestionDeed, RankQuery, Ranker, ReferenceHop, SecondaryFiles
@@ -40,7 +40,7 @@ _QUOTED_PHRASE = re.compile(r"(?<![\w`])([\"'])[^\"'`\n]*?\w\s+\w[^\"'`\n]*?\1(?
 class Searcher:
     """Ranks chunks of one index for a query (see the module docstring)."""
 
-    def __init__(self, store: Store, embedder: Embedder, graph: GraphQueries, source: SourceFiles):
+    def __init__(self, store: StoreReader, embedder: Embedder, graph: GraphQueries, source: SourceFiles):
         self.store = store
         self.embedder = embedder
         self.graph = graph
