@@ -67,7 +67,7 @@ def gold_for(answer: str, retriever) -> tuple[set[str], set[str]]:
             continue
         module = name.replace(".", "/")
         files |= {p for p in indexed if p.endswith(module + ".py") or p.endswith(module + "/__init__.py")}
-        found = [s for s in retriever.find_symbols(last) if s.name == last
+        found = [s for s in retriever.graph.find_symbols(last) if s.name == last
                  and "test" not in s.path.split("/")[0] and "/tests/" not in "/" + s.path]
         if found:
             symbols.add(last)

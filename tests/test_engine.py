@@ -30,7 +30,7 @@ print("READY", flush=True)
 for line in sys.stdin:
     query = line.strip()
     hits = retriever.search(query, top_k=3)
-    print(json.dumps({"paths": [h.path for h in hits], "symbols": [s.id for s in retriever.find_symbols(query)]}),
+    print(json.dumps({"paths": [h.path for h in hits], "symbols": [s.id for s in retriever.graph.find_symbols(query)]}),
           flush=True)
 """
 

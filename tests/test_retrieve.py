@@ -42,9 +42,9 @@ def test_methods_of_a_class_among_the_top_hits_move_up(retriever):
         path, _, rest = symbol_id.partition("#")
         return Hit(path, 1, 2, score, "function", rest.split("@")[0], "", "python", (symbol_id,), ("dense",))
 
-    encoder = next(s for s in retriever.find_symbols("EncoderClass") if s.kind == "class")
-    method = next(s for s in retriever.find_symbols("EncoderClass.encode"))
-    other = next(s for s in retriever.find_symbols("tokenize"))
+    encoder = next(s for s in retriever.graph.find_symbols("EncoderClass") if s.kind == "class")
+    method = next(s for s in retriever.graph.find_symbols("EncoderClass.encode"))
+    other = next(s for s in retriever.graph.find_symbols("tokenize"))
     top = [hit(encoder.id, 0.9)] + [hit(f"x.py#f{i}@1", 0.8 - i / 100) for i in range(HOP_SOURCES - 1)]
     boosted = {h.symbol_ids[0]: h for h in ReferenceHop(retriever.store).rank(top + [hit(method.id, 0.5), hit(other.id, 0.5)])}
     assert boosted[method.id].score == pytest.approx(0.5 + MEMBER_BOOST) and "member" in boosted[method.id].reasons
@@ -91,7 +91,7 @@ def test_only_a_question_in_words_spreads_the_top_k_over_files(retriever, monkey
 
 
 def test_usage_answer_lists_every_reference_the_graph_has(retriever, indexed_repo):
-    encoder_class = retriever.find_symbols("EncoderClass")
+    encoder_class = retriever.graph.find_symbols("EncoderClass")
     graph_refs = retriever.store.references_to([s.id for s in encoder_class])
     assert len(graph_refs) >= 4
     answer = Answerer(retriever, retriever.settings).answer(USAGE_Q)
@@ -145,7 +145,7 @@ def test_relationship_follows_graph_paths(retriever):
 
 
 def test_pack_merges_keeps_headers_and_respects_the_budget(retriever, indexed_repo):
-    method = retriever._definition_hit(retriever.find_symbols("EncoderClass.encode")[0])
+    method = retriever._definition_hit(retriever.graph.find_symbols("EncoderClass.encode")[0])
     assert (method.start_line, method.end_line) == (21, 26)
     overlapping = replace(method, start_line=23, end_line=27)
     snippets = retriever.pack([method, overlapping])

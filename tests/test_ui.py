@@ -299,7 +299,7 @@ def test_ui_watch_keeps_the_index_fresh(monkeypatch, calls, tmp_path, embedder):
     while time.monotonic() < deadline and not found:
         time.sleep(0.5)
         with Retriever.open(repo, settings, embedder=embedder) as retriever:
-            found = retriever.find_symbols("saved_from_the_editor")
+            found = retriever.graph.find_symbols("saved_from_the_editor")
     assert [s.path for s in found] == ["app/saved.py"]
     at = ask(at, "How is saved_from_the_editor used?")
     assert "saved_from_the_editor" in texts(at.markdown)

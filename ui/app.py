@@ -404,7 +404,7 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
     head_citations = (answer.citations[:len(parse_citations(head, retriever.indexed_paths))] if full_list
                       else answer.citations)
     views = code_views(replace(answer, citations=tuple(head_citations)), f"cq-{number}",
-                       lambda path: path_refusal(retriever.repo, path, retriever.indexed_paths), retriever.redacted_lines)
+                       lambda path: path_refusal(retriever.repo, path, retriever.indexed_paths), retriever.source.redacted_lines)
     shown = [v for i, v in enumerate(views) if i < MAX_CODE_VIEWS or not v.verified]  # unverified ones always
     anchors = citation_anchors(shown)
     st.markdown(link_citations(head, answer.citations, anchors, retriever.indexed_paths, answer.answer))

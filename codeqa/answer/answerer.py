@@ -242,7 +242,7 @@ class Answerer:
                                             sites_listed=self.settings.usage_sites_listed)
         if query != question:
             retrieval = replace(retrieval, query=query)
-        summary = summarize_usage(retrieval, self.retriever.symbols_by_id)
+        summary = summarize_usage(retrieval, self.retriever.graph.symbols_by_id)
         fitted, error = None, None
         if chat is not None:
             parts = PromptParts(question, retrieval, tuple(conversation.messages()) if conversation else (),
@@ -274,9 +274,9 @@ class Answerer:
             cited += [c for c in parse_path_mentions(text, snippets) if (c.path, c.start_line, c.end_line) not in written
                       and not any(w[0] == c.path for w in written)]  # a file cited with lines already is not again
             evidence = "\n".join(m["content"] for m in stream.fitted.messages[-1:])
-            unknown = unknown_names(text, evidence, lambda name: bool(self.retriever.find_symbols(name)))
+            unknown = unknown_names(text, evidence, lambda name: bool(self.retriever.graph.find_symbols(name)))
         cited = _unique(parse_citations(text, indexed) + cited)
-        citations = [replace(c, stale=True) if self.retriever.is_stale(c.path) else c
+        citations = [replace(c, stale=True) if self.retriever.source.is_stale(c.path) else c
                      for c in verify_citations(cited, snippets, indexed, self._line_count, sites)]
         if llm:
             for c in verify_citations(attribute(text, snippets, cited), snippets, indexed, self._line_count):
@@ -296,7 +296,7 @@ class Answerer:
         """What a turn was about: the symbols it named, else the symbol of the best hit."""
         if retrieval.definitions:
             return tuple(dict.fromkeys(s.qualified_name for s in retrieval.definitions))
-        by_id = self.retriever.symbols_by_id(sid for h in retrieval.hits[:1] for sid in h.symbol_ids)
+        by_id = self.retriever.graph.symbols_by_id(sid for h in retrieval.hits[:1] for sid in h.symbol_ids)
         for h in retrieval.hits[:1]:
             for sid in h.symbol_ids:
                 if sid in by_id:
@@ -304,7 +304,7 @@ class Answerer:
         return ()
 
     def _line_count(self, path: str) -> int | None:
-        lines = self.retriever.file_lines(path)
+        lines = self.retriever.source.lines(path)
         return None if lines is None else len(lines)
 
 

@@ -98,7 +98,7 @@ class RepositoryTools:
         """Where a symbol is defined: qualified name, kind, path:Lstart-Lend, signature and the docstring's first
         line. Every match is listed (the same name may be defined in several files)."""
         with self.reader.opened() as retriever:
-            symbols = retriever.find_symbols(name)
+            symbols = retriever.graph.find_symbols(name)
         if not symbols:
             raise self._unknown(name)
         found = [symbol_info(s) for s in symbols]
@@ -113,7 +113,7 @@ class RepositoryTools:
         imports, inheritance, attributes), grouped by file, each with its kind, confidence (exact, likely,
         name-only) and line. `total` counts them all when `limit` cuts the list."""
         with self.reader.opened() as retriever:
-            definitions = retriever.find_symbols(symbol)
+            definitions = retriever.graph.find_symbols(symbol)
             if not definitions:
                 raise self._unknown(symbol)
             refs = sorted(retriever.graph.references_of(definitions, kinds), key=lambda r: (r.path, r.line, r.column))
@@ -131,7 +131,7 @@ class RepositoryTools:
         lines a call. Only files in the index can be read."""
         with self.reader.opened() as retriever:
             rel = indexed_path(retriever, path)
-            lines = retriever.redacted_lines(rel)
+            lines = retriever.source.redacted_lines(rel)
         if lines is None:
             raise ToolError(f"{rel} could not be read; it may have been deleted or moved since the index was built: call reindex.")
         if start_line > len(lines):
@@ -203,7 +203,7 @@ def _matches(h: Hit, path_glob: str | None, language: str | None) -> bool:
 
 
 def _preview(retriever: Retriever, h: Hit) -> str:
-    lines = retriever.redacted_lines(h.path) or []
+    lines = retriever.source.redacted_lines(h.path) or []
     first = next((line.strip() for line in lines[h.start_line - 1:h.end_line] if line.strip()), "")
     return first[:160]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from ..config import Settings
 from ..embed import Embedder, embedder_from_settings
@@ -111,35 +111,7 @@ class Retriever:
         """Every file the index holds (from the manifest), relative posix paths."""
         return frozenset(self._indexed_hashes())
 
-    def file_lines(self, path: str) -> list[str] | None:
-        return self.source.lines(path)
-
-    def file_text(self, path: str, start: int, end: int) -> str | None:
-        return self.source.text(path, start, end)
-
-    def redacted_lines(self, path: str) -> list[str] | None:
-        return self.source.redacted_lines(path)
-
-    def is_stale(self, path: str) -> bool:
-        return self.source.is_stale(path)
-
-    def mark_stale(self, hits: Iterable[Hit]) -> list[Hit]:
-        return self.source.mark_stale(hits)
-
-    # ---- symbols ------------------------------------------------------------------------------
-    def symbols_by_key(self, keys: Iterable[str]) -> dict[str, list[Symbol]]:
-        return self.graph.symbols_by_key(keys)
-
-    def symbols_by_id(self, ids: Iterable[str | None]) -> dict[str, Symbol]:
-        return self.graph.symbols_by_id(ids)
-
-    def symbols_in_file(self, path: str) -> list[Symbol]:
-        return self.graph.symbols_in_file(path)
-
-    def find_symbols(self, spec: str) -> list[Symbol]:
-        """`Name`, `Class.method`, `path:Name` (path may be a suffix, at a folder boundary) -> matching symbols."""
-        return self.graph.find_symbols(spec)
-
+    # ---- the question's names ------------------------------------------------------------------
     def files_in_question(self, question: str) -> list[tuple[str, int, int]]:
         """Indexed files the question names (`cli.py`, `app/cli.py`): (path, start, end of the mention)."""
         found = []
@@ -158,11 +130,11 @@ class Retriever:
         parsed = parsed or parse_question(question)
         files = self.files_in_question(question)
         keys = [name_key(m.text) for m in parsed.mentions if "." not in m.text and ":" not in m.text]
-        by_key = self.symbols_by_key(keys)
+        by_key = self.graph.symbols_by_key(keys)
         named_files = {p for p, _, _ in files}
         chosen: dict[tuple[int, int], NameMatch] = {}
         for m in parsed.mentions:
-            symbols = (self.find_symbols(m.text) if ("." in m.text or ":" in m.text)
+            symbols = (self.graph.find_symbols(m.text) if ("." in m.text or ":" in m.text)
                        else by_key.get(name_key(m.text), []))
             in_files = [s for s in symbols if s.path in named_files]
             choice = choose_symbols(m, in_files or symbols)
@@ -178,10 +150,6 @@ class Retriever:
             if key not in out or out[key].strength < match.strength:
                 out[key] = match
         return list(out.values())
-
-    def symbols_in_question(self, question: str) -> list[Symbol]:
-        """Symbols the question names (see `match_question`), strongest match first."""
-        return list({s.id: s for m in self.match_question(question) for s in m.symbols}.values())
 
     # ---- search -------------------------------------------------------------------------------
     def search(self, query: str, top_k: int = 10, spread: bool = False) -> list[Hit]:
@@ -214,7 +182,7 @@ class Retriever:
             first = matches[0]
             # an ambiguous name: every equally good reading, said so in the answer (Retrieval.ambiguous)
             targets = list(first.symbols[:10]) + list(first.others[:10])
-            references = self.store.references_to([s.id for s in targets])
+            references = self.graph.references_of(targets)
             prefer = ("inheritance",) if parsed.inheritance else ()
             home = top_folder(targets[0].path) if targets else None
             listed = list_sites(references, sites_listed, home)
@@ -230,7 +198,7 @@ class Retriever:
                 paths, refs, edges = self.graph.paths_between(first.symbols, second.symbols)
                 ends = [*first.symbols[:3], *second.symbols[:3]]
                 ids = list(dict.fromkeys([*(i for p in paths for i in p), *(s.id for s in ends)]))
-                by_id = self.symbols_by_id(ids)
+                by_id = self.graph.symbols_by_id(ids)
                 hits = [h for h in (self._definition_hit(by_id[i]) for i in ids if i in by_id) if h]
                 hits += self._usage_sites(refs, limit=6)
                 if not paths:
@@ -251,7 +219,7 @@ class Retriever:
 
     def _definition_hit(self, sym: Symbol) -> Hit | None:
         end = sym.end_line if sym.end_line - sym.start_line <= 80 else sym.start_line + 40
-        text = self.file_text(sym.path, sym.start_line, end)
+        text = self.source.text(sym.path, sym.start_line, end)
         if text is None:
             return None
         return Hit(sym.path, sym.start_line, end, 1.0, sym.kind, sym.qualified_name, text, sym.language, (sym.id,), ("definition",))
@@ -288,10 +256,10 @@ class Retriever:
                 seen_enclosing.add(key)
                 seen_files.add(r.path)
                 picked.append(r)
-        by_id = self.symbols_by_id(r.enclosing_symbol_id for r in picked if r.enclosing_symbol_id)
+        by_id = self.graph.symbols_by_id(r.enclosing_symbol_id for r in picked if r.enclosing_symbol_id)
         hits = []
         for rank, r in enumerate(picked):
-            lines = self.file_lines(r.path)
+            lines = self.source.lines(r.path)
             if lines is None:
                 continue
             enclosing = by_id.get(r.enclosing_symbol_id) if r.enclosing_symbol_id else None
@@ -309,7 +277,7 @@ class Retriever:
         shown in full."""
         hits = []
         for r in references:
-            text = self.file_text(r.path, r.line, r.line)
+            text = self.source.text(r.path, r.line, r.line)
             if text is not None:
                 hits.append(Hit(r.path, r.line, r.line, 0.1, r.kind, r.name, text, None, (), ("reference",)))
         return hits
@@ -317,7 +285,7 @@ class Retriever:
     def _header_spans(self, path: str, line: int) -> list[tuple[int, int]]:
         """Signature lines of every symbol that encloses `line` but starts above it (class header, def line)."""
         spans = []
-        for s in self.symbols_in_file(path):
+        for s in self.graph.symbols_in_file(path):
             if s.start_line < line <= s.end_line:
                 size = min(max(1, s.signature.count("\n") + 1), 4)
                 spans.append((s.start_line, min(s.start_line + size - 1, line - 1)))
