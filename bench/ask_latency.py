@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from codeqa.answer import Answerer, FakeChat  # noqa: E402
 from codeqa.config import Settings  # noqa: E402
-from codeqa.retrieve import Retriever  # noqa: E402
+from codeqa.query.retrieve import Retriever  # noqa: E402
 
 GENERIC = ["how is the configuration loaded", "how are errors handled and reported", "what does the main entry point do",
            "where are files read from disk", "how is input validated"]

@@ -67,7 +67,7 @@ def gold_for(answer: str, retriever) -> tuple[set[str], set[str]]:
             continue
         module = name.replace(".", "/")
         files |= {p for p in indexed if p.endswith(module + ".py") or p.endswith(module + "/__init__.py")}
-        found = [s for s in retriever.find_symbols(last) if s.name == last
+        found = [s for s in retriever.graph.find_symbols(last) if s.name == last
                  and "test" not in s.path.split("/")[0] and "/tests/" not in "/" + s.path]
         if found:
             symbols.add(last)
@@ -105,7 +105,7 @@ def score(answer, gold_files: set[str], gold_symbols: set[str]) -> dict:
 def rescore(path: Path, projects: list[str]) -> dict:
     """The rows of `path` with gold, precision and coverage derived again (their answers and verified
     citations as recorded), written back, and their summary."""
-    from codeqa.retrieve import Retriever
+    from codeqa.query.retrieve import Retriever
 
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     for project in projects:
@@ -165,8 +165,8 @@ def main(argv=None) -> int:
         return 0
 
     from codeqa.answer import Answerer
-    from codeqa.prompt import estimate_tokens
-    from codeqa.retrieve import Retriever
+    from codeqa.answer.prompt import estimate_tokens
+    from codeqa.query.retrieve import Retriever
 
     rows = []
     for project in args.project:

@@ -46,8 +46,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
 
-    from codeqa.chat import Generation, OpenAIChat
-    from codeqa.retrieve import Retriever
+    from codeqa.answer.chat import Generation, OpenAIChat
+    from codeqa.query.retrieve import Retriever
 
     rows = []
     for project in args.project:

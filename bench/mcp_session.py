@@ -43,7 +43,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 ROOT = Path(__file__).resolve().parent.parent
-READER = ("import sys, time\nfrom pathlib import Path\nfrom codeqa.config import Settings\nfrom codeqa.retrieve import Retriever\n"
+READER = ("import sys, time\nfrom pathlib import Path\nfrom codeqa.config import Settings\nfrom codeqa.query.retrieve import Retriever\n"
           "r = Retriever.open(Path(sys.argv[1]), Settings.load())\nr.search('how is the configuration read')\n"
           "print('READY', flush=True)\nwhile True:\n    time.sleep(60)\n")
 DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z]\w{3,})", re.M)

@@ -65,7 +65,7 @@ class Session:
         if not cli:
             from codeqa.answer import Answerer
             from codeqa.config import Settings
-            from codeqa.retrieve import Retriever
+            from codeqa.query.retrieve import Retriever
 
             settings = Settings.load(env={k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")},
                                      index_dir=self.index_dir)

@@ -37,7 +37,7 @@ from codeqa.embed import make_embedder  # noqa: E402
 from codeqa.files import walk_repository  # noqa: E402
 from codeqa.index import index_repo  # noqa: E402
 from codeqa.eval.questions import MIN_DOCSTRING_WORDS, strip_docstrings  # noqa: E402
-from codeqa.retrieve import Retriever  # noqa: E402
+from codeqa.query.retrieve import Retriever  # noqa: E402
 
 KS = (1, 5, 10)
 

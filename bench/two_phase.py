@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from codeqa.config import Settings  # noqa: E402
-from codeqa.retrieve import Retriever  # noqa: E402
+from codeqa.query.retrieve import Retriever  # noqa: E402
 
 
 def machine_loop_s() -> float:

@@ -27,7 +27,10 @@ class RepoNotFoundError(UsageError):
 
 
 class IndexMissingError(UsageError):
-    pass
+    @classmethod
+    def for_repo(cls, repo: object) -> "IndexMissingError":
+        """The one wording of "this repository has no index yet": it names the command that makes one."""
+        return cls(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
 
 
 class IndexMismatchError(UsageError):

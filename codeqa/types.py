@@ -166,6 +166,12 @@ class Citation:
     attributed: bool = False
 
 
+def span_label(path: str, start: int, end: int, *, full: bool = False) -> str:
+    """The one spelling of a place in the code: `path:Lstart-Lend`, or `path:Lline` for one line unless
+    `full` (a snippet's label and an MCP location keep both ends even then)."""
+    return f"{path}:L{start}" if start == end and not full else f"{path}:L{start}-L{end}"
+
+
 @dataclass(frozen=True)
 class Snippet:
     """A packed piece of context given to the model, labelled path:Lstart-Lend."""
@@ -179,7 +185,7 @@ class Snippet:
 
     @property
     def label(self) -> str:
-        return f"{self.path}:L{self.start_line}-L{self.end_line}"
+        return span_label(self.path, self.start_line, self.end_line, full=True)
 
 
 @dataclass(frozen=True)

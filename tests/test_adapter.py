@@ -12,7 +12,7 @@ from codeqa.config import Settings
 from codeqa.embed import BASE_MODEL_ID, SentenceTransformerEmbedder, make_embedder
 from codeqa.errors import IndexMismatchError, UsageError
 from codeqa.index import index_repo
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 from conftest import copy_fixture_repo
 
 PROBE = ["def tokenize(text):\n    return text.split()", "split text into lowercase words"]

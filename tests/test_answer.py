@@ -10,13 +10,13 @@ import pytest
 
 from codeqa.answer import (EXTRACTIVE_NOTE, SYSTEM_PROMPT, Answerer, Conversation, FakeChat, OpenAIChat, Turn,
                            answer_to_json, build_messages, parse_citations, verify_citations)
-from codeqa.chat import ChatDelta, EndpointInfo, Generation
+from codeqa.answer.chat import ChatDelta, EndpointInfo, Generation
 from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.errors import LLMError
 from codeqa.files import redact
-from codeqa.pack import count_tokens
-from codeqa.retrieve import Retriever
+from codeqa.query.pack import count_tokens
+from codeqa.query.retrieve import Retriever
 from codeqa.types import Snippet
 from conftest import copy_fixture_repo
 from llm_stub import Reply

@@ -60,11 +60,11 @@ def test_no_import_cycle():
         if m not in state:
             visit(m, [m])
     assert not cycles, f"import cycles: {cycles}"
-    assert "codeqa.index" not in graph["codeqa.retrieve"]
+    assert "codeqa.index" not in graph["codeqa.query.retrieve"]
 
 
 def test_the_query_side_loads_neither_the_indexer_nor_the_heavy_libraries():
-    code = ("import sys, codeqa.retrieve, codeqa.answer; "
+    code = ("import sys, codeqa.query.retrieve, codeqa.answer; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'tree_sitter', "
             "'tree_sitter_language_pack', 'sentence_transformers', 'transformers') "
             "or m in ('codeqa.index', 'codeqa.graph', 'codeqa.parse', 'codeqa.chunk')))")
@@ -76,3 +76,69 @@ def test_no_module_is_too_long_to_read_at_once():
     long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def all_imports(name: str, path: Path) -> set[str]:
+    """Every module `name` imports, at module level or inside a function (a lazy import is still a dependency)."""
+    is_package = path.name == "__init__.py"
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = name.split(".") if is_package else name.split(".")[:-1]
+            module = (".".join(base[:len(base) - (node.level - 1)] + ([node.module] if node.module else []))
+                      if node.level else node.module or "")
+            out.add(module)
+            out.update(f"{module}.{a.name}" for a in node.names)
+    return out
+
+
+INDEXING = ("codeqa.indexing", "codeqa.index", "codeqa.index_background", "codeqa.index_state", "codeqa.parse",
+            "codeqa.parse_cache", "codeqa.parse_defs", "codeqa.parse_pool", "codeqa.graph", "codeqa.graph_stage",
+            "codeqa.chunk", "codeqa.doc_sections", "codeqa.embedded", "codeqa.plan", "codeqa.watch", "codeqa.prune",
+            "codeqa.store_writer", "codeqa.writer_lock", "codeqa.dense_stage")
+SHELLS = ("codeqa.cli", "codeqa.mcp", "ui")
+
+
+def _in(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def package_violations(package: str, forbidden: tuple[str, ...]) -> dict[str, list[str]]:
+    found = {}
+    for name, path in modules().items():
+        if _in(name, (package,)):
+            bad = sorted(m for m in all_imports(name, path) if _in(m, forbidden))
+            if bad:
+                found[name] = bad
+    return found
+
+
+def test_the_query_side_never_imports_the_indexer():
+    assert not package_violations("codeqa.query", INDEXING)
+
+
+def test_the_answer_side_never_imports_the_indexer_or_a_shell():
+    assert not package_violations("codeqa.answer", INDEXING + SHELLS)
+
+
+def test_the_library_never_imports_a_shell():
+    """cli/, mcp/ and ui/ sit over the library; nothing in it reaches up to them."""
+    for package in ("codeqa.query", "codeqa.answer", "codeqa.store", "codeqa.embed", "codeqa.eval", "codeqa.graph"):
+        assert not package_violations(package, SHELLS), package
+    assert not package_violations("codeqa.cli", ("ui",))
+
+
+def test_readers_hold_the_reader_protocol_and_no_protocol_mixes_reading_and_writing():
+    from codeqa.store import Store, StoreReader, StoreWriter
+
+    def methods(cls) -> set[str]:
+        return {n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")}
+
+    assert methods(StoreReader) & methods(StoreWriter) == {"close"}
+    assert StoreReader in Store.__mro__ and StoreWriter in Store.__mro__ and not methods(Store)
+    # the query side is typed with the reader protocol: it cannot call a write
+    uses_store = {name for name, path in modules().items() if _in(name, ("codeqa.query",))
+                  and "codeqa.store.Store" in all_imports(name, path)}
+    assert not uses_store

@@ -9,7 +9,7 @@ from codeqa.answer import Answerer
 from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.errors import UsageError
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 
 
 @pytest.mark.parametrize("question", ["", "   ", "\n\t"])

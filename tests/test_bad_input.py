@@ -11,7 +11,7 @@ import pytest
 
 from codeqa.config import Settings
 from codeqa.index import index_repo
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 from conftest import remove_deep_tree
 
 GOOD = '''def compute_shipping_cost(weight_kg, distance_km):

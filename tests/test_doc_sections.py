@@ -65,9 +65,9 @@ def test_the_embedded_text_leads_with_the_heading_path_and_the_code_language():
 
 
 def test_a_search_for_a_documented_concept_returns_its_section(tmp_path, embedder, settings):
-    from codeqa.extractive import extractive_answer
+    from codeqa.answer.extractive import extractive_answer
     from codeqa.index import index_repo
-    from codeqa.retrieve import Retriever
+    from codeqa.query.retrieve import Retriever
 
     repo = tmp_path / "repo"
     shutil.copytree(DOCS, repo / "docs")

@@ -12,7 +12,7 @@ from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.embed import embedder_from_settings
 from codeqa.index import index_repo
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 from conftest import copy_fixture_repo
 from llm_stub import LLMStub
 

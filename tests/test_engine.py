@@ -23,14 +23,14 @@ READER = r"""
 import json, sys
 from pathlib import Path
 from codeqa.config import Settings
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 
 retriever = Retriever.open(Path(sys.argv[1]), Settings.load())
 print("READY", flush=True)
 for line in sys.stdin:
     query = line.strip()
     hits = retriever.search(query, top_k=3)
-    print(json.dumps({"paths": [h.path for h in hits], "symbols": [s.id for s in retriever.find_symbols(query)]}),
+    print(json.dumps({"paths": [h.path for h in hits], "symbols": [s.id for s in retriever.graph.find_symbols(query)]}),
           flush=True)
 """
 

@@ -21,8 +21,8 @@ from codeqa.eval.metrics import (CitationCheck, EvalRun, Metrics, QuestionResult
                                  load_results, mrr_at, overlaps_gold, recall_at, save_results)
 from codeqa.eval.questions import Question, Span, generate_questions, load_questions, strip_docstrings
 from codeqa.eval.report import compare_runs, format_comparison, write_report
-from codeqa.question import RELATION_PATTERN, USAGE_PATTERN
-from codeqa.retrieve import Retriever
+from codeqa.query.question import RELATION_PATTERN, USAGE_PATTERN
+from codeqa.query.retrieve import Retriever
 from conftest import FIXTURE_REPO, copy_fixture_repo
 from llm_stub import Reply
 

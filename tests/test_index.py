@@ -16,7 +16,7 @@ from codeqa.config import Settings
 from codeqa.embed import EmbeddingCache, SentenceTransformerEmbedder
 from codeqa.errors import IndexLockedError, IndexMismatchError, IndexMissingError
 from codeqa.index import index_lock, index_repo, index_status, open_store
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 from conftest import CountingEmbedder, copy_fixture_repo, index_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,7 +16,7 @@ import codeqa.dense_stage as dense_stage
 from codeqa.errors import EmbeddingError
 from codeqa.index import index_repo, index_status
 from codeqa.index_background import BackgroundIndexer
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 from codeqa.store import open_store
 from conftest import copy_fixture_repo, index_snapshot, wait_for
 
@@ -125,7 +125,7 @@ def test_update_returns_after_phase_one_and_phase_two_goes_on_in_the_background(
         assert progress.state == "running" and progress.chunks_embedded == 0 and progress.chunks == report.chunks
         with Retriever.open(repo, settings, embedder=HashEmbedder()) as retriever:  # readers work meanwhile
             assert retriever.semantic_coverage() == 0.0
-            assert [s.path for s in retriever.find_symbols("EncoderClass")] == ["encoders/encoder.py"]
+            assert [s.path for s in retriever.graph.find_symbols("EncoderClass")] == ["encoders/encoder.py"]
             assert retriever.search("tokenize")[0].path == "encoders/encoder.py"
 
         gated.gate.set()
@@ -167,7 +167,7 @@ def test_an_update_during_phase_two_stops_it_indexes_the_change_and_resumes(repo
         assert done.state == "finished" and done.chunks_embedded == done.chunks == report.chunks
         assert dense_chunks(repo, settings) == report.chunks  # the new file's chunk too
         with Retriever.open(repo, settings, embedder=HashEmbedder()) as retriever:
-            assert [s.path for s in retriever.find_symbols("brand_new_helper")] == ["app/fresh.py"]
+            assert [s.path for s in retriever.graph.find_symbols("brand_new_helper")] == ["app/fresh.py"]
     finally:
         gated.gate.set()
         indexer.close()
@@ -203,7 +203,7 @@ def test_a_failed_phase_two_says_why_and_leaves_the_index_searchable(repo, setti
         done = indexer.wait(GATE_LIMIT_S)
         assert done.state == "failed" and "HTTP 503" in done.error and done.chunks_embedded == 0
         with Retriever.open(repo, settings, embedder=HashEmbedder(), need_model=False) as retriever:
-            assert retriever.find_symbols("EncoderClass") and retriever.semantic_coverage() == 0.0
+            assert retriever.graph.find_symbols("EncoderClass") and retriever.semantic_coverage() == 0.0
         assert report.chunks_deferred == report.chunks
     finally:
         indexer.close()

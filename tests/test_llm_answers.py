@@ -9,11 +9,11 @@ import time
 import pytest
 
 from codeqa.answer import Answerer, Conversation, ThinkSplitter, Turn, repeating
-from codeqa.chat import FakeChat, Generation, OpenAIChat
+from codeqa.answer.chat import FakeChat, Generation, OpenAIChat
 from codeqa.errors import LLMError
-from codeqa.llm_server import probe_endpoint
-from codeqa.prompt import CITED_LINES_GRAMMAR, REMINDER, SYSTEM_PROMPT, estimate_tokens
-from codeqa.retrieve import Retriever
+from codeqa.answer.llm_server import probe_endpoint
+from codeqa.answer.prompt import CITED_LINES_GRAMMAR, REMINDER, SYSTEM_PROMPT, estimate_tokens
+from codeqa.query.retrieve import Retriever
 from llm_stub import Reply
 
 USAGE_Q = "Where is EncoderClass used?"

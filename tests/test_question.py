@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codeqa.question import Mention, choose_symbols, parse_question, select_mentions
+from codeqa.query.question import Mention, choose_symbols, parse_question, select_mentions
 from codeqa.types import Symbol
 
 
@@ -203,7 +203,7 @@ def test_more_phrasings(question, intent, subject, kind, container):
     ("Howard's helper", False),
 ])
 def test_a_question_is_known_by_its_first_word_or_question_mark(query, asked):
-    from codeqa.question import is_question
+    from codeqa.query.question import is_question
 
     assert is_question(query) is asked
 
@@ -221,6 +221,6 @@ def test_a_question_is_known_by_its_first_word_or_question_mark(query, asked):
     ("Return the parsed value", None),  # a description, not a question
 ])
 def test_the_deed_of_a_question_is_its_clause_ending_participle(question, deed):
-    from codeqa.question import question_deed
+    from codeqa.query.question import question_deed
 
     assert question_deed(question) == deed

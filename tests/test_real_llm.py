@@ -20,7 +20,7 @@ import pytest
 
 from codeqa.answer import Answerer, Conversation
 from codeqa.config import Settings
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 
 pytestmark = pytest.mark.llm
 

@@ -15,11 +15,11 @@ import pytest
 from codeqa.answer import EXTRACTIVE_NOTE, Answerer, FakeChat, answer_to_json
 from codeqa.cli import main
 from codeqa.config import Settings
-from codeqa.extractive import split_full_list
+from codeqa.answer.extractive import split_full_list
 from codeqa.index import index_repo
-from codeqa.lookup import list_sites
-from codeqa.pack import _load_tokenizer, count_tokens, snippet_tokens
-from codeqa.retrieve import Retriever
+from codeqa.query.lookup import list_sites
+from codeqa.query.pack import _load_tokenizer, count_tokens, snippet_tokens
+from codeqa.query.retrieve import Retriever
 from codeqa.types import Hit, Reference
 
 USAGE_Q = "Where is EncoderClass used?"
@@ -36,17 +36,17 @@ def lines_of(repo, path):
 
 
 def test_methods_of_a_class_among_the_top_hits_move_up(retriever):
-    from codeqa.searcher import HOP_SOURCES, MEMBER_BOOST
+    from codeqa.query.rankers import HOP_SOURCES, MEMBER_BOOST, ReferenceHop
 
     def hit(symbol_id, score):
         path, _, rest = symbol_id.partition("#")
         return Hit(path, 1, 2, score, "function", rest.split("@")[0], "", "python", (symbol_id,), ("dense",))
 
-    encoder = next(s for s in retriever.find_symbols("EncoderClass") if s.kind == "class")
-    method = next(s for s in retriever.find_symbols("EncoderClass.encode"))
-    other = next(s for s in retriever.find_symbols("tokenize"))
+    encoder = next(s for s in retriever.graph.find_symbols("EncoderClass") if s.kind == "class")
+    method = next(s for s in retriever.graph.find_symbols("EncoderClass.encode"))
+    other = next(s for s in retriever.graph.find_symbols("tokenize"))
     top = [hit(encoder.id, 0.9)] + [hit(f"x.py#f{i}@1", 0.8 - i / 100) for i in range(HOP_SOURCES - 1)]
-    boosted = {h.symbol_ids[0]: h for h in retriever.searcher._boost_reference_hop(top + [hit(method.id, 0.5), hit(other.id, 0.5)])}
+    boosted = {h.symbol_ids[0]: h for h in ReferenceHop(retriever.store).rank(top + [hit(method.id, 0.5), hit(other.id, 0.5)])}
     assert boosted[method.id].score == pytest.approx(0.5 + MEMBER_BOOST) and "member" in boosted[method.id].reasons
     assert boosted[other.id].score == 0.5 and "member" not in boosted[other.id].reasons
     # the top hits themselves keep their scores
@@ -56,7 +56,7 @@ def test_methods_of_a_class_among_the_top_hits_move_up(retriever):
 def test_keywords_join_the_search_only_for_code_or_a_quoted_phrase(retriever, monkeypatch):
     """A sentence that names a symbol in passing ranks by the dense vector (the docstring benchmark lost
     0.02 recall@10 to BM25 over such names); a bare identifier or a quoted message still gets BM25."""
-    from codeqa.searcher import wants_keywords
+    from codeqa.query.searcher import wants_keywords
 
     calls = []
     search = retriever.store.search
@@ -91,7 +91,7 @@ def test_only_a_question_in_words_spreads_the_top_k_over_files(retriever, monkey
 
 
 def test_usage_answer_lists_every_reference_the_graph_has(retriever, indexed_repo):
-    encoder_class = retriever.find_symbols("EncoderClass")
+    encoder_class = retriever.graph.find_symbols("EncoderClass")
     graph_refs = retriever.store.references_to([s.id for s in encoder_class])
     assert len(graph_refs) >= 4
     answer = Answerer(retriever, retriever.settings).answer(USAGE_Q)
@@ -109,7 +109,7 @@ def test_usage_answer_lists_every_reference_the_graph_has(retriever, indexed_rep
 
 
 def test_sites_beyond_those_shown_in_full_are_still_listed_and_cited(retriever, monkeypatch):
-    monkeypatch.setattr("codeqa.retrieve.USAGE_SITES_SHOWN", 1)
+    monkeypatch.setattr("codeqa.query.retrieve.USAGE_SITES_SHOWN", 1)
     result = retriever.retrieve(USAGE_Q)
     assert sum(h.reasons == ("instantiation site",) for h in result.hits) == 1
     answer = Answerer(retriever, retriever.settings).answer(USAGE_Q)
@@ -145,7 +145,7 @@ def test_relationship_follows_graph_paths(retriever):
 
 
 def test_pack_merges_keeps_headers_and_respects_the_budget(retriever, indexed_repo):
-    method = retriever._definition_hit(retriever.find_symbols("EncoderClass.encode")[0])
+    method = retriever._definition_hit(retriever.graph.find_symbols("EncoderClass.encode")[0])
     assert (method.start_line, method.end_line) == (21, 26)
     overlapping = replace(method, start_line=23, end_line=27)
     snippets = retriever.pack([method, overlapping])

@@ -13,7 +13,7 @@ from codeqa import cli
 from codeqa.config import Settings
 from codeqa.errors import StoreError
 from codeqa.index import index_repo
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 from codeqa.store.identity import collection_prefix
 from conftest import copy_fixture_repo
 from qdrant_stub import QdrantStub

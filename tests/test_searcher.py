@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codeqa.searcher import (QUESTION_HEAD, QUESTION_NEW_FILES, Searcher, files_named_by_words, question_stems)
+from codeqa.query.searcher import (QUESTION_HEAD, QUESTION_NEW_FILES, Searcher, files_named_by_words, question_stems)
 from codeqa.types import Hit, Reference
 
 PATHS = ["rich/status.py", "rich/spinner.py", "rich/_spinners.py", "rich/console.py", "rich/control.py",
@@ -96,7 +96,7 @@ def test_a_further_file_far_below_the_best_score_gets_no_slot():
 def test_file_names_are_stemmed_once_per_set_of_indexed_files(monkeypatch):
     """Stemming every file name took 450 ms a question on site-packages: it is done again only when the
     indexed files change."""
-    import codeqa.searcher as searcher
+    import codeqa.query.searcher as searcher
 
     made = []
     real = searcher.file_name_stems
@@ -115,7 +115,8 @@ def test_file_names_are_stemmed_once_per_set_of_indexed_files(monkeypatch):
 def test_a_candidate_named_for_the_questions_deed_moves_up():
     """"How are options parsed ...?" ranked Command.format_options (options, command) first by the dense
     model; the names that carry the deed ("parsed": OptionParser, make_parser) lift above it."""
-    from codeqa.searcher import DEED_BOOST, _lift_deed, name_stems
+    from codeqa.query.rankers import DEED_BOOST, lift_deed
+    from codeqa.query.words import name_stems
 
     def named(path: str, line: int, score: float, symbol: str) -> Hit:
         return Hit(path, line, line + 5, score, "method", symbol, "", "python", (f"{path}#{symbol}@{line}",), ("dense",))
@@ -124,8 +125,8 @@ def test_a_candidate_named_for_the_questions_deed_moves_up():
               named("src/click/decorators.py", 351, 0.615, "option"),
               named("src/click/parser.py", 355, 0.614, "OptionParser._process_args_for_options"),
               named("src/click/core.py", 1312, 0.600, "Command.make_parser")]
-    lifted = _lift_deed(ranked, "parsed")
+    lifted = lift_deed(ranked, "parsed")
     assert [h.symbol for h in lifted[:2]] == ["OptionParser._process_args_for_options", "Command.make_parser"]
     assert "deed" in lifted[0].reasons and abs(lifted[0].score - (0.614 + DEED_BOOST)) < 1e-9
-    assert _lift_deed(ranked, None) == ranked
+    assert lift_deed(ranked, None) == ranked
     assert name_stems("OptionParser.parse_args") == {"option", "pars", "arg"}

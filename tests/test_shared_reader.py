@@ -11,8 +11,8 @@ import pytest
 from codeqa.answer import Answerer
 from codeqa.config import Settings
 from codeqa.index import index_repo
-from codeqa.retrieve import Retriever
-from codeqa.shared_reader import IndexReopenedError, SharedRetriever
+from codeqa.query.retrieve import Retriever
+from codeqa.query.shared_reader import IndexReopenedError, SharedRetriever
 from conftest import copy_fixture_repo
 
 QUESTIONS = ("How does tokenize work?", "How is EncoderClass used?", "Where are formatting helpers defined?")

@@ -10,7 +10,7 @@ import pytest
 from codeqa.dense_stage import pending_files
 from codeqa.embed import SentenceTransformerEmbedder
 from codeqa.index import index_repo, index_status
-from codeqa.retrieve import Retriever, semantic_note
+from codeqa.query.retrieve import Retriever, semantic_note
 from codeqa.store import ManifestEntry, open_store
 from conftest import CountingEmbedder, copy_fixture_repo, index_snapshot
 

@@ -15,9 +15,9 @@ from streamlit.testing.v1 import AppTest
 import codeqa.embed
 from codeqa.config import Settings
 from codeqa.index import index_repo
-from codeqa.lookup import list_sites
+from codeqa.query.lookup import list_sites
 from codeqa.store import open_store
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 from codeqa.types import Answer, Citation, Reference, Snippet
 from conftest import copy_fixture_repo
 from llm_stub import Reply
@@ -299,7 +299,7 @@ def test_ui_watch_keeps_the_index_fresh(monkeypatch, calls, tmp_path, embedder):
     while time.monotonic() < deadline and not found:
         time.sleep(0.5)
         with Retriever.open(repo, settings, embedder=embedder) as retriever:
-            found = retriever.find_symbols("saved_from_the_editor")
+            found = retriever.graph.find_symbols("saved_from_the_editor")
     assert [s.path for s in found] == ["app/saved.py"]
     at = ask(at, "How is saved_from_the_editor used?")
     assert "saved_from_the_editor" in texts(at.markdown)

@@ -16,7 +16,7 @@ import pytest
 
 from codeqa.answer import Answerer
 from codeqa.index import index_lock, index_repo
-from codeqa.retrieve import Retriever
+from codeqa.query.retrieve import Retriever
 from codeqa.watch import RepoWatcher
 from conftest import copy_fixture_repo, wait_for
 
@@ -45,7 +45,7 @@ def test_a_save_is_indexed_within_seconds_and_ignored_folders_are_not(tmp_path, 
         took = time.monotonic() - saved
     assert watcher.runs == 1 and reports[0].files_changed == 1 and took < 10
     with Retriever.open(repo, settings, embedder=embedder) as retriever:
-        assert [s.id for s in retriever.find_symbols("freshly_saved")] == ["app/formatting.py#freshly_saved@6"]
+        assert [s.id for s in retriever.graph.find_symbols("freshly_saved")] == ["app/formatting.py#freshly_saved@6"]
 
 
 def test_a_save_while_another_writer_runs_waits_for_it_without_walking_again(tmp_path, settings, embedder,
@@ -72,7 +72,7 @@ def test_a_save_while_another_writer_runs_waits_for_it_without_walking_again(tmp
         assert done.wait(30), "the save was not indexed once the lock was released"
     assert watcher.runs == 1 and reports[0].files_changed == 1 and len(walks) == 2
     with Retriever.open(repo, settings, embedder=embedder) as retriever:
-        assert [s.id for s in retriever.find_symbols("saved_while_locked")] == ["app/formatting.py#saved_while_locked@6"]
+        assert [s.id for s in retriever.graph.find_symbols("saved_while_locked")] == ["app/formatting.py#saved_while_locked@6"]
 
 
 def test_results_from_a_file_changed_since_indexing_are_stale(tmp_path, settings, embedder):

@@ -23,8 +23,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from codeqa.answer import parse_citations
 from codeqa.config import Settings
-from codeqa.extractive import span_label, unlisted
-from codeqa.retrieve import Retriever
+from codeqa.answer.extractive import span_label, unlisted
+from codeqa.query.retrieve import Retriever
+from codeqa.query.source import inside_repository
 from codeqa.types import Answer, Citation, SiteList, Snippet
 
 MAX_CHIPS = 24
@@ -48,9 +49,7 @@ def path_refusal(repo: Path, path: str, indexed: Collection[str]) -> str:
     repository (symlinks resolved) and a file of the index, which never holds secret files."""
     if not path or path.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", path):
         return f"{path or 'an empty path'} is not a path inside the repository"
-    root = Path(repo).resolve()
-    target = (root / path).resolve()
-    if target != root and root not in target.parents:
+    if inside_repository(Path(repo).resolve(), path) is None:
         return f"{path} is outside the indexed repository"
     if path not in indexed:
         return f"{path} is not in the index"

@@ -13,8 +13,8 @@ file. The page only calls the library, and is split by concern:
                     "why these snippets"
     answer_view.py  what an answer shows, as plain functions (tested without Streamlit)
 
-`streamlit run` puts this folder on sys.path, so the page imports its modules by their bare names (which
-shadow nothing in the standard library or codeqa's dependencies).
+The page imports its modules as the package the install gives this folder, `codeqa.ui` (setup.py): whether
+the folder is on sys.path differs between `streamlit run` and streamlit's AppTest across versions.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ import hmac
 
 import streamlit as st
 
-from answer_view import plain
-from chat import chat
+from codeqa.ui.answer_view import plain
+from codeqa.ui.chat import chat
 from codeqa.answer import Conversation
 from codeqa.config import Settings
 from codeqa.errors import CodeQAError
-from codeqa.shared_reader import IndexReopenedError
-from sidebar import sidebar_repository, sidebar_settings
+from codeqa.query.shared_reader import IndexReopenedError
+from codeqa.ui.sidebar import sidebar_repository, sidebar_settings
 
 CSS = """<style>
 .cq-chips { display: flex; flex-wrap: wrap; gap: 0.35rem; margin: 0.25rem 0 0.5rem 0; }

@@ -13,18 +13,18 @@ from dataclasses import replace
 
 import streamlit as st
 
-from answer_view import (answer_summary, citation_anchors, citation_chips, code_views, evidence_rows,
+from codeqa.ui.answer_view import (answer_summary, citation_anchors, citation_chips, code_views, evidence_rows,
                          example_questions, highlighted_html, link_citations, path_refusal, plain, references_markdown,
                          sites_label)
 from codeqa.answer import Answerer
-from codeqa.citations import parse_citations
+from codeqa.answer.citations import parse_citations
 from codeqa.config import Settings
-from codeqa.defang import MarkdownStream
+from codeqa.answer.defang import MarkdownStream
 from codeqa.errors import CodeQAError
-from codeqa.extractive import refs_spec, span_label, split_full_list
-from codeqa.lookup import list_sites
-from codeqa.retrieve import Retriever
-from codeqa.shared_reader import SharedRetriever
+from codeqa.answer.extractive import refs_spec, span_label, split_full_list
+from codeqa.query.lookup import list_sites
+from codeqa.query.retrieve import Retriever
+from codeqa.query.shared_reader import SharedRetriever
 from codeqa.types import Answer
 
 log = logging.getLogger("codeqa.ui")
@@ -135,7 +135,7 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
     head_citations = (answer.citations[:len(parse_citations(head, retriever.indexed_paths))] if full_list
                       else answer.citations)
     views = code_views(replace(answer, citations=tuple(head_citations)), f"cq-{number}",
-                       lambda path: path_refusal(retriever.repo, path, retriever.indexed_paths), retriever.redacted_lines)
+                       lambda path: path_refusal(retriever.repo, path, retriever.indexed_paths), retriever.source.redacted_lines)
     shown = [v for i, v in enumerate(views) if i < MAX_CODE_VIEWS or not v.verified]  # unverified ones always
     anchors = citation_anchors(shown)
     st.markdown(link_citations(head, answer.citations, anchors, retriever.indexed_paths, answer.answer))

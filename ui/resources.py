@@ -20,8 +20,8 @@ import streamlit as st
 from codeqa import embed
 from codeqa.config import Settings
 from codeqa.index import IndexStatus, index_status
-from codeqa.retrieve import Retriever
-from codeqa.shared_reader import SharedRetriever
+from codeqa.query.retrieve import Retriever
+from codeqa.query.shared_reader import SharedRetriever
 
 log = logging.getLogger("codeqa.ui")
 

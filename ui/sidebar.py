@@ -12,13 +12,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from answer_view import code_span, llm_description, plain, time_ago
+from codeqa.ui.answer_view import code_span, llm_description, plain, time_ago
 from codeqa.answer import Conversation
 from codeqa.config import Settings
 from codeqa.errors import CodeQAError, IndexMissingError
 from codeqa.index import IndexStatus, index_repo
-from codeqa.shared_reader import IndexReopenedError, SharedRetriever
-from resources import cached_status, embedder_for, live_sync, open_index, release_index
+from codeqa.store import semantic_search_at
+from codeqa.query.shared_reader import IndexReopenedError, SharedRetriever
+from codeqa.ui.resources import cached_status, embedder_for, live_sync, open_index, release_index
 
 log = logging.getLogger("codeqa.ui")
 
@@ -93,7 +94,7 @@ def show_status(status: IndexStatus | None, failed: bool) -> None:
     if not status.complete:
         st.warning("The last indexing run did not finish; re-index to complete it.")
     elif status.semantic < 1:
-        st.info(f"Semantic search is at {int(status.semantic * 100)}%: the chunks are still being embedded (or the "
+        st.info(f"{semantic_search_at(status.semantic)}: the chunks are still being embedded (or the "
                 "last run stopped; re-index to finish). Meanwhile search finds the rest by keywords and the graph.")
     if status.stale:
         with st.expander(f"{status.stale} file{'s' if status.stale != 1 else ''} changed since — re-index",

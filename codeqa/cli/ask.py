@@ -46,7 +46,7 @@ def cmd_ask(args, settings: Settings) -> int:
     from rich.console import Console
 
     from ..answer import Answerer, answer_to_json
-    from ..retrieve import Retriever
+    from ..query.retrieve import Retriever
 
     repo = _repo(args.repo)
     settings = settings.with_(model=args.model, top_k=args.top_k)
@@ -79,7 +79,7 @@ def cmd_ask(args, settings: Settings) -> int:
 def _print_citations(console, answer) -> None:
     from rich.markup import escape
 
-    from ..extractive import span_label
+    from ..answer.extractive import span_label
 
     cited = [c for c in answer.citations if not c.attributed]
     attributed = [c for c in answer.citations if c.attributed]

@@ -206,7 +206,7 @@ def _print_plan(plan, console) -> None:
 
 
 def cmd_search(args, settings: Settings) -> int:
-    from ..retrieve import Retriever, semantic_note
+    from ..query.retrieve import Retriever, semantic_note
 
     repo = _repo(args.repo)
     if not args.query and not args.queries_file:
@@ -261,7 +261,7 @@ def _hit_json(h) -> dict:
 
 
 def cmd_refs(args, settings: Settings) -> int:
-    from ..retrieve import lookup_references
+    from ..query.retrieve import lookup_references
 
     repo = _repo(args.repo)
     result = lookup_references(repo, settings, args.symbol)
@@ -287,15 +287,11 @@ def cmd_refs(args, settings: Settings) -> int:
 
 
 def cmd_export(args, settings: Settings) -> int:
-    from ..store import open_store
+    from ..query.retrieve import open_index
 
     repo = _repo(args.repo)
-    store = open_store(repo, settings)
+    store, _ = open_index(repo, settings)
     try:
-        if not store.exists():
-            from ..errors import IndexMissingError
-
-            raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
         for sym in sorted(store.all_symbols(), key=lambda s: (s.path, s.start_line, s.id)):
             print(json.dumps({"type": "symbol", **asdict(sym)}))
         for ref in sorted(store.all_references(), key=lambda r: (r.path, r.line, r.column)):

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..answer import Answerer
-from ..chat import ChatModel
+from ..answer.chat import ChatModel
 from ..config import Settings
 from ..embed.adapter import TRAINING_PROJECTS
 from ..errors import UsageError
-from ..retrieve import Retriever
+from ..query.retrieve import Retriever
 from .judge import AnswerJudge
 from .metrics import (MRR_DEPTH, CitationCheck, EvalRun, QuestionResult, RankedSpan, contains_checks, first_hit_rank,
                       overlaps_gold, reference_sites_found)

@@ -15,10 +15,10 @@ import re
 from typing import Sequence
 
 from ..answer import format_snippet
-from ..chat import ChatModel, OpenAIChat, missing_model_message
+from ..answer.chat import ChatModel, OpenAIChat, missing_model_message
 from ..config import Settings
 from ..errors import LLMError, UsageError
-from ..retrieve import Retriever
+from ..query.retrieve import Retriever
 from ..types import Answer, Snippet, one_line
 from .metrics import Verdict
 from .questions import Span
@@ -114,7 +114,7 @@ def _spans_text(spans: Sequence[Span], retriever: Retriever) -> list[Snippet]:
     """Redacted file text of each span (cut to JUDGE_SPAN_LINES); unreadable spans are left out."""
     out = []
     for s in dict.fromkeys(spans):
-        lines = retriever.redacted_lines(s.path)
+        lines = retriever.source.redacted_lines(s.path)
         if lines is None or s.start_line > len(lines):
             continue
         end = min(s.end_line, len(lines), s.start_line + JUDGE_SPAN_LINES - 1)

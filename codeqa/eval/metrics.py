@@ -125,10 +125,6 @@ class QuestionResult:
     seconds: float = 0.0
 
     @property
-    def is_usage(self) -> bool:
-        return self.question.kind == "usage" or "usage" in self.question.tags
-
-    @property
     def citation_validity(self) -> float | None:
         return sum(c.verified for c in self.citations) / len(self.citations) if self.citations else None
 

@@ -36,7 +36,7 @@ from ..errors import IndexMissingError, UsageError
 from ..files import is_secret_path, path_role
 from ..languages import detect_language
 from ..store import open_store
-from ..types import Reference, Symbol
+from ..types import Reference, Symbol, span_label
 
 KINDS = ("docstring", "usage", "relationship")
 MIN_DOCSTRING_WORDS = 6
@@ -61,7 +61,7 @@ class Span:
 
     @property
     def label(self) -> str:
-        return f"{self.path}:L{self.start_line}" + (f"-L{self.end_line}" if self.end_line != self.start_line else "")
+        return span_label(self.path, self.start_line, self.end_line)
 
     def to_json(self) -> dict:
         return {"path": self.path, "start_line": self.start_line, "end_line": self.end_line}

@@ -100,66 +100,36 @@ class SearchFilter:
     languages: tuple[str, ...] | None = None
 
 
-class Store(Protocol):
-    """All reads and writes of one repository's index.
+class StoreReader(Protocol):
+    """The reads of one repository's index: what the query side (codeqa/query/, answer/, the shells) holds.
 
     Contract (tests/store_contract.py checks every point against every engine):
-    - `exists()` is False until `ensure_schema` ran; `drop_all()` makes it False again and removes
-      every chunk, symbol, reference, manifest entry and the meta.
-    - Meta: `write_meta(d)` replaces the whole dict; `read_meta()` returns it ({} when none). Values
-      are JSON-able. `generation()` is a number that moves with each `write_meta(d, publish=True)`, so a
-      long-lived reader knows when to look again; a run's first write (publish=False) leaves it, so
-      readers do not drop their caches for a half-written run.
-    - Manifest: `put_manifest` upserts entries by path; `mark_pending(paths)` sets them pending with an
-      empty hash; `delete_manifest(paths)` removes entries.
-    - `upsert_chunks(chunks, vectors, embedded_texts)` stores each chunk (by `Chunk.id`) with its dense
-      vector and a BM25 sparse vector of `embedded_text + text`; a vector that is None stores the chunk
-      without a dense vector (sparse search finds it, dense search does not) until `set_dense(ids,
-      vectors)` gives it one (the sparse vector and payload stay). `chunks_of_files(paths)` returns the
-      stored chunks of those files as `Chunk`s equal to the ones upserted. `upsert_symbols` stores symbols by id.
-    - `delete_files(paths)` removes those files' chunks and symbols (not references, not manifest).
-    - `replace_references(refs)` makes the stored references equal `refs` (a set: order and
-      duplicates do not matter) and returns (added, removed); `replace_references(refs, paths)` does
-      so for the references whose path is in `paths` only (every one of `refs` has such a path) and
-      leaves the others. `stage_references(refs)` gives part of the next call's `refs` ahead of it, in
-      as many calls as the writer likes (an index run stages each file's as it is resolved): staged
-      references change nothing a reader sees, and `ensure_schema` drops any a killed run left.
+    - `exists()` is False until a writer's `ensure_schema` ran, and again after its `drop_all()`.
+    - `read_meta()` returns the meta dict a writer wrote ({} when none). `generation()` is a number that
+      moves with each published `write_meta`, so a long-lived reader knows when to look again (a run's
+      first, unpublished write leaves it: readers do not drop their caches for a half-written run).
+    - `manifest()`: path -> ManifestEntry. `chunks_of_files(paths)` returns the stored chunks of those
+      files as `Chunk`s equal to the ones upserted; `count_chunks()` counts them all.
     - Lookups never load the whole index: `symbols_by_key(keys)` matches `name_key(name)` or
       `name_key(qualified_name)`; `symbols_by_ids`, `symbols_in_files`, `children_of(ids)` (symbols
       whose parent_id is one of ids); `references_to(ids)` (a target id among ids, ordered by path,
       line, column), `references_from(ids)` (enclosing symbol among ids); `chunks_for_symbols`,
-      `chunks_in_file`. Unknown ids give empty results, never errors.
+      `chunks_in_file`. Unknown ids give empty results, never errors. Staged references (StoreWriter)
+      are never seen here.
     - `search(dense, sparse, limit, weights, where)`: with `sparse` None (or weight 0) the chunks
       nearest to `dense` by cosine, score = cosine (to 1e-3: an engine may store float16); with `dense`
       None the chunks best by BM25 over `sparse`; otherwise dense and sparse candidates (limit * 4
       each) fused by weighted RRF (k = RRF_K) inside the engine. Hits carry the stored chunk text.
-    - `flush()` makes every write so far durable; `optimize()` reorganises what was written for fast
-      opens and queries (search results stay the same); `release()` lets go of whatever this process
-      holds of the chunks (after a flush: another process may then write them; the next use here sees
-      what it wrote); `close()` releases the index (idempotent).
-    - Several processes may open one index to read while one writes; writers are serialised by the
-      caller (index.py's lock) and, on a server, across machines by the writer lease that
-      `open_store(create=True)` takes (store/lease.py).
+      A chunk stored without a dense vector is found by sparse search only.
+    - `close()` releases the index (idempotent). Several processes may open one index to read while
+      one writes.
     """
 
     def exists(self) -> bool: ...
-    def ensure_schema(self, vector_size: int) -> None: ...
-    def drop_all(self) -> None: ...
     def read_meta(self) -> dict[str, Any]: ...
-    def write_meta(self, meta: dict[str, Any], publish: bool = True) -> None: ...
     def generation(self) -> int: ...
     def manifest(self) -> dict[str, ManifestEntry]: ...
-    def put_manifest(self, entries: Sequence[ManifestEntry]) -> None: ...
-    def mark_pending(self, paths: Sequence[str]) -> None: ...
-    def delete_manifest(self, paths: Sequence[str]) -> None: ...
-    def upsert_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float] | None],
-                      embedded_texts: Sequence[str]) -> None: ...
-    def set_dense(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None: ...
     def chunks_of_files(self, paths: Sequence[str]) -> list[Chunk]: ...
-    def upsert_symbols(self, symbols: Sequence[Symbol]) -> None: ...
-    def delete_files(self, paths: Sequence[str]) -> None: ...
-    def stage_references(self, references: Iterable[Reference]) -> None: ...
-    def replace_references(self, references: Iterable[Reference], paths: Collection[str] | None = None) -> tuple[int, int]: ...
     def count_chunks(self) -> int: ...
     def symbols_by_key(self, keys: Iterable[str]) -> list[Symbol]: ...
     def symbols_by_ids(self, ids: Iterable[str]) -> list[Symbol]: ...
@@ -173,10 +143,60 @@ class Store(Protocol):
     def chunks_in_file(self, path: str) -> list[Hit]: ...
     def search(self, dense: Sequence[float] | None, sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
                weights: tuple[float, float] = (1.0, 1.0), where: SearchFilter | None = None) -> list[Hit]: ...
+    def close(self) -> None: ...
+
+
+class StoreWriter(Protocol):
+    """The writes of one repository's index: what the indexer holds.
+
+    Contract (tests/store_contract.py):
+    - `ensure_schema(size)` makes the index exist (and drops any references a killed run staged);
+      `drop_all()` removes every chunk, symbol, reference, manifest entry and the meta.
+    - Meta: `write_meta(d)` replaces the whole dict; values are JSON-able; `publish=True` moves the
+      readers' `generation()`, a run's first write (publish=False) does not.
+    - Manifest: `put_manifest` upserts entries by path; `mark_pending(paths)` sets them pending with an
+      empty hash; `delete_manifest(paths)` removes entries.
+    - `upsert_chunks(chunks, vectors, embedded_texts)` stores each chunk (by `Chunk.id`) with its dense
+      vector and a BM25 sparse vector of `embedded_text + text`; a vector that is None stores the chunk
+      without a dense vector until `set_dense(ids, vectors)` gives it one (the sparse vector and payload
+      stay). `upsert_symbols` stores symbols by id.
+    - `delete_files(paths)` removes those files' chunks and symbols (not references, not manifest).
+    - `replace_references(refs)` makes the stored references equal `refs` (a set: order and
+      duplicates do not matter) and returns (added, removed); `replace_references(refs, paths)` does
+      so for the references whose path is in `paths` only (every one of `refs` has such a path) and
+      leaves the others. `stage_references(refs)` gives part of the next call's `refs` ahead of it, in
+      as many calls as the writer likes (an index run stages each file's as it is resolved): staged
+      references change nothing a reader sees.
+    - `flush()` makes every write so far durable; `optimize()` reorganises what was written for fast
+      opens and queries (search results stay the same); `release()` lets go of whatever this process
+      holds of the chunks (after a flush: another process may then write them; the next use here sees
+      what it wrote); `close()` releases the index (idempotent).
+    - Writers are serialised by the caller (index.py's lock) and, on a server, across machines by the
+      writer lease that `open_store(create=True)` takes (store/lease.py).
+    """
+
+    def ensure_schema(self, vector_size: int) -> None: ...
+    def drop_all(self) -> None: ...
+    def write_meta(self, meta: dict[str, Any], publish: bool = True) -> None: ...
+    def put_manifest(self, entries: Sequence[ManifestEntry]) -> None: ...
+    def mark_pending(self, paths: Sequence[str]) -> None: ...
+    def delete_manifest(self, paths: Sequence[str]) -> None: ...
+    def upsert_chunks(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float] | None],
+                      embedded_texts: Sequence[str]) -> None: ...
+    def set_dense(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None: ...
+    def upsert_symbols(self, symbols: Sequence[Symbol]) -> None: ...
+    def delete_files(self, paths: Sequence[str]) -> None: ...
+    def stage_references(self, references: Iterable[Reference]) -> None: ...
+    def replace_references(self, references: Iterable[Reference], paths: Collection[str] | None = None) -> tuple[int, int]: ...
     def flush(self) -> None: ...
     def optimize(self) -> None: ...
     def release(self) -> None: ...
     def close(self) -> None: ...
+
+
+class Store(StoreReader, StoreWriter, Protocol):
+    """One repository's index, read and written (what `open_store` returns; EdgeStore, ServerStore).
+    Readers are typed with StoreReader, the indexer with Store."""
 
 
 def open_store(repo: Path, settings: Settings, create: bool = False) -> Store:
@@ -211,6 +231,12 @@ def semantic_coverage(meta: dict[str, Any]) -> float:
     chunks = int(meta.get("chunks") or 0)
     embedded = meta.get("chunks_embedded")
     return 1.0 if not chunks or embedded is None else max(0.0, min(1.0, int(embedded) / chunks))
+
+
+def semantic_search_at(coverage: float) -> str:
+    """The words "Semantic search is at N%", in one place: how far phase 2 has come (N rounded down), which the
+    CLI, the MCP tools and the page each follow with what their user can do about it."""
+    return f"Semantic search is at {int(coverage * 100)}%"
 
 
 def reference_key(r: Reference) -> int:

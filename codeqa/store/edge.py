@@ -62,7 +62,7 @@ class EdgeStore:
             if (index_dir / "qdrant").is_dir():
                 raise IndexMismatchError(f"The index in {index_dir} was built by an older codeqa (qdrant-client's local "
                                          f"mode); run `codeqa index {repo}` once to rebuild it (nothing is re-embedded).")
-            raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
+            raise IndexMissingError.for_repo(repo)
         try:
             index_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

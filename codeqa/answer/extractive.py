@@ -14,10 +14,11 @@ import re
 import shlex
 from typing import Callable, Sequence
 
-from .lookup import list_sites
-from .retrieve import Retriever
+from ..query.lookup import list_sites
+from ..query.retrieve import Retriever
 from .summary import describe_counts, first_sentence, summarize_usage
-from .types import Hit, Reference, Retrieval, SiteList, Snippet, Symbol, UsageSummary, one_line, split_symbol_id
+from ..types import (Hit, Reference, Retrieval, SiteList, Snippet, Symbol, UsageSummary, one_line, span_label,
+                     split_symbol_id)
 
 EXTRACTIVE_NOTE = "Produced without an LLM (extractive answer from retrieval alone)."
 FULL_LIST_HEADING = "All {count} reference sites in {files} files, by file:"
@@ -31,7 +32,7 @@ def extractive_answer(retrieval: Retrieval, retriever: Retriever, max_items: int
     `summary` is the usage account (computed here when not given)."""
     cover = _Coverage(retrieval.snippets)
     if retrieval.route == "usage":
-        body = _extract_usage(retrieval, retriever, cover, summary or summarize_usage(retrieval, retriever.symbols_by_id))
+        body = _extract_usage(retrieval, retriever, cover, summary or summarize_usage(retrieval, retriever.graph.symbols_by_id))
     elif retrieval.route == "relationship":
         body = _extract_relationship(retrieval, retriever, cover, max_items, max_code_lines)
     else:
@@ -55,11 +56,6 @@ class _Coverage:
         """start..end cut to the snippet that holds `start`, or None when `start` is not covered."""
         s = self.snippet_at(path, start)
         return (start, min(end, s.end_line)) if s else None
-
-
-def span_label(path: str, start: int, end: int) -> str:
-    """`path:Lstart-Lend`, or `path:Lline` for one line."""
-    return f"{path}:L{start}" if start == end else f"{path}:L{start}-L{end}"
 
 
 def _describe_symbol(sym: Symbol) -> str:
@@ -119,7 +115,7 @@ def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage,
                 code = one_line(site.code, 100, drop_period=True)
                 out.append(f"\n{number}. `{site.path}` line {site.line} — {site.kind}{where}: `{code}`")
     listed = retrieval.listed or list_sites(refs)
-    by_id = retriever.symbols_by_id(r.enclosing_symbol_id for r in listed.references if r.enclosing_symbol_id)
+    by_id = retriever.graph.symbols_by_id(r.enclosing_symbol_id for r in listed.references if r.enclosing_symbol_id)
     if listed.complete:
         out.append("\n" + FULL_LIST_HEADING.format(count=listed.total, files=listed.files))
     else:
@@ -243,7 +239,7 @@ def _best_hits(retrieval: Retrieval, cover: _Coverage) -> list[Hit]:
 
 def _explain_span(retriever: Retriever, path: str, start: int, end: int) -> str:
     """One line from the symbols the span defines (name, signature, docstring) or the one that encloses it."""
-    symbols = retriever.symbols_in_file(path)
+    symbols = retriever.graph.symbols_in_file(path)
     defined = sorted((s for s in symbols if start <= s.start_line <= end), key=lambda s: (s.start_line, -s.end_line))
     top = [s for s in defined if not any(o is not s and o.start_line <= s.start_line and s.end_line <= o.end_line
                                          and o in defined for o in defined)]
@@ -256,7 +252,7 @@ def _explain_span(retriever: Retriever, path: str, start: int, end: int) -> str:
         inner = max(enclosing, key=lambda s: s.start_line)
         return f"part of {_describe_symbol(inner)}"
     if path.endswith((".md", ".rst", ".txt", ".adoc")):
-        heading = _heading_above(retriever.file_lines(path) or [], start, end)
+        heading = _heading_above(retriever.source.lines(path) or [], start, end)
         return f"documentation, section “{heading}”" if heading else "documentation"
     return "module-level code"
 

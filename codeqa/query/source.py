@@ -9,12 +9,13 @@ changes on disk or the index moves on (`clear`).
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from .files import read_source_text, redact_source
-from .types import Hit
+from ..files import read_source_text, redact_source
+from ..types import Hit
 
 
 class SourceFiles:
@@ -38,9 +39,9 @@ class SourceFiles:
     def lines(self, path: str) -> list[str] | None:
         """The file's lines (with their line ends), or None when it is outside the repository or unreadable."""
         if path not in self._lines:
-            target = (self.repo / path).resolve()
-            if self.repo not in target.parents:
+            if inside_repository(self.repo, path) is None:
                 return None
+            target = (self.repo / path).resolve()
             try:
                 self._lines[path] = read_source_text(target).splitlines(keepends=True)
             except (OSError, UnicodeDecodeError):
@@ -89,4 +90,15 @@ class SourceFiles:
         return [replace(h, stale=True) if self.is_stale(h.path) else h for h in hits]
 
 
-__all__ = ["SourceFiles"]
+def inside_repository(repo: Path, path: str) -> str | None:
+    """`path` (relative to `repo`, or absolute) as the index names a file: a relative posix path, or None
+    when it lies outside the repository. Lexical first, so an indexed symlink keeps its own name; then
+    resolved, so a symlink must not lead out of it. `repo` is resolved already."""
+    joined = Path(os.path.normpath(repo / path))
+    resolved = joined.resolve()
+    if not (joined.is_relative_to(repo) and (resolved == repo or repo in resolved.parents)):
+        return None
+    return joined.relative_to(repo).as_posix()
+
+
+__all__ = ["SourceFiles", "inside_repository"]

@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator, Protocol, Sequence
 
-from .config import Settings
-from .errors import LLMError, UsageError
+from ..config import Settings
+from ..errors import LLMError, UsageError
 from .llm_server import EndpointInfo, count_prompt_tokens, probe_endpoint
-from .types import one_line
+from ..types import one_line
 
 # Not a fallback: codeqa never picks a chat model itself (an endpoint serves the models it serves).
 # Only codeqa/answer.py and ui/answer_view.py still import this name; remove it with those imports.

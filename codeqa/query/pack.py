@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Sequence
 
-from .types import Hit, Snippet
+from ..types import Hit, Snippet
 
 CHARS_PER_TOKEN = 3.5  # fallback estimate when the bundled tokenizer is missing (BPE models average ~3.5-4 on code)
 SNIPPET_OVERHEAD_TOKENS = 10  # the "[n] path:Lstart-Lend (why)" label and code fence around a snippet in the prompt

@@ -1,4 +1,4 @@
-"""Answer stage: conversation, prompt, streaming, citation check; the API the CLI and the UI drive.
+"""Answer stage: Answerer and AnswerStream, the API the CLI and the UI drive (the conversation is conversation.py).
 
     question --(Conversation: follow-up rewrite)--> Retriever.retrieve --> snippets
       --> prompt.fit_prompt (system rules + history + graph facts + numbered snippets [n] path:Lstart-Lend,
@@ -16,121 +16,30 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .chat import ChatModel, FakeChat, Generation, Message, OpenAIChat
+from ..config import Settings
+from ..errors import LLMError, UsageError
+from ..query.retrieve import Retriever
+from .chat import ChatModel, Generation, Message, OpenAIChat
 from .citations import (CitedSpan, attribute, parse_citations, parse_loose, parse_numbered, parse_path_mentions,
                         take_echoed_lines, unknown_names, verify_citations)
-from .config import Settings
+from .conversation import Conversation, Turn
 from .defang import defang_markdown
-from .errors import LLMError, UsageError
-from .extractive import EXTRACTIVE_NOTE, extractive_answer
-from .files import redact
-from .pack import CHARS_PER_TOKEN, count_tokens
-from .prompt import (CITED_LINES_GRAMMAR, SYSTEM_PROMPT, FittedPrompt, PromptParts, PromptTooLarge, fit_prompt,
-                     format_snippet, graph_facts)
+from .extractive import extractive_answer
+from .prompt import CITED_LINES_GRAMMAR, FittedPrompt, PromptParts, PromptTooLarge, fit_prompt
 from .prompt import build_messages as _build_messages
-from .retrieve import Retriever
 from .streaming import AnswerProgress, ProgressCallback, ThinkSplitter, repeating
 from .summary import summarize_usage, summary_to_json
-from .types import Answer, Retrieval, UsageSummary
+from ..types import Answer, Retrieval, UsageSummary
 
 EXTRACTIVE_BUDGET_TOKENS = 40_000  # evidence of an answer no model reads: every listed reference site fits
 # the slowest prompt reading we plan for (tokens/s): a 1.5B model on two busy CPU cores reads 26-32, so the
 # wait for the first piece is CODEQA_LLM_TIMEOUT plus the prompt's tokens at this rate
 READ_TOKENS_PER_SECOND_FLOOR = 10.0
 LOOP_CHECK_EVERY = 80  # characters of answer between two checks for a repeating stream
-
-
-# ---- conversation -------------------------------------------------------------------------------
-
-_CONJUNCTION = re.compile(r"^\s*(?:and|also|but|so|then|ok(?:ay)?|now)\b[\s,]*", re.IGNORECASE)
-_WHAT_ABOUT = re.compile(r"^\s*(?:(?:and\s+)?(?:what|how)\s+about|and)\s+", re.IGNORECASE)
-_PRONOUN = re.compile(r"\b(it|its|this|that|they|them|these|those|this one|that one|the same)\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Turn:
-    question: str  # as the user asked it
-    query: str  # what retrieval used (the rewrite of a follow-up)
-    answer: str
-    subjects: tuple[str, ...] = ()  # qualified names the turn was about, for "it" in the next question
-
-
-class Conversation:
-    """The turns of one chat (the UI keeps one per session).
-
-    Follow-ups are rewritten for retrieval ("and where is it called?" after a question about
-    `EncoderClass` -> "where is EncoderClass called?") and the history goes into the prompt,
-    bounded to the last `max_turns` turns and `max_history_tokens` tokens (oldest dropped first,
-    long answers cut).
-    """
-
-    def __init__(self, max_turns: int = 4, max_history_tokens: int = 1500):
-        self.turns: list[Turn] = []
-        self.max_turns = max_turns
-        self.max_history_tokens = max_history_tokens
-
-    def __len__(self) -> int:
-        return len(self.turns)
-
-    def add(self, turn: Turn) -> None:
-        self.turns.append(turn)
-
-    def clear(self) -> None:
-        self.turns.clear()
-
-    def rewrite(self, question: str, names: Sequence[str] = ()) -> str:
-        """The retrieval query for `question`, given the names it mentions itself.
-
-        A follow-up without names of its own gets the previous turn's subject in place of its
-        pronoun ("where is it called?"); a bare "and X?" / "what about X?" repeats the previous
-        question about X instead. Anything else is returned unchanged.
-        """
-        if not self.turns:
-            return question
-        last = self.turns[-1]
-        subject = last.subjects[0] if last.subjects else None
-        words = re.findall(r"\w+", question)
-        if names:
-            bare = _WHAT_ABOUT.sub("", question).strip(" ?.!")
-            if _WHAT_ABOUT.match(question) and len(words) <= 5 and subject and subject in last.query:
-                return last.query.replace(subject, bare)
-            return question
-        if subject is None:
-            return question
-        follow_up = bool(_CONJUNCTION.match(question)) or len(words) <= 10
-        if not follow_up:
-            return question
-        stripped = _CONJUNCTION.sub("", question)
-        if _PRONOUN.search(stripped):
-            return _PRONOUN.sub(lambda m: f"{subject}'s" if m.group(1).lower() == "its" else subject, stripped, count=1)
-        if _CONJUNCTION.match(question):
-            return f"{stripped.rstrip(' ?')} ({subject})?"
-        return question
-
-    def messages(self) -> list[Message]:
-        """History as alternating user/assistant messages, newest kept, within the bounds; redacted."""
-        picked: list[Message] = []
-        used = 0
-        for turn in reversed(self.turns[-self.max_turns:]):
-            answer = _cut_tokens(turn.answer, max(self.max_history_tokens // 2, 100))
-            pair = [{"role": "user", "content": redact(turn.question)}, {"role": "assistant", "content": redact(answer)}]
-            cost = count_tokens(turn.question) + count_tokens(answer) + 8
-            if picked and used + cost > self.max_history_tokens:
-                break
-            picked = pair + picked
-            used += cost
-        return picked
-
-
-def _cut_tokens(text: str, limit: int) -> str:
-    if count_tokens(text) <= limit:
-        return text
-    cut = text[: int(limit * CHARS_PER_TOKEN)]
-    return cut.rsplit("\n", 1)[0] + "\n[…]"
 
 
 # ---- prompt (prompt.py) ------------------------------------------------------------------------
@@ -333,7 +242,7 @@ class Answerer:
                                             sites_listed=self.settings.usage_sites_listed)
         if query != question:
             retrieval = replace(retrieval, query=query)
-        summary = summarize_usage(retrieval, self.retriever.symbols_by_id)
+        summary = summarize_usage(retrieval, self.retriever.graph.symbols_by_id)
         fitted, error = None, None
         if chat is not None:
             parts = PromptParts(question, retrieval, tuple(conversation.messages()) if conversation else (),
@@ -365,9 +274,9 @@ class Answerer:
             cited += [c for c in parse_path_mentions(text, snippets) if (c.path, c.start_line, c.end_line) not in written
                       and not any(w[0] == c.path for w in written)]  # a file cited with lines already is not again
             evidence = "\n".join(m["content"] for m in stream.fitted.messages[-1:])
-            unknown = unknown_names(text, evidence, lambda name: bool(self.retriever.find_symbols(name)))
+            unknown = unknown_names(text, evidence, lambda name: bool(self.retriever.graph.find_symbols(name)))
         cited = _unique(parse_citations(text, indexed) + cited)
-        citations = [replace(c, stale=True) if self.retriever.is_stale(c.path) else c
+        citations = [replace(c, stale=True) if self.retriever.source.is_stale(c.path) else c
                      for c in verify_citations(cited, snippets, indexed, self._line_count, sites)]
         if llm:
             for c in verify_citations(attribute(text, snippets, cited), snippets, indexed, self._line_count):
@@ -387,7 +296,7 @@ class Answerer:
         """What a turn was about: the symbols it named, else the symbol of the best hit."""
         if retrieval.definitions:
             return tuple(dict.fromkeys(s.qualified_name for s in retrieval.definitions))
-        by_id = self.retriever.symbols_by_id(sid for h in retrieval.hits[:1] for sid in h.symbol_ids)
+        by_id = self.retriever.graph.symbols_by_id(sid for h in retrieval.hits[:1] for sid in h.symbol_ids)
         for h in retrieval.hits[:1]:
             for sid in h.symbol_ids:
                 if sid in by_id:
@@ -395,7 +304,7 @@ class Answerer:
         return ()
 
     def _line_count(self, path: str) -> int | None:
-        lines = self.retriever.file_lines(path)
+        lines = self.retriever.source.lines(path)
         return None if lines is None else len(lines)
 
 
@@ -446,8 +355,4 @@ def answer_to_json(answer: Answer) -> dict:
     }
 
 
-# ChatModel, OpenAIChat, FakeChat and extractive_answer are re-exported: the UI needs one import
-__all__ = ["Answerer", "AnswerStream", "AnswerProgress", "Conversation", "Turn", "ask", "answer_to_json", "build_messages",
-           "format_snippet", "graph_facts", "parse_citations", "verify_citations", "CitedSpan", "SYSTEM_PROMPT",
-           "ChatModel", "OpenAIChat", "FakeChat", "extractive_answer", "EXTRACTIVE_NOTE", "PromptTooLarge",
-           "ThinkSplitter", "repeating"]
+__all__ = ["Answerer", "AnswerStream", "ask", "answer_to_json", "build_messages"]

@@ -7,11 +7,12 @@ run is committed (`clear`): no command loads the whole graph to answer one quest
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Collection, Iterable, Sequence
 
-from .files import ROLE_ORDER, path_role, top_folder
-from .store import Store
-from .types import FileSites, Reference, SiteList, Symbol, name_key
+from ..files import ROLE_ORDER, path_role, top_folder
+from ..store import StoreReader
+from ..types import FileSites, Reference, SiteList, Symbol, name_key
 
 
 # how telling a kind of use is, most first: what a usage answer shows and lists of a file first
@@ -19,10 +20,25 @@ USE_ORDER = {"instantiation": 0, "call": 1, "inheritance": 2, "type": 3, "attrib
 FILES_LISTED = 20  # a capped list of sites spans at least this many files (each lists at most 1/20 of the cap)
 
 
+@dataclass(frozen=True)
+class ReferenceRecord:
+    """One reference site as reported to a user or an agent. enclosing: the qualified name of the
+    symbol the site is in (None at module level)."""
+
+    path: str
+    line: int
+    column: int
+    kind: str
+    confidence: str
+    text: str
+    enclosing: str | None
+    target_ids: tuple[str, ...]
+
+
 class GraphQueries:
     """Symbol and reference lookups over one store, cached per index generation."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: StoreReader):
         self.store = store
         self._by_key: dict[str, list[Symbol]] = {}
         self._by_id: dict[str, Symbol | None] = {}
@@ -76,8 +92,18 @@ class GraphQueries:
             found = [s for s in found if s.path == path_part or s.path.endswith("/" + path_part)]
         return sorted(dict.fromkeys(found), key=lambda s: (s.path, s.start_line))
 
-    def references_to(self, symbols: Sequence[Symbol]) -> list[Reference]:
-        return self.store.references_to([s.id for s in symbols])
+    def references_of(self, definitions: Sequence[Symbol], kinds: Collection[str] | None = None) -> list[Reference]:
+        """Every reference site of `definitions` (only of `kinds` when given), in the store's order."""
+        refs = self.store.references_to([s.id for s in definitions])
+        return [r for r in refs if r.kind in kinds] if kinds else refs
+
+    def records(self, references: Sequence[Reference]) -> list["ReferenceRecord"]:
+        """`references` as the refs command and the MCP tools report them: each with the qualified name
+        of the symbol it is in (looked up once for them all)."""
+        by_id = self.symbols_by_id(r.enclosing_symbol_id for r in references if r.enclosing_symbol_id)
+        return [ReferenceRecord(r.path, r.line, r.column, r.kind, r.confidence, r.line_text,
+                                by_id[r.enclosing_symbol_id].qualified_name if r.enclosing_symbol_id in by_id else None,
+                                r.target_ids) for r in references]
 
     def paths_between(self, sources: Sequence[Symbol], goals: Sequence[Symbol]
                       ) -> tuple[list[tuple[str, ...]], list[Reference], list[tuple[str, str, Reference | None]]]:
@@ -216,4 +242,4 @@ def list_sites(references: Sequence[Reference], limit: int | None = None, home: 
     return SiteList(tuple(listed), len(references), len(groups))
 
 
-__all__ = ["GraphQueries", "group_references", "list_sites", "USE_ORDER", "FILES_LISTED"]
+__all__ = ["GraphQueries", "ReferenceRecord", "group_references", "list_sites", "USE_ORDER", "FILES_LISTED"]

@@ -24,7 +24,7 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
-from .errors import CodeQAError
+from ..errors import CodeQAError
 from .retrieve import Retriever
 
 

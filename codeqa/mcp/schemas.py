@@ -3,12 +3,17 @@ and the compact text an agent reads beside it."""
 
 from __future__ import annotations
 
-
+from typing import TYPE_CHECKING, Sequence
 
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from .types import Symbol
+from ..query.lookup import ReferenceRecord
+from ..store import semantic_search_at
+from ..types import Symbol, span_label
+
+if TYPE_CHECKING:
+    from ..index_background import EmbeddingProgress
 
 
 class SearchHit(BaseModel):
@@ -151,28 +156,40 @@ class ReindexResult(BaseModel):
     nothing_to_do: bool
 
 
-def _result(text: str, structured: BaseModel) -> CallToolResult:
+def tool_result(text: str, structured: BaseModel) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured.model_dump(mode="json"))
 
 
-def _span(path: str, start: int, end: int) -> str:
-    return f"{path}:L{start}-L{end}"
-
-
-def _symbol_info(s: Symbol) -> SymbolInfo:
+def symbol_info(s: Symbol) -> SymbolInfo:
     doc = next((line.strip() for line in s.docstring.splitlines() if line.strip()), "")
     return SymbolInfo(qualified_name=s.qualified_name, name=s.name, kind=s.kind, language=s.language,
-                      location=_span(s.path, s.start_line, s.end_line), path=s.path, start_line=s.start_line,
+                      location=span_label(s.path, s.start_line, s.end_line, full=True), path=s.path, start_line=s.start_line,
                       end_line=s.end_line, signature=s.signature.strip(), doc=doc, id=s.id)
 
 
-def _symbol_text(d: SymbolInfo) -> str:
+def reference_sites(records: Sequence[ReferenceRecord]) -> dict[str, list[ReferenceSite]]:
+    """Reference sites by file, in the order given (find_references sorts them by path and line)."""
+    files: dict[str, list[ReferenceSite]] = {}
+    for r in records:
+        files.setdefault(r.path, []).append(ReferenceSite(line=r.line, column=r.column, kind=r.kind, confidence=r.confidence,
+                                                          text=r.text.strip(), enclosing=r.enclosing))
+    return files
+
+
+def embedding_info(progress: "EmbeddingProgress | None") -> EmbeddingInfo | None:
+    if progress is None:
+        return None
+    return EmbeddingInfo(state=progress.state, chunks_embedded=progress.chunks_embedded, chunks=progress.chunks,
+                         error=progress.error, seconds=round(progress.seconds, 1))
+
+
+def symbol_text(d: SymbolInfo) -> str:
     lines = [f"{d.location}  {d.kind} {d.qualified_name}", *(["  " + d.signature.splitlines()[0]] if d.signature else []),
              *([f'  "{d.doc}"'] if d.doc else [])]
     return "\n".join(lines)
 
 
-def _references_text(r: ReferencesResult, kinds: list[str] | None) -> str:
+def references_text(r: ReferencesResult, kinds: list[str] | None) -> str:
     where = ", ".join(d.location for d in r.definitions)
     scope = f" of kind {', '.join(kinds)}" if kinds else ""
     lines = [f"{r.symbol} (defined at {where}): {r.total} reference(s){scope}"]
@@ -183,7 +200,7 @@ def _references_text(r: ReferencesResult, kinds: list[str] | None) -> str:
     return "\n".join(lines)
 
 
-def _answer_text(a: AnswerResult) -> str:
+def answer_text(a: AnswerResult) -> str:
     parts = [a.answer.rstrip()]
     if a.error:
         parts.append(f"(the LLM failed: {a.error})")
@@ -208,13 +225,13 @@ def _answer_text(a: AnswerResult) -> str:
     return "\n\n".join(parts)
 
 
-def _status_text(s: StatusResult) -> str:
+def status_text(s: StatusResult) -> str:
     text = (f"Index of {s.repo}: {s.files} files, {s.chunks} chunks, {s.symbols} symbols; "
             f"last indexed {s.last_indexed or 'never completed'}.")
     if not s.complete:
         text += "\nThe last index run was interrupted: call reindex to complete it."
     if s.semantic_search < 1:
-        text += (f"\nSemantic search is at {int(s.semantic_search * 100)}%: the index run has not embedded every chunk "
+        text += (f"\n{semantic_search_at(s.semantic_search)}: the index run has not embedded every chunk "
                  "yet; search finds the rest by keywords and the graph.")
         if s.embedding is None or s.embedding.state not in ("running", "stopping"):
             text += " Call reindex to embed the rest in the background."
@@ -238,7 +255,7 @@ def _embedding_text(e: EmbeddingInfo) -> str:
             "failed": f"Background embedding failed ({done}): {e.error}. Call reindex to try again."}[e.state]
 
 
-def _reindex_text(r: ReindexResult) -> str:
+def reindex_text(r: ReindexResult) -> str:
     if r.nothing_to_do:
         text = f"Index of {r.repo} already up to date ({r.files} files, {r.chunks} chunks)."
     else:

@@ -23,8 +23,8 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from .languages import detect_language
-from .types import Citation, Snippet
+from ..languages import detect_language
+from ..types import Citation, Snippet
 
 _CITATION = re.compile(
     r"(?<![\w/.@+-])(?P<path>(?:\.{1,2}/)?(?:[\w.@+-]+/)*[\w.@+-]*\w)"

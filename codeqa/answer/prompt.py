@@ -22,13 +22,13 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from .chat import Message
-from .errors import LLMError
+from ..errors import LLMError
 from .extractive import describe_path, refs_spec
-from .files import redact
+from ..files import redact
 from .llm_server import DEFAULT_WINDOW, EndpointInfo
-from .lookup import list_sites
+from ..query.lookup import list_sites
 from .summary import describe_counts
-from .types import PromptInfo, Retrieval, Snippet, UsageSummary
+from ..types import PromptInfo, Retrieval, Snippet, UsageSummary
 
 
 SYSTEM_PROMPT = """You answer questions about a code repository using only the evidence in the user's \

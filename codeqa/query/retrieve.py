@@ -14,22 +14,23 @@ vary per user (top-k, the token budget) are arguments of each call; `settings` i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
-from .config import Settings
-from .embed import Embedder, embedder_from_settings
-from .errors import IndexMissingError
-from .files import ROLE_ORDER, path_role, top_folder
+from ..config import Settings
+from ..embed import Embedder, embedder_from_settings
+from ..errors import IndexMissingError
+from ..files import ROLE_ORDER, path_role, top_folder
 from .lookup import USE_ORDER, GraphQueries, group_references, list_sites
 from .pack import pack_hits
 from .question import FILE_NAME, Mention, ParsedQuestion, choose_symbols, parse_question, select_mentions
-from .searcher import Searcher, code_terms
+from .searcher import Searcher
+from .words import code_terms
 from .source import SourceFiles
-from .fingerprint import check_compatible
-from .store import Store, open_store, semantic_coverage
-from .types import Hit, Reference, Retrieval, Snippet, Symbol, name_key
+from ..fingerprint import check_compatible
+from ..store import StoreReader, open_store, semantic_coverage, semantic_search_at
+from ..types import Hit, Reference, Retrieval, Snippet, Symbol, name_key
 
 USAGE_SITES_SHOWN = 8  # reference sites shown with context; the others are listed one line each
 
@@ -57,7 +58,7 @@ class Retriever:
     """Reads one repository's index. Open with `Retriever.open(repo, settings)`; use as a context manager.
     One retriever may serve several users at once: nothing a call passes is kept on it."""
 
-    def __init__(self, repo: Path, settings: Settings, store: Store, embedder: Embedder | None):
+    def __init__(self, repo: Path, settings: Settings, store: StoreReader, embedder: Embedder | None):
         self.repo = Path(repo).resolve()
         self.settings = settings
         self.store = store
@@ -72,17 +73,7 @@ class Retriever:
     def open(cls, repo: Path, settings: Settings, embedder: Embedder | None = None, *, need_model: bool = True) -> "Retriever":
         """Open the index of `repo`. `need_model=False` opens it for graph lookups only (no embedding model)."""
         repo = Path(repo).resolve()
-        store = open_store(repo, settings)
-        try:
-            meta = store.read_meta()
-            if not store.exists() or not meta:
-                raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
-            if need_model and embedder is None:
-                embedder = embedder_from_settings(settings)
-            check_compatible(meta, embedder, repo, settings)
-        except Exception:
-            store.close()
-            raise
+        store, embedder = open_index(repo, settings, embedder, need_model=need_model)
         return cls(repo, settings, store, embedder)
 
     def __enter__(self) -> "Retriever":
@@ -120,35 +111,7 @@ class Retriever:
         """Every file the index holds (from the manifest), relative posix paths."""
         return frozenset(self._indexed_hashes())
 
-    def file_lines(self, path: str) -> list[str] | None:
-        return self.source.lines(path)
-
-    def file_text(self, path: str, start: int, end: int) -> str | None:
-        return self.source.text(path, start, end)
-
-    def redacted_lines(self, path: str) -> list[str] | None:
-        return self.source.redacted_lines(path)
-
-    def is_stale(self, path: str) -> bool:
-        return self.source.is_stale(path)
-
-    def mark_stale(self, hits: Iterable[Hit]) -> list[Hit]:
-        return self.source.mark_stale(hits)
-
-    # ---- symbols ------------------------------------------------------------------------------
-    def symbols_by_key(self, keys: Iterable[str]) -> dict[str, list[Symbol]]:
-        return self.graph.symbols_by_key(keys)
-
-    def symbols_by_id(self, ids: Iterable[str | None]) -> dict[str, Symbol]:
-        return self.graph.symbols_by_id(ids)
-
-    def symbols_in_file(self, path: str) -> list[Symbol]:
-        return self.graph.symbols_in_file(path)
-
-    def find_symbols(self, spec: str) -> list[Symbol]:
-        """`Name`, `Class.method`, `path:Name` (path may be a suffix, at a folder boundary) -> matching symbols."""
-        return self.graph.find_symbols(spec)
-
+    # ---- the question's names ------------------------------------------------------------------
     def files_in_question(self, question: str) -> list[tuple[str, int, int]]:
         """Indexed files the question names (`cli.py`, `app/cli.py`): (path, start, end of the mention)."""
         found = []
@@ -167,11 +130,11 @@ class Retriever:
         parsed = parsed or parse_question(question)
         files = self.files_in_question(question)
         keys = [name_key(m.text) for m in parsed.mentions if "." not in m.text and ":" not in m.text]
-        by_key = self.symbols_by_key(keys)
+        by_key = self.graph.symbols_by_key(keys)
         named_files = {p for p, _, _ in files}
         chosen: dict[tuple[int, int], NameMatch] = {}
         for m in parsed.mentions:
-            symbols = (self.find_symbols(m.text) if ("." in m.text or ":" in m.text)
+            symbols = (self.graph.find_symbols(m.text) if ("." in m.text or ":" in m.text)
                        else by_key.get(name_key(m.text), []))
             in_files = [s for s in symbols if s.path in named_files]
             choice = choose_symbols(m, in_files or symbols)
@@ -187,10 +150,6 @@ class Retriever:
             if key not in out or out[key].strength < match.strength:
                 out[key] = match
         return list(out.values())
-
-    def symbols_in_question(self, question: str) -> list[Symbol]:
-        """Symbols the question names (see `match_question`), strongest match first."""
-        return list({s.id: s for m in self.match_question(question) for s in m.symbols}.values())
 
     # ---- search -------------------------------------------------------------------------------
     def search(self, query: str, top_k: int = 10, spread: bool = False) -> list[Hit]:
@@ -223,7 +182,7 @@ class Retriever:
             first = matches[0]
             # an ambiguous name: every equally good reading, said so in the answer (Retrieval.ambiguous)
             targets = list(first.symbols[:10]) + list(first.others[:10])
-            references = self.store.references_to([s.id for s in targets])
+            references = self.graph.references_of(targets)
             prefer = ("inheritance",) if parsed.inheritance else ()
             home = top_folder(targets[0].path) if targets else None
             listed = list_sites(references, sites_listed, home)
@@ -239,7 +198,7 @@ class Retriever:
                 paths, refs, edges = self.graph.paths_between(first.symbols, second.symbols)
                 ends = [*first.symbols[:3], *second.symbols[:3]]
                 ids = list(dict.fromkeys([*(i for p in paths for i in p), *(s.id for s in ends)]))
-                by_id = self.symbols_by_id(ids)
+                by_id = self.graph.symbols_by_id(ids)
                 hits = [h for h in (self._definition_hit(by_id[i]) for i in ids if i in by_id) if h]
                 hits += self._usage_sites(refs, limit=6)
                 if not paths:
@@ -260,7 +219,7 @@ class Retriever:
 
     def _definition_hit(self, sym: Symbol) -> Hit | None:
         end = sym.end_line if sym.end_line - sym.start_line <= 80 else sym.start_line + 40
-        text = self.file_text(sym.path, sym.start_line, end)
+        text = self.source.text(sym.path, sym.start_line, end)
         if text is None:
             return None
         return Hit(sym.path, sym.start_line, end, 1.0, sym.kind, sym.qualified_name, text, sym.language, (sym.id,), ("definition",))
@@ -297,10 +256,10 @@ class Retriever:
                 seen_enclosing.add(key)
                 seen_files.add(r.path)
                 picked.append(r)
-        by_id = self.symbols_by_id(r.enclosing_symbol_id for r in picked if r.enclosing_symbol_id)
+        by_id = self.graph.symbols_by_id(r.enclosing_symbol_id for r in picked if r.enclosing_symbol_id)
         hits = []
         for rank, r in enumerate(picked):
-            lines = self.file_lines(r.path)
+            lines = self.source.lines(r.path)
             if lines is None:
                 continue
             enclosing = by_id.get(r.enclosing_symbol_id) if r.enclosing_symbol_id else None
@@ -318,7 +277,7 @@ class Retriever:
         shown in full."""
         hits = []
         for r in references:
-            text = self.file_text(r.path, r.line, r.line)
+            text = self.source.text(r.path, r.line, r.line)
             if text is not None:
                 hits.append(Hit(r.path, r.line, r.line, 0.1, r.kind, r.name, text, None, (), ("reference",)))
         return hits
@@ -326,7 +285,7 @@ class Retriever:
     def _header_spans(self, path: str, line: int) -> list[tuple[int, int]]:
         """Signature lines of every symbol that encloses `line` but starts above it (class header, def line)."""
         spans = []
-        for s in self.symbols_in_file(path):
+        for s in self.graph.symbols_in_file(path):
             if s.start_line < line <= s.end_line:
                 size = min(max(1, s.signature.count("\n") + 1), 4)
                 spans.append((s.start_line, min(s.start_line + size - 1, line - 1)))
@@ -342,7 +301,7 @@ def semantic_note(coverage: float) -> str | None:
     """One line for users while phase 2 of an index run is not done (None once it is)."""
     if coverage >= 1:
         return None
-    return (f"Semantic search is at {int(coverage * 100)}%: `codeqa index` has not embedded every chunk yet (run it to "
+    return (f"{semantic_search_at(coverage)}: `codeqa index` has not embedded every chunk yet (run it to "
             "finish); the rest are found by keywords and the graph.")
 
 
@@ -353,32 +312,42 @@ def search(repo: Path | str, query: str, settings: Settings | None = None, top_k
         return retriever.search(query, top_k=top_k)
 
 
+def open_index(repo: Path, settings: Settings, embedder: Embedder | None = None, *,
+               need_model: bool = False) -> tuple[StoreReader, Embedder | None]:
+    """The index of `repo` opened for reading, and the embedder it is read with: it must exist and have been
+    made by this codeqa, query set and chunking (and, with an embedder, this model: check_compatible).
+    `need_model` loads the configured model when no embedder is given, after the index is found. The
+    store is closed again when a check fails; otherwise the caller closes it."""
+    store = open_store(repo, settings)
+    try:
+        meta = store.read_meta()
+        if not store.exists() or not meta:
+            raise IndexMissingError.for_repo(repo)
+        if need_model and embedder is None:
+            embedder = embedder_from_settings(settings)
+        check_compatible(meta, embedder, repo, settings)
+    except Exception:
+        store.close()
+        raise
+    return store, embedder
+
+
 def lookup_references(repo: Path, settings: Settings, spec: str) -> dict:
     """The `refs` command: definitions of a name and every reference site (no embedding model needed)."""
-    store = open_store(Path(repo).resolve(), settings)
-    try:
-        if not store.exists():
-            raise IndexMissingError(f"No codeqa index for {repo} yet; run `codeqa index {repo}` first.")
-        check_compatible(store.read_meta(), None, Path(repo).resolve(), settings)
-        retriever = Retriever(repo, settings, store, embedder=None)  # type: ignore[arg-type]
-        definitions = retriever.find_symbols(spec)
+    with Retriever.open(repo, settings, need_model=False) as retriever:
+        definitions = retriever.graph.find_symbols(spec)
         if not definitions:
-            return {"symbol": spec, "definitions": [], "references": [], "suggestions": _closest_names(store, spec)}
-        refs = store.references_to([s.id for s in definitions])
-        by_id = retriever.symbols_by_id(r.enclosing_symbol_id for r in refs if r.enclosing_symbol_id)
+            return {"symbol": spec, "definitions": [], "references": [], "suggestions": _closest_names(retriever.store, spec)}
+        records = retriever.graph.records(retriever.graph.references_of(definitions))
         return {
             "symbol": spec,
             "definitions": [{"path": s.path, "start_line": s.start_line, "end_line": s.end_line, "kind": s.kind,
                              "qualified_name": s.qualified_name, "id": s.id} for s in definitions],
-            "references": [{"path": r.path, "line": r.line, "column": r.column, "kind": r.kind, "confidence": r.confidence,
-                            "text": r.line_text, "enclosing": by_id[r.enclosing_symbol_id].qualified_name
-                            if r.enclosing_symbol_id in by_id else None, "target_ids": list(r.target_ids)} for r in refs],
+            "references": [{**asdict(r), "target_ids": list(r.target_ids)} for r in records],
         }
-    finally:
-        store.close()
 
 
-def _closest_names(store: Store, spec: str, count: int = 5) -> list[str]:
+def _closest_names(store: StoreReader, spec: str, count: int = 5) -> list[str]:
     """The index's symbol names closest to `spec`'s name (a miss only: it reads every name once)."""
     import difflib
 

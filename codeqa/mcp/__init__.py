@@ -1,0 +1,14 @@
+"""The MCP shell: coding agents search, walk the symbol graph, read code and ask with cited answers.
+
+    server.py   the MCPServer wiring, stdio and Streamable HTTP (bearer token), `codeqa mcp`
+    tools.py    the seven tools (RepositoryTools); their docstrings are what an agent reads
+    reader.py   the one Retriever the tools share, their turns on it, the paths an agent may read
+    schemas.py  each tool's result model (its output schema) and the compact text beside it
+"""
+
+from __future__ import annotations
+
+from .server import BearerTokenGate, build_server, http_address, serve_http, serve_stdio
+from .tools import RepositoryTools
+
+__all__ = ["build_server", "serve_stdio", "serve_http", "http_address", "BearerTokenGate", "RepositoryTools"]
