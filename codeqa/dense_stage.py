@@ -22,7 +22,7 @@ import numpy as np
 
 from .chunk import chunk_embedding_text
 from .embed import Embedder, EmbeddingCache, longest_first
-from .files import ROLE_ORDER, path_role
+from .roles import ROLE_ORDER, path_role
 from .store import ManifestEntry, Store
 from .types import Chunk, Symbol
 

@@ -17,9 +17,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import re
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -306,103 +304,6 @@ def _os_detail(exc: OSError) -> str:
     return errno.errorcode.get(exc.errno or 0, "") or type(exc).__name__
 
 
-# ---- credentials inside otherwise normal files ---------------------------------------------
-
-# a key block to its END line; without one (code that writes or checks a key header), the marker and
-# the base64 lines right under it, so the rest of the file stays in the index
-_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----"
-                          r"|(?:[ \t]*\n[ \t]*[A-Za-z0-9+/=]{16,}[ \t]*(?=\n|\Z))*)", re.DOTALL)
-_TOKEN = re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-                    r"|xox[abprs]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}"
-                    r"|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})")
-# what every _TOKEN alternative starts with: the regex (slow over a whole file) runs only where one occurs
-_TOKEN_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AKIA", "ASIA", "AIza",
-                   "glpat-", "hf_", "eyJ")
-_SECRET_NAME = r"[A-Za-z_]*(?:password|passwd|secret|api_?key|apikey|access_?key|auth_?token|private_?key|token|credential)[A-Za-z_]*"
-_SECRET_WORDS = r"password|passwd|secret|api_?key|apikey|access_?key|auth_?token|private_?key|token|credential"
-_SECRET_WORD = re.compile("(?i)" + _SECRET_WORDS)
-_SECRET_WORD_LOWER = re.compile(_SECRET_WORDS)  # on lowercased text: several times faster than (?i)
-_QUOTED_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"[\"']?\s*[:=]\s*)([\"'])([^\"'\s]{8,})\2")
-# unquoted values (KEY=value in configs): only token-looking values with a digit, so `token = get_token()` stays
-_BARE_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"\s*[:=]\s*)(?=[A-Za-z0-9_+/=-]*\d)(?=[A-Za-z0-9_+/=-]*[A-Za-z])"
-                          r"([A-Za-z0-9_+/=-]{16,})(?=\s*(?:$|[,;#]))", re.MULTILINE)
-_BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9_.~+/=-]{16,})")
-_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@\"']+:)([^@\s/\"']+)(@)")
-
-
-def redact(text: str) -> str:
-    """Blank out obvious credentials (private keys, API keys and tokens, password assignments,
-    passwords in URLs). Applied to every file before it is parsed, chunked or embedded, so no
-    credential written inside source code reaches the index, and again to what is sent to an LLM.
-    Line breaks are kept, so line numbers of redacted text still match the file."""
-    if "PRIVATE KEY" in text:
-        text = _PRIVATE_KEY.sub(lambda m: "[REDACTED PRIVATE KEY]" + "\n" * m.group(0).count("\n"), text)
-    if any(prefix in text for prefix in _TOKEN_PREFIXES):
-        text = _TOKEN.sub("[REDACTED]", text)
-    text = _redact_assignments(text)
-    if "bearer" in text.lower():
-        text = _BEARER.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
-    if "://" in text:
-        text = _redact_url_passwords(text)
-    return text
-
-
-def _redact_url_passwords(text: str) -> str:
-    """`scheme://user:password@host`, on the lines that hold a `://` only (a match never spans lines):
-    over a whole file the pattern tries every word, and URLs in docstrings are common (site-packages:
-    a third of the redaction's time)."""
-    out, last = [], 0
-    at = text.find("://")
-    while at != -1:
-        start = text.rfind("\n", 0, at) + 1
-        end = text.find("\n", at)
-        end = len(text) if end == -1 else end
-        out += [text[last:start], _URL_PASSWORD.sub(lambda m: f"{m.group(1)}[REDACTED]{m.group(3)}", text[start:end])]
-        last = end
-        at = text.find("://", end)
-    return "".join(out) + text[last:]
-
-
-def _redact_assignments(text: str) -> str:
-    """`password = "..."`-style assignments. The two patterns cost a lot per word, so they run only on
-    the lines around a credential-like word (and the line after, for a value on the next line)."""
-    out, last = [], 0
-    lower = text.lower()
-    if len(lower) == len(text):  # (a few characters change length when lowercased: then match case-blind)
-        spans = _lines_around(text, _SECRET_WORD_LOWER.finditer(lower))
-    else:
-        spans = _lines_around(text, _SECRET_WORD.finditer(text))
-    for start, end in spans:
-        region = _QUOTED_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}[REDACTED]{m.group(2)}", text[start:end])
-        out += [text[last:start], _BARE_SECRET.sub(lambda m: f"{m.group(1)}[REDACTED]", region)]
-        last = end
-    return "".join(out) + text[last:] if out else text
-
-
-def _lines_around(text: str, matches: Iterator[re.Match]) -> list[tuple[int, int]]:
-    """Merged (start, end) spans from the start of each matching line to the end of the line after it."""
-    spans: list[tuple[int, int]] = []
-    for m in matches:
-        if spans and m.start() < spans[-1][1]:
-            continue
-        start = text.rfind("\n", 0, m.start()) + 1
-        end = text.find("\n", m.end())
-        end = len(text) if end == -1 else text.find("\n", end + 1)
-        end = len(text) if end == -1 else end + 1
-        if spans and start < spans[-1][1]:
-            spans[-1] = (spans[-1][0], end)
-        else:
-            spans.append((start, end))
-    return spans
-
-
-def redact_source(text: str) -> str:
-    """`redact` over a whole file (a key block spanning lines is caught), keeping its line count."""
-    redacted = redact(text)
-    if redacted == text or len(redacted.splitlines()) == len(text.splitlines()):
-        return redacted
-    return "".join(redact(line) for line in text.splitlines(keepends=True))
-
 TEXT_DOCUMENT_SUFFIXES = (
     ".md", ".markdown", ".rst", ".txt", ".toml", ".yaml", ".yml", ".json", ".cfg", ".ini",
     ".sql", ".html", ".css", ".scss", ".xml", ".gradle",
@@ -410,37 +311,6 @@ TEXT_DOCUMENT_SUFFIXES = (
     ".graphql", ".tf", ".mk", ".cmake",
 )
 TEXT_DOCUMENT_NAMES = frozenset({"Makefile", "Dockerfile", "README", "LICENSE", "CMakeLists.txt", "Rakefile", "Gemfile"})
-
-
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|__tests__|specs?)/|(^|/)(test_[^/]*|conftest\.py)$|_tests?\.\w+$"
-                        r"|\.(spec|test)\.\w+$|Tests?\.(java|cs|kt)$")
-_EXAMPLE_DIRS = re.compile(r"(^|/)(examples?|samples?|demos?)/")
-_DOC_PATH = re.compile(r"(^|/)(docs?|docs?_src|docs?_source|documentation)/|\.(md|markdown|mdx|rst|txt)$", re.IGNORECASE)
-
-
-_STUB_PATH = re.compile(r"\.(pyi|d\.ts|d\.mts|d\.cts)$")
-
-
-# the order same-named symbols and usage sites are ranked in: package code first
-ROLE_ORDER = {"code": 0, "example": 1, "docs": 2, "test": 3, "stub": 4}
-
-
-def top_folder(rel: str) -> str:
-    """The first folder of a relative path ("" for a file at the root): a definition's package."""
-    return rel.split("/", 1)[0] if "/" in rel else ""
-
-
-def path_role(rel: str) -> str:
-    """What a file is for: "test", "example", "docs", "stub" (type declarations) or "code" (everything else)."""
-    if _STUB_PATH.search(rel):
-        return "stub"
-    if _TEST_PATH.search(rel):
-        return "test"
-    if _EXAMPLE_DIRS.search(rel):
-        return "example"
-    if _DOC_PATH.search(rel):
-        return "docs"
-    return "code"
 
 
 def _is_text_document(rel: str) -> bool:

@@ -14,7 +14,7 @@ from codeqa.answer.chat import ChatDelta, EndpointInfo, Generation
 from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.errors import LLMError
-from codeqa.files import redact
+from codeqa.redact import redact
 from codeqa.query.pack import count_tokens
 from codeqa.query.retrieve import Retriever
 from codeqa.types import Snippet

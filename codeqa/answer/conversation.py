@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..files import redact
+from ..redact import redact
 from ..query.pack import CHARS_PER_TOKEN, count_tokens
 from .chat import Message
 

@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 from .chat import Message
 from ..errors import LLMError
 from .extractive import describe_path, refs_spec
-from ..files import redact
+from ..redact import redact
 from .llm_server import DEFAULT_WINDOW, EndpointInfo
 from ..query.lookup import list_sites
 from .summary import describe_counts

@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from typing import Callable, Iterable, Mapping
 
-from ..files import path_role, top_folder
+from ..roles import path_role, top_folder
 from ..types import Hit, Reference, Retrieval, Symbol, UsageSite, UsageSummary
 
 AREAS = {"code": "package", "test": "tests", "docs": "docs", "example": "examples", "stub": "stubs"}

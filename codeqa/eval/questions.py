@@ -33,7 +33,8 @@ from typing import Iterable, Sequence
 
 from ..config import Settings
 from ..errors import IndexMissingError, UsageError
-from ..files import is_secret_path, path_role
+from ..files import is_secret_path
+from ..roles import path_role
 from ..languages import detect_language
 from ..store import open_store
 from ..types import Reference, Symbol, span_label

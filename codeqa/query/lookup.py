@@ -10,7 +10,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Collection, Iterable, Sequence
 
-from ..files import ROLE_ORDER, path_role, top_folder
+from ..roles import ROLE_ORDER, path_role, top_folder
 from ..store import StoreReader
 from ..types import FileSites, Reference, SiteList, Symbol, name_key
 

@@ -3,7 +3,7 @@
     hits --merge spans of a file that overlap or nearly touch--> spans (+ the signature lines of the
     classes/functions around each hit) --read, redact, count tokens, cut to the budget--> Snippets
 
-Snippet text comes redacted (files.redact_source: credentials never enter the index nor a prompt).
+Snippet text comes redacted (redact.redact_source: credentials never enter the index nor a prompt).
 Tokens are counted with the bundled model's tokenizer
 (offline); tiktoken would download its tables at run time.
 """

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
-from ..files import ROLE_ORDER, path_role
+from ..roles import ROLE_ORDER, path_role
 from ..types import Symbol, name_key
 
 # ---- intents -------------------------------------------------------------------------------------

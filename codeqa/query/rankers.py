@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Protocol, Sequence
 
-from ..files import path_role
+from ..roles import path_role
 from ..store import StoreReader
 from ..types import Hit, Symbol, split_symbol_id
 from .lookup import GraphQueries

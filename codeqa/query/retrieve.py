@@ -21,7 +21,7 @@ from typing import Sequence
 from ..config import Settings
 from ..embed import Embedder, embedder_from_settings
 from ..errors import IndexMissingError
-from ..files import ROLE_ORDER, path_role, top_folder
+from ..roles import ROLE_ORDER, path_role, top_folder
 from .lookup import USE_ORDER, GraphQueries, group_references, list_sites
 from .pack import pack_hits
 from .question import FILE_NAME, Mention, ParsedQuestion, choose_symbols, parse_question, select_mentions

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Mapping, Sequence
 
 from ..embed import Embedder
-from ..files import path_role
+from ..roles import path_role
 from ..store import StoreReader, query_sparse_vector, semantic_coverage
 from ..types import Hit
 from .lookup import GraphQueries
