@@ -543,6 +543,8 @@ def test_answers_fit_in_4kb_and_paging_returns_everything(tmp_path, env):
         result, code = await small(client, "read_code", path="app/busy.py")
         assert code["start_line"] == 1 and 20 < code["end_line"] < 200 and code["next_start_line"] == code["end_line"] + 1
         assert f"start_line={code['next_start_line']}" in text_of(result)
+        result, code = await small(client, "read_code", path="app/busy.py", start_line=5, end_line=700)
+        assert code["end_line"] < 700 and f"start_line={code['next_start_line']}, end_line=700" in text_of(result)
 
         answer, offset = "", 0
         while offset is not None:

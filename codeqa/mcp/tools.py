@@ -35,7 +35,7 @@ from ..config import Settings
 from ..index import index_status
 from ..index_background import BackgroundIndexer
 from ..query.retrieve import Retriever, semantic_note
-from ..types import Hit, span_label
+from ..types import Answer, Hit, span_label
 from .pages import TEXT_BUDGET, clip, fit_page, page_info, paging_line, size, text_page
 from .reader import IndexReader, indexed_path
 from .schemas import (AnswerResult, CitationInfo, CodeLines, EvidenceInfo, ReferencesResult, ReindexResult, SearchHit,
@@ -43,7 +43,7 @@ from .schemas import (AnswerResult, CitationInfo, CodeLines, EvidenceInfo, Refer
                       references_text, reindex_text, site_blocks,
                       status_text, symbol_info, symbol_text, tool_result)
 
-MAX_READ_LINES = 400  # one read_code call with an end_line: a long file comes in pieces, not as one flood of context
+MAX_READ_LINES = 400  # one read_code call at most (and 4 KB): a long file comes in pieces, not as one flood of context
 SEARCH_POOL = 50  # a filtered search keeps what matches among at least this many results
 MAX_OFFSET = 450  # how deep search_code pages into its ranking (the searcher ranks offset + limit results)
 LISTED_FILES = 10  # changed files and skipped paths named in a status or reindex summary
@@ -173,11 +173,12 @@ class RepositoryTools:
 
     def read_code(self, path: Annotated[str, Field(min_length=1, description="relative to the repository, as the other tools print it")],
                   start_line: Annotated[int, Field(ge=1)] = 1,
-                  end_line: Annotated[int | None, Field(ge=1, description="inclusive; default: as many lines as fit in 4 KB")] = None,
+                  end_line: Annotated[int | None, Field(ge=1, description="inclusive, the furthest line to read; "
+                                                        "default: as many as fit")] = None,
                   ) -> Annotated[CallToolResult, CodeLines]:
-        """Lines of an indexed file, numbered, credentials redacted as the index holds them. Without end_line,
-        the lines from start_line that fit in 4 KB; with it, up to 400 lines. The answer says where the next
-        read goes on. Only files in the index can be read."""
+        """Lines of an indexed file, numbered, credentials redacted as the index holds them: from start_line
+        as many as fit in 4 KB (and up to end_line). When lines are left, the answer says the start_line
+        of the next read (next_start_line). Only files in the index can be read."""
         with self.reader.opened() as retriever:
             rel = indexed_path(retriever, path)
             lines = retriever.source.redacted_lines(rel)
@@ -187,20 +188,21 @@ class RepositoryTools:
             raise ToolError(f"{rel} has {len(lines)} lines; start_line {start_line} is past its end.")
         end = min(len(lines), end_line or start_line + MAX_READ_LINES - 1, start_line + MAX_READ_LINES - 1)
         if end < start_line:
-            raise ToolError(f"{rel} line {start_line}: end_line {end_line} is before start_line {start_line}.")
+            raise ToolError(f"end_line {end_line} is before start_line {start_line}.")
         width = len(str(end))
 
         def page_of(n: int) -> tuple[str, CodeLines]:
             last = start_line + n - 1
             body = lines[start_line - 1:last]
             numbered = "".join(f"{start_line + i:>{width}} | {line}" for i, line in enumerate(body))
-            more = f"\n(the file goes on to line {len(lines)}; call read_code with start_line={last + 1})" if last < len(lines) else ""
+            more = (f"\n(the file goes on to line {len(lines)}; call read_code with start_line={last + 1}"
+                    f"{f', end_line={end_line}' if end_line and last < min(end_line, len(lines)) else ''})"
+                    if last < len(lines) else "")
             text = f"{span_label(rel, start_line, last, full=True)} ({len(lines)} lines in the file)\n{numbered.rstrip()}{more}"
             return text, CodeLines(path=rel, start_line=start_line, end_line=last, total_lines=len(lines), text="".join(body),
                                    next_start_line=last + 1 if last < len(lines) else None)
 
-        asked = end - start_line + 1
-        return tool_result(*(page_of(asked) if end_line else fit_page(page_of, asked)))  # the default read: one page
+        return tool_result(*fit_page(page_of, end - start_line + 1))
 
     def ask(self, question: Annotated[str, Field(description="a question about the code, e.g. \"How is Foo used?\"")],
             offset: Annotated[int, Field(ge=0, description="where the answer goes on (the previous page's next_offset), "
@@ -230,6 +232,10 @@ class RepositoryTools:
         report = _progress_reporter(ctx)
         with self.reader.opened() as retriever:
             answer = Answerer(retriever, self.settings).answer(question, on_progress=report)
+            return self._keep(question, answer)
+
+    def _keep(self, question: str, answer: Answer) -> AnswerResult:
+        """`answer` as the tool's result, kept for paging (called under the reader's lock: calls take turns)."""
         prompt = answer.prompt
         result = AnswerResult(
             answer=answer.answer, page=page_info(0, len(answer.answer), len(answer.answer)), mode=answer.mode,
