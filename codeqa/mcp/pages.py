@@ -1,5 +1,6 @@
-"""Answers sized for an agent's context: every tool's text is at most TEXT_BUDGET bytes by default, and
-its structured content holds the same page, itself at most TEXT_BUDGET bytes as JSON.
+"""Answers sized for an agent's context: every tool's text is at most TEXT_BUDGET bytes, and its
+structured content holds the same page, itself at most TEXT_BUDGET bytes as JSON. (One item past the
+budget, such as a single minified line, is still a page of one.)
 
 A list (search hits, definitions, reference sites) is cut at `limit` items or at the budget, whichever
 comes first; `offset` starts the next page where this one stopped (`next_offset`), so paging from 0 until
@@ -7,8 +8,8 @@ comes first; `offset` starts the next page where this one stopped (`next_offset`
 paged by character offset the same way. The first page puts what an agent acts on first: counts, the
 definition and the best items; the paging line says how to get the rest.
 
-    text, result = fit_page(lambda n: page_of(n), limit)  # the longest page of at most `limit` items that fits
-    part, after = text_page(answer, offset, room)          # answer[offset:after], cut at a line; after None at its end
+    text, result = fit_page(page_of, limit)           # page_of(n): the first n items; the longest that fits
+    part, after = text_page(answer, offset, room)     # answer[offset:after], cut at a line; after None at its end
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Callable, TypeVar
 
 from pydantic import BaseModel, Field
 
-TEXT_BUDGET = 4000  # bytes of one answer's text: under 4 KB (4096) with room to spare for the transport
+TEXT_BUDGET = 4000  # bytes of a page's text, and of its structured content as JSON: under 4 KB (4096)
 LINE_WIDTH = 200  # characters of one listed line (a reference's source line, a preview, a path)
 Result = TypeVar("Result", bound=BaseModel)
 
