@@ -10,15 +10,22 @@ temporary folder too):
      of each read tool with arguments taken from the repository: identifiers and docstring lines of
      its sources for search_code, names its sources define for find_symbol / find_references, paths
      and line ranges of earlier hits for read_code, three kinds of question for ask (extractive: no
-     LLM is configured). Per tool: p50/p95 latency (ms, client-side round trip) and the median size
-     of a result: characters of the text content, ~tokens (= chars / 4, a rough rule, not a
-     tokenizer), bytes of the structured content as JSON.
+     LLM is configured). Per tool: p50/p95 latency (ms, client-side round trip) and the size of a
+     result: UTF-8 bytes of the text content (median, max, calls over 4 KB), ~tokens (= chars / 4, a
+     rough rule, not a tokenizer: tiktoken downloads its encodings at run time, which this machine
+     cannot), bytes of the structured content as JSON (median, max).
   3. Live sync: a uniquely named function is appended to one .py file, and search_code is polled
      every 0.25 s until a hit names it: seconds from save to findable, 3 times on different files
      (then one find_symbol for it: whether the symbol graph agrees, reported apart).
-  4. Every call must succeed (isError false) and the reader must still be alive at the end.
+  4. With a server that pages (find_references has `offset`): find_references of the most used name,
+     paged from offset 0 until next_offset is null, must list every site once, as many as its total.
+  5. Every call must succeed (isError false) and the reader must still be alive at the end.
 
-    python bench/mcp_session.py REPO [--json OUT] [--rounds N]
+--sizes-only skips the reader process and step 3 (what the answers' sizes need: no --watch);
+--defer-embeddings indexes phase 1 only (keywords and the graph; no full embed of a big project);
+--codeqa DIR runs another checkout's codeqa (a worktree of main as "before"), with this script's calls.
+
+    python bench/mcp_session.py REPO [--json OUT] [--rounds N] [--sizes-only] [--defer-embeddings] [--codeqa DIR]
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ READER = ("import sys, time\nfrom pathlib import Path\nfrom codeqa.config import
           "r = Retriever.open(Path(sys.argv[1]), Settings.load())\nr.search('how is the configuration read')\n"
           "print('READY', flush=True)\nwhile True:\n    time.sleep(60)\n")
 DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z]\w{3,})", re.M)
+TOP_CLASS = re.compile(r"^class[ \t]+([A-Za-z]\w{3,})", re.M)
 DOC_LINE = re.compile(r'^[ \t]+(?:r|u)?"""([A-Z][^"\n]{20,90}?)\.?\s*$', re.M)
 PHRASES = ["how are errors handled", "where is the configuration loaded", "read a file from disk",
            "validate the input arguments", "format a message for the user", "close open resources on exit"]
@@ -71,7 +79,8 @@ class Session:
             self.failures.append(f"{tool}({arguments}): {text[:200]}")
         structured = result.structured_content or {}
         self.calls.setdefault(record or tool, []).append(
-            {"ms": ms, "chars": len(text), "json_bytes": len(json.dumps(structured))})
+            {"ms": ms, "chars": len(text), "bytes": len(text.encode()),
+             "json_bytes": len(json.dumps(structured, ensure_ascii=False).encode())})
         return structured
 
 
@@ -84,13 +93,16 @@ def figures(calls: list[dict[str, float]]) -> dict[str, float]:
     ms = [c["ms"] for c in calls]
     return {"calls": len(calls), "p50_ms": pct(ms, 0.5), "p95_ms": pct(ms, 0.95),
             "median_chars": statistics.median(c["chars"] for c in calls), "max_chars": max(c["chars"] for c in calls),
-            "median_json_bytes": statistics.median(c["json_bytes"] for c in calls)}
+            "median_bytes": statistics.median(c["bytes"] for c in calls), "max_bytes": max(c["bytes"] for c in calls),
+            "over_4k": sum(c["bytes"] > 4096 for c in calls),
+            "median_json_bytes": statistics.median(c["json_bytes"] for c in calls),
+            "max_json_bytes": max(c["json_bytes"] for c in calls)}
 
 
-def codeqa_env(index_dir: Path) -> dict[str, str]:
+def codeqa_env(index_dir: Path, checkout: Path = ROOT) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("CODEQA_EMBEDDINGS", "QDRANT_URL", "CODEQA_MODEL")}
     return {**env, "HF_HUB_OFFLINE": "1", "CODEQA_INDEX_DIR": str(index_dir),
-            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+            "PYTHONPATH": os.pathsep.join(p for p in (str(checkout), os.environ.get("PYTHONPATH")) if p)}
 
 
 def sources(repo: Path) -> dict[str, str]:
@@ -99,11 +111,14 @@ def sources(repo: Path) -> dict[str, str]:
 
 
 def pick_arguments(texts: dict[str, str], rng: random.Random, n: int) -> tuple[list[str], list[str]]:
-    """(symbol names, search queries): public names defined in the sources and used at least 3 times;
-    half the queries are identifiers, half natural language (docstring first lines and common phrases)."""
+    """(symbol names, search queries): public names defined in the sources and used at least 3 times, the
+    most used top-level class first (the central class an agent asks about: the biggest answers); half the queries
+    are identifiers, half natural language (docstring first lines and common phrases)."""
     words = Counter(re.findall(r"\w+", "\n".join(texts.values())))
     defined = sorted({m for t in texts.values() for m in DEFINED.findall(t) if not m.startswith("_") and words[m] >= 3})
-    symbols = rng.sample(defined, min(len(defined), max(n, 3)))
+    classes = {m for t in texts.values() for m in TOP_CLASS.findall(t) if words[m] >= 3}
+    busiest = max(classes or defined, key=lambda m: (words[m], m)) if defined else None
+    symbols = [busiest, *(m for m in rng.sample(defined, min(len(defined), max(n, 3))) if m != busiest)][:max(n, 3)]
     docs = sorted({m.strip() for t in texts.values() for m in DOC_LINE.findall(t)})
     half = max(n // 2, 2)
     prose = rng.sample(docs, min(len(docs), half - half // 2)) + rng.sample(PHRASES, min(len(PHRASES), half // 2))
@@ -119,13 +134,17 @@ async def session(args: argparse.Namespace, copy: Path, env: dict[str, str], err
     texts = sources(copy)
     symbols, queries = pick_arguments(texts, rng, args.rounds)
     out["arguments"] = {"symbols": symbols, "queries": queries}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "codeqa", "mcp", "--repo", str(copy), "--watch"], env=env)
+    watching = [] if args.sizes_only else ["--watch"]
+    params = StdioServerParameters(command=sys.executable, args=["-m", "codeqa", "mcp", "--repo", str(copy), *watching],
+                                   env=env, cwd=str(args.codeqa))
     t0 = time.perf_counter()
     async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=300) as client:
         out["connect_ms"] = (time.perf_counter() - t0) * 1000
         s = Session(client)
         t0 = time.perf_counter()
-        out["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+        listed = (await client.list_tools()).tools
+        out["tools"] = sorted(t.name for t in listed)
+        tool_schema = {t.name: t.input_schema.get("properties", {}) for t in listed}
         out["list_tools_ms"] = (time.perf_counter() - t0) * 1000
         first = await s.call("search_code", record="search_code (first: opens index, loads model)", query=queries[0])
         spans = [(h["path"], h["start_line"], h["end_line"]) for h in first.get("hits", [])]
@@ -133,15 +152,29 @@ async def session(args: argparse.Namespace, copy: Path, env: dict[str, str], err
             found = await s.call("search_code", query=queries[i % len(queries)], limit=rng.choice([5, 10, 10, 20]))
             spans += [(h["path"], h["start_line"], h["end_line"]) for h in found.get("hits", [])]
             await s.call("find_symbol", name=symbols[i % len(symbols)])
-            await s.call("find_references", symbol=symbols[(i + 1) % len(symbols)])
+            await s.call("find_references", symbol=symbols[i % len(symbols)])
             path, start, end = rng.choice(spans)
             ranges = [(start, end), (max(1, start - 20), end + 20), (1, None)]  # the hit, with context, the file's head
             lo, hi = ranges[i % 3]
             await s.call("read_code", path=path, start_line=lo, **({"end_line": hi} if hi else {}))
             await s.call("index_status")
-            await s.call("ask", question=QUESTIONS[i % 3].format(symbols[(i + 2) % len(symbols)]))
-        out["watch"] = await watch(s, copy, sorted({p for p, _, _ in spans if p.endswith(".py")}), rng)
+            await s.call("ask", question=QUESTIONS[i % 3].format(symbols[i % len(symbols)]))
+        if "offset" in tool_schema["find_references"]:
+            out["paging"] = await page_through(s, symbols[0])
+        out["watch"] = [] if args.sizes_only else await watch(s, copy, sorted({p for p, _, _ in spans if p.endswith(".py")}), rng)
     return s
+
+
+async def page_through(s: Session, symbol: str) -> dict[str, Any]:
+    """find_references of `symbol` from offset 0 until next_offset is null: every site once, as many as total?"""
+    sites: list[tuple[str, int, int]] = []
+    offset: int | None = 0
+    pages = total = 0
+    while offset is not None:
+        page = await s.call("find_references", record="find_references (paging)", symbol=symbol, offset=offset)
+        total, pages, offset = page["total"], pages + 1, page["page"]["next_offset"]
+        sites += [(path, r["line"], r["column"]) for path, found in page["files"].items() for r in found]
+    return {"symbol": symbol, "total": total, "pages": pages, "sites": len(sites), "distinct": len(set(sites))}
 
 
 async def watch(s: Session, copy: Path, indexed: list[str], rng: random.Random) -> list[dict[str, Any]]:
@@ -174,60 +207,80 @@ def main() -> None:
     parser.add_argument("repo", type=Path)
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--sizes-only", action="store_true", help="no reader process, no --watch and no live-sync step")
+    parser.add_argument("--defer-embeddings", action="store_true", help="index phase 1 only (keywords and the graph)")
+    parser.add_argument("--codeqa", type=Path, default=ROOT, help="the checkout whose codeqa runs (default: this one)")
     args = parser.parse_args()
-    out: dict[str, Any] = {"repo": str(args.repo.resolve()), "rounds": args.rounds, "loadavg_before": os.getloadavg()}
+    args.codeqa = args.codeqa.resolve()
+    out: dict[str, Any] = {"repo": str(args.repo.resolve()), "rounds": args.rounds, "codeqa": str(args.codeqa),
+                           "loadavg_before": os.getloadavg()}
     with tempfile.TemporaryDirectory(prefix="codeqa-mcpbench-") as tmp:
         copy = Path(tmp) / args.repo.resolve().name
         shutil.copytree(args.repo, copy, ignore=shutil.ignore_patterns(".codeqa", ".git"))
-        env = codeqa_env(Path(tmp) / "index")
+        env = codeqa_env(Path(tmp) / "index", args.codeqa)
         t0 = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "codeqa", "index", str(copy), "--json"], env=env,
-                              capture_output=True, text=True)
+        deferred = ["--defer-embeddings"] if args.defer_embeddings else []
+        done = subprocess.run([sys.executable, "-m", "codeqa", "index", str(copy), "--json", *deferred], env=env,
+                              capture_output=True, text=True, cwd=args.codeqa)
         out["index_seconds"] = time.perf_counter() - t0
         if done.returncode:
             raise SystemExit(done.stderr)
         out["index"] = {k: v for k, v in json.loads(done.stdout).items() if isinstance(v, (int, float, str, bool))}
-        reader = subprocess.Popen([sys.executable, "-c", READER, str(copy)], env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True)
+        reader = None if args.sizes_only else subprocess.Popen(
+            [sys.executable, "-c", READER, str(copy)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=args.codeqa)
         try:
             t0 = time.perf_counter()
-            if not reader.stdout or reader.stdout.readline().strip() != "READY":
+            if reader and (not reader.stdout or reader.stdout.readline().strip() != "READY"):
                 raise SystemExit(f"the reader process did not start: {reader.stderr and reader.stderr.read()}")
-            out["reader_ready_seconds"] = time.perf_counter() - t0
+            out["reader_ready_seconds"] = time.perf_counter() - t0 if reader else None
             with open(Path(tmp) / "server.log", "w+") as errlog:
                 s = anyio.run(session, args, copy, env, errlog, out)
                 errlog.seek(0)
                 out["server_stderr"] = errlog.read().splitlines()[-20:]
-            out["reader_alive"] = reader.poll() is None
+            out["reader_alive"] = reader is None or reader.poll() is None
         finally:
-            reader.kill()
-            reader.wait()
+            if reader:
+                reader.kill()
+                reader.wait()
     out["loadavg_after"] = os.getloadavg()
+    pg = out.get("paging")
+    if pg and not pg["sites"] == pg["distinct"] == pg["total"]:
+        s.failures.append(f"paging through find_references({pg['symbol']!r}) did not return every site once: {pg}")
     out["failures"] = s.failures
     out["tools_figures"] = {tool: figures(calls) for tool, calls in s.calls.items()}
     report(out)
     if args.json:
         args.json.write_text(json.dumps({**out, "calls": s.calls}, indent=2))
     watch_ok = all(w["seconds_to_findable"] is not None for w in out["watch"])
+
     if s.failures or not out["reader_alive"] or not watch_ok:
         raise SystemExit(f"FAILED: {len(s.failures)} failed call(s), reader alive {out['reader_alive']}, watch ok {watch_ok}")
 
 
 def report(out: dict[str, Any]) -> None:
     ix = out["index"]
-    print(f"{out['repo']}: index {out['index_seconds']:.1f}s wall ({ix.get('files')} files, {ix.get('chunks')} chunks, "
-          f"{ix.get('symbols')} symbols); reader ready in {out['reader_ready_seconds']:.1f}s; "
+    ready = f"{out['reader_ready_seconds']:.1f}s" if out["reader_ready_seconds"] is not None else "- (--sizes-only)"
+    print(f"{out['repo']} with {out['codeqa']}: index {out['index_seconds']:.1f}s wall ({ix.get('files')} files, "
+          f"{ix.get('chunks')} chunks, {ix.get('symbols')} symbols); reader ready in {ready}; "
           f"server connect {out['connect_ms']:.0f} ms, list_tools {out['list_tools_ms']:.0f} ms ({len(out['tools'])} tools)")
-    print(f"{'tool':<46}{'calls':>6}{'p50 ms':>9}{'p95 ms':>9}{'chars':>8}{'~tokens':>8}{'max chars':>10}{'json B':>8}")
+    print(f"{'tool':<46}{'calls':>6}{'p50 ms':>9}{'p95 ms':>9}{'bytes':>8}{'~tokens':>8}{'max B':>8}{'>4KB':>5}"
+          f"{'json B':>8}{'max json':>9}")
     for tool, f in out["tools_figures"].items():
-        print(f"{tool:<46}{f['calls']:>6}{f['p50_ms']:>9.0f}{f['p95_ms']:>9.0f}{f['median_chars']:>8.0f}"
-              f"{f['median_chars'] / 4:>8.0f}{f['max_chars']:>10}{f['median_json_bytes']:>8.0f}")
-    print("(chars, ~tokens = chars/4 and json B are medians per call: text content, and structured content as JSON)")
+        print(f"{tool:<46}{f['calls']:>6}{f['p50_ms']:>9.0f}{f['p95_ms']:>9.0f}{f['median_bytes']:>8.0f}"
+              f"{f['median_chars'] / 4:>8.0f}{f['max_bytes']:>8}{f['over_4k']:>5}{f['median_json_bytes']:>8.0f}"
+              f"{f['max_json_bytes']:>9}")
+    print("(bytes of the text content (UTF-8), ~tokens = its chars/4, json B = the structured content as JSON: medians "
+          "per call; max B / max json: the largest call; >4KB: calls whose text is over 4096 bytes)")
     for w in out["watch"]:
         took = f"{w['seconds_to_findable']:.2f}s" if w["seconds_to_findable"] is not None else "NOT FOUND"
         graph = {True: "ok", False: "NOT FOUND (stale symbol cache?)", None: "-"}[w["find_symbol_right_after"]]
         print(f"watch: {w['function']} appended to {w['file']}: search_code finds it after {took} ({w['polls']} polls); "
               f"find_symbol right after: {graph}")
+    if "paging" in out:
+        pg = out["paging"]
+        print(f"paging: find_references({pg['symbol']!r}) in {pg['pages']} pages: {pg['sites']} sites, {pg['distinct']} "
+              f"distinct, total {pg['total']}: {'every site once' if pg['sites'] == pg['distinct'] == pg['total'] else 'MISMATCH'}")
     print("server:", "; ".join(line for line in out["server_stderr"] if line.startswith("codeqa watch")) or "-")
     print(f"failures: {len(out['failures'])}; reader alive at the end: {out['reader_alive']}; "
           f"load {out['loadavg_before'][0]:.2f} before, {out['loadavg_after'][0]:.2f} after")

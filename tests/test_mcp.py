@@ -482,3 +482,78 @@ def test_stopping_the_server_during_the_background_embedding_leaves_an_index_the
     run_session(stdio_client(env, repo), next_server)
     done = codeqa(env, "index", str(repo), "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["nothing_to_do"]  # complete: its state.json is written
+
+
+# ---- compact by default: a page under 4 KB, offset for the rest -----------------------------------
+PAGE_BYTES = 4096
+BUSY = "from encoders.encoder import tokenize\n" + "".join(
+    f'\n\nclass Handler{i}:\n    def run(self, text):\n        """Handler {i} splits its text into words, twice, to count them."""\n'
+    f'        words = tokenize(text + " handler {i} appends a sentence long enough to make this line wide")\n'
+    f'        return len(words) + len(tokenize(text))\n' for i in range(120))
+
+
+def test_answers_fit_in_4kb_and_paging_returns_everything(tmp_path, env):
+    """A symbol with 240 call sites, 120 definitions of one name, a 700-line file, a usage answer listing
+    every site: each tool's text and structured content are under 4 KB by default, and paging with offset
+    gives back everything the CLI lists, once."""
+    repo = copy_fixture_repo(tmp_path / "repo")
+    (repo / "app" / "busy.py").write_text(BUSY)
+    extractive = {**{k: v for k, v in env.items() if k not in ("CODEQA_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY")},
+                  "CODEQA_EMBEDDINGS_BASE_URL": env["OPENAI_BASE_URL"], "CODEQA_EMBEDDINGS_API_KEY": "test-key"}  # no LLM
+    assert codeqa(extractive, "index", str(repo)).returncode == 0
+    listed = json.loads(codeqa(extractive, "refs", "tokenize", "--repo", str(repo), "--json").stdout)["references"]
+    expected = sorted((r["path"], r["line"], r["column"]) for r in listed)
+    done = codeqa(extractive, "ask", "How is tokenize used?", "--repo", str(repo), "--no-llm", "--json")
+    full_answer = json.loads(done.stdout)["answer"]
+    assert len(expected) > 240 and len(full_answer.encode()) > 3 * PAGE_BYTES  # more than one page of each
+
+    async def small(client: Client, tool: str, **arguments):
+        result, content = await ok(client, tool, **arguments)
+        as_json = json.dumps(content, ensure_ascii=False).encode()
+        assert len(text_of(result).encode()) < PAGE_BYTES and len(as_json) < PAGE_BYTES, (tool, arguments)
+        return result, content
+
+    async def steps(client: Client):
+        result, refs = await small(client, "find_references", symbol="tokenize")
+        assert refs["total"] == len(expected) and refs["shown"] < refs["total"] == refs["page"]["total"]
+        assert refs["by_kind"]["call"] >= 240 and refs["file_count"] >= 2 and refs["top_files"]["app/busy.py"] >= 240
+        assert f"By kind: call {refs['by_kind']['call']}" in text_of(result) and "offset=" in text_of(result)
+        sites, offset, pages = [], 0, 0
+        while offset is not None:
+            _, refs = await small(client, "find_references", symbol="tokenize", offset=offset, limit=37)
+            assert refs["shown"] == sum(map(len, refs["files"].values())) <= 37
+            sites += [(path, r["line"], r["column"]) for path, found in refs["files"].items() for r in found]
+            offset, pages = refs["page"]["next_offset"], pages + 1
+        assert sorted(sites) == expected and pages > 6  # every site, once
+
+        _, found = await small(client, "find_symbol", name="Handler7.run")
+        assert found["page"]["total"] == 1
+        names, offset = [], 0
+        while offset is not None:
+            _, found = await small(client, "find_symbol", name="run", offset=offset)
+            names += [d["qualified_name"] for d in found["definitions"]]
+            offset = found["page"]["next_offset"]
+        assert sorted(names) == sorted({*names}) and {f"Handler{i}.run" for i in range(120)} <= set(names)
+
+        result, hits = await small(client, "search_code", query="handler splits its text into words", limit=50)
+        assert 0 < hits["page"]["shown"] == len(hits["hits"]) < 50 and hits["page"]["next_offset"] == len(hits["hits"])
+        _, more = await small(client, "search_code", query="handler splits its text into words", offset=len(hits["hits"]))
+        assert not {h["location"] for h in more["hits"]} & {h["location"] for h in hits["hits"]}
+
+        result, code = await small(client, "read_code", path="app/busy.py")
+        assert code["start_line"] == 1 and 20 < code["end_line"] < 200 and code["next_start_line"] == code["end_line"] + 1
+        assert f"start_line={code['next_start_line']}" in text_of(result)
+        result, code = await small(client, "read_code", path="app/busy.py", start_line=5, end_line=700)
+        assert code["end_line"] < 700 and f"start_line={code['next_start_line']}, end_line=700" in text_of(result)
+
+        answer, offset = "", 0
+        while offset is not None:
+            result, page = await small(client, "ask", question="How is tokenize used?", offset=offset)
+            assert page["mode"] == "extractive" and page["page"]["offset"] == offset == len(answer)
+            assert (page["citations"] and page["evidence"]) if offset == 0 else not (page["citations"] or page["evidence"])
+            answer, offset = answer + page["answer"], page["page"]["next_offset"]
+        assert answer == full_answer
+
+        await small(client, "index_status")
+
+    run_session(stdio_client(extractive, repo), steps)

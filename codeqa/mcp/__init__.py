@@ -4,6 +4,7 @@
     tools.py    the seven tools (RepositoryTools); their docstrings are what an agent reads
     reader.py   the one Retriever the tools share, their turns on it, the paths an agent may read
     schemas.py  each tool's result model (its output schema) and the compact text beside it
+    pages.py    the 4 KB page: how much of a list or an answer fits, and offset for the rest
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What the MCP tools return: one pydantic model per tool (its output schema, sent as structured content)
-and the compact text an agent reads beside it."""
+and the compact text an agent reads beside it, both one page as pages.py sizes it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from ..query.lookup import ReferenceRecord
 from ..store import semantic_search_at
 from ..types import Symbol, span_label
+from .pages import LINE_WIDTH, PageInfo, clip, paging_line
 
 if TYPE_CHECKING:
     from ..index_background import EmbeddingProgress
@@ -33,6 +34,7 @@ class SearchHit(BaseModel):
 class SearchResult(BaseModel):
     query: str
     hits: list[SearchHit]
+    page: PageInfo = Field(description="where these hits sit in the ranking; next_offset pages on")
     post_filtered: bool = Field(description="path_glob/language applied to the top results after the search")
     semantic_search: float = Field(1.0, description="share of the chunks with dense vectors: below 1 while the index "
                                                     "run is still embedding (the rest are found by keywords)")
@@ -55,6 +57,7 @@ class SymbolInfo(BaseModel):
 class SymbolResult(BaseModel):
     name: str
     definitions: list[SymbolInfo]
+    page: PageInfo = Field(description="which of the matching definitions these are; next_offset pages on")
 
 
 class ReferenceSite(BaseModel):
@@ -68,10 +71,17 @@ class ReferenceSite(BaseModel):
 
 class ReferencesResult(BaseModel):
     symbol: str
-    definitions: list[SymbolInfo]
-    total: int = Field(description="every matching reference site, also those past the limit")
-    shown: int
-    files: dict[str, list[ReferenceSite]] = Field(description="path -> its reference sites, in line order")
+    definitions: list[SymbolInfo] = Field(description="the first 3 definitions (find_symbol pages through them all)")
+    definitions_total: int
+    total: int = Field(description="every matching reference site, also those past this page")
+    shown: int = Field(description="sites on this page")
+    by_kind: dict[str, int] = Field(description="every matching site counted by kind")
+    by_confidence: dict[str, int] = Field(description="every matching site counted by confidence")
+    file_count: int = Field(description="files with a matching site")
+    top_files: dict[str, int] = Field(description="the files with the most sites, and their counts")
+    files: dict[str, list[ReferenceSite]] = Field(description="path -> its sites on this page; the order is exact, "
+                                                            "likely, then name-only, each by path and line")
+    page: PageInfo = Field(description="which sites these are; next_offset pages on")
 
 
 class CodeLines(BaseModel):
@@ -80,6 +90,7 @@ class CodeLines(BaseModel):
     end_line: int
     total_lines: int
     text: str = Field(description="the lines as indexed (credentials redacted)")
+    next_start_line: int | None = Field(None, description="where the next read goes on; null at the file's end")
 
 
 class CitationInfo(BaseModel):
@@ -96,13 +107,17 @@ class EvidenceInfo(BaseModel):
 
 
 class AnswerResult(BaseModel):
-    answer: str
+    answer: str = Field(description="this page of the answer (page counts its characters)")
+    page: PageInfo = Field(description="characters: where this part of the answer starts, and next_offset, "
+                                       "the `offset` of an ask with the same question for the rest")
     mode: str = Field(description="llm | extractive")
     route: str = Field(description="usage | relationship | search")
     model: str | None
     error: str | None = Field(description="why the LLM failed, when it did (the answer is then extractive or cut)")
-    citations: list[CitationInfo]
-    evidence: list[EvidenceInfo] = Field(description="the snippets the answer was built from")
+    citations: list[CitationInfo] = Field(description="the first citations (on the answer's first page only)")
+    citations_total: int = 0
+    evidence: list[EvidenceInfo] = Field(description="the best snippets the answer was built from (first page only)")
+    evidence_total: int = 0
     grounded: bool = Field(True, description="some verified evidence supports the answer (a citation, cited or attributed)")
     cut: str | None = Field(None, description="why the answer stopped early: length (its token limit) | repeating | error")
     prompt_tokens: int | None = Field(None, description="tokens the model read (LLM answers)")
@@ -171,9 +186,13 @@ def reference_sites(records: Sequence[ReferenceRecord]) -> dict[str, list[Refere
     """Reference sites by file, in the order given (find_references sorts them by path and line)."""
     files: dict[str, list[ReferenceSite]] = {}
     for r in records:
-        files.setdefault(r.path, []).append(ReferenceSite(line=r.line, column=r.column, kind=r.kind, confidence=r.confidence,
-                                                          text=r.text.strip(), enclosing=r.enclosing))
+        files.setdefault(r.path, []).append(reference_site(r))
     return files
+
+
+def reference_site(r: ReferenceRecord) -> ReferenceSite:
+    return ReferenceSite(line=r.line, column=r.column, kind=r.kind, confidence=r.confidence, text=clip(r.text),
+                         enclosing=r.enclosing)
 
 
 def embedding_info(progress: "EmbeddingProgress | None") -> EmbeddingInfo | None:
@@ -189,19 +208,47 @@ def symbol_text(d: SymbolInfo) -> str:
     return "\n".join(lines)
 
 
-def references_text(r: ReferencesResult, kinds: list[str] | None) -> str:
+def references_head(r: ReferencesResult, kinds: list[str] | None) -> str:
+    """The counts an agent reads first: where it is defined, how many sites of which kinds, the busiest files."""
     where = ", ".join(d.location for d in r.definitions)
+    if r.definitions_total > len(r.definitions):
+        where += f" and {r.definitions_total - len(r.definitions)} more (find_symbol lists them)"
     scope = f" of kind {', '.join(kinds)}" if kinds else ""
-    lines = [f"{r.symbol} (defined at {where}): {r.total} reference(s){scope}"]
-    if r.shown < r.total:
-        lines[0] += f"; the first {r.shown} shown (raise limit, or pass kinds, to see the others)"
-    for path, sites in r.files.items():
-        lines += [path, *(f"  L{s.line:<5} {s.kind:<13} {s.confidence:<9} {s.text}" for s in sites)]
+    lines = [f"{r.symbol} (defined at {where}): {r.total} reference(s){scope} in {r.file_count} file(s)"]
+    if r.total:
+        lines.append("By kind: " + ", ".join(f"{k} {n}" for k, n in r.by_kind.items())
+                     + "; by confidence: " + ", ".join(f"{c} {n}" for c, n in r.by_confidence.items()))
+    if r.file_count > 1:
+        lines.append("Most in: " + ", ".join(f"{clip(p, 80)} ({n})" for p, n in r.top_files.items()))
     return "\n".join(lines)
 
 
+def site_line(s: ReferenceSite) -> str:
+    return f"  L{s.line:<5} {s.kind:<13} {s.confidence:<9} {s.text}"
+
+
+def site_blocks(records: Sequence[ReferenceRecord]) -> list[str]:
+    """Each site's text, under its file's name where the file changes."""
+    return [(f"{clip(r.path)}\n" if i == 0 or records[i - 1].path != r.path else "") + site_line(reference_site(r))
+            for i, r in enumerate(records)]
+
+
+def references_text(r: ReferencesResult, kinds: list[str] | None, blocks: list[str]) -> str:
+    call = f"find_references(symbol={r.symbol!r}, {f'kinds={kinds}, ' if kinds else ''}"
+    more = paging_line(r.page, "reference sites", call)
+    return "\n".join([references_head(r, kinds), *blocks, *([more] if more else [])])
+
+
 def answer_text(a: AnswerResult) -> str:
-    parts = [a.answer.rstrip()]
+    more = paging_line(a.page, "characters of the answer", "ask(the same question, ")
+    return "\n\n".join([a.answer.rstrip(), *answer_notes(a), *([more] if more else [])])
+
+
+def answer_notes(a: AnswerResult) -> list[str]:
+    """What the first page says after the answer (later pages carry the answer's text alone)."""
+    if a.page.offset:
+        return []
+    parts = []
     if a.error:
         parts.append(f"(the LLM failed: {a.error})")
     if a.cut:
@@ -211,18 +258,20 @@ def answer_text(a: AnswerResult) -> str:
     if a.mode == "llm" and not a.grounded:
         parts.append("(no verified evidence supports this answer: treat it as ungrounded)")
     if a.unknown_names:
-        parts.append("Names the index does not know: " + ", ".join(a.unknown_names))
+        parts.append(clip("Names the index does not know: " + ", ".join(a.unknown_names), 2 * LINE_WIDTH))
     if a.left_out:
-        parts.append(f"Left out to fit the model's window ({a.prompt_tokens} of {a.window} tokens): " + "; ".join(a.left_out))
+        parts.append(clip(f"Left out to fit the model's window ({a.prompt_tokens} of {a.window} tokens): "
+                          + "; ".join(a.left_out), 2 * LINE_WIDTH))
     if a.citations:
-        parts.append("Citations:\n" + "\n".join(f"  {'~' if c.attributed else '✓' if c.verified else '✗'} {c.location}"
+        parts.append(f"Citations ({len(a.citations)} of {a.citations_total}):\n" + "\n".join(f"  {'~' if c.attributed else '✓' if c.verified else '✗'} {c.location}"
                                                  + (" (attributed)" if c.attributed else "")
                                                  + ("" if c.verified else f" (unverified: {c.reason})")
                                                  + (" (stale: the file changed since indexed)" if c.stale else "")
                                                  for c in a.citations))
     if a.evidence:
-        parts.append("Evidence (read_code reads more):\n" + "\n".join(f"  {e.location} ({e.reason})" for e in a.evidence))
-    return "\n\n".join(parts)
+        parts.append(f"Evidence ({len(a.evidence)} of {a.evidence_total}; read_code reads more):\n"
+                     + "\n".join(f"  {clip(e.location)} ({clip(e.reason, 80)})" for e in a.evidence))
+    return parts
 
 
 def status_text(s: StatusResult) -> str:
@@ -238,7 +287,7 @@ def status_text(s: StatusResult) -> str:
     if s.embedding is not None:
         text += "\n" + _embedding_text(s.embedding)
     if s.stale:
-        listed = ", ".join(s.changed + [f"{p} (deleted)" for p in s.deleted])
+        listed = clip(", ".join(s.changed + [f"{p} (deleted)" for p in s.deleted]), 6 * LINE_WIDTH)
         text += f"\n{s.stale} file(s) changed since: {listed}. Call reindex to bring the index up to date."
     else:
         text += "\nNo file changed since."
@@ -270,4 +319,4 @@ def reindex_text(r: ReindexResult) -> str:
                     else "call reindex again to embed the rest."))
     if r.skipped_by_reason:
         text += "\nNot indexed: " + ", ".join(f"{reason} {n}" for reason, n in sorted(r.skipped_by_reason.items()))
-    return "\n".join([text, *r.notes, *(f"partially parsed: {p}" for p in r.partial)])
+    return "\n".join([text, *(clip(n, 2 * LINE_WIDTH) for n in r.notes[:5]), *(f"partially parsed: {clip(p)}" for p in r.partial)])

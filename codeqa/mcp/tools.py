@@ -2,7 +2,8 @@
 ask with cited answers. The server (server.py) registers them; their docstrings are what the agent reads.
 
 Every tool returns compact text for the model and structured content that its output schema
-(the pydantic model in its return annotation) describes. What an agent can act on (no index yet,
+(the pydantic model in its return annotation) describes: one page of under 4 KB, its most useful part
+first, with `offset` for the rest (pages.py). What an agent can act on (no index yet,
 an index to rebuild, an unknown symbol, a path outside the index) comes back as a tool error
 (isError) saying what to do next. The code an agent sees is redacted as the index redacts it: the
 agent is a model, and a file's credentials never go into a prompt.
@@ -20,6 +21,7 @@ batch is committed, and the next run (reindex, `codeqa index`) does what is left
 from __future__ import annotations
 
 import fnmatch
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -33,15 +35,23 @@ from ..config import Settings
 from ..index import index_status
 from ..index_background import BackgroundIndexer
 from ..query.retrieve import Retriever, semantic_note
-from ..types import Hit, span_label
+from ..types import Answer, Hit, span_label
+from .pages import TEXT_BUDGET, clip, fit_page, page_info, paging_line, size, text_page
 from .reader import IndexReader, indexed_path
 from .schemas import (AnswerResult, CitationInfo, CodeLines, EvidenceInfo, ReferencesResult, ReindexResult, SearchHit,
                       SearchResult, StatusResult, SymbolResult, answer_text, embedding_info, reference_sites,
-                      references_text, reindex_text, status_text, symbol_info, symbol_text, tool_result)
+                      references_text, reindex_text, site_blocks,
+                      status_text, symbol_info, symbol_text, tool_result)
 
-MAX_READ_LINES = 400  # one read_code call: a long file comes in pieces, not as one flood of context
+MAX_READ_LINES = 400  # one read_code call at most (and 4 KB): a long file comes in pieces, not as one flood of context
 SEARCH_POOL = 50  # a filtered search keeps what matches among at least this many results
-LISTED_FILES = 50  # changed files and skipped paths named in a status or reindex summary
+MAX_OFFSET = 450  # how deep search_code pages into its ranking (the searcher ranks offset + limit results)
+LISTED_FILES = 10  # changed files and skipped paths named in a status or reindex summary
+LISTED_DEFINITIONS = 3  # definitions named beside the reference sites (find_symbol pages through them all)
+TOP_FILES = 5  # the busiest files named in a references summary
+LISTED_CITATIONS, LISTED_EVIDENCE = 6, 5  # on the first page of an answer
+KEPT_ANSWERS = 4  # answers kept for paging with offset (an LLM answer is not asked for twice)
+CONFIDENCE_ORDER = {"exact": 0, "likely": 1, "name-only": 2}
 # what a stopping server gives the background embedding to finish its batch: under the 2 s an MCP
 # client waits for a stdio server to exit before it kills it (a batch cut off is re-done by the next run)
 STOP_WAIT_SECONDS = 1.5
@@ -56,6 +66,7 @@ class RepositoryTools:
         self.settings = settings
         self.reader = IndexReader(self.repo, settings)
         self.indexer = BackgroundIndexer(self.repo, settings)  # the server's index runs: reindex and --watch
+        self._answers: dict[str, AnswerResult] = {}  # the last answers by question, for ask's offset
 
     def close(self) -> None:
         self.indexer.close(wait=STOP_WAIT_SECONDS)  # not under the reader's lock: a stop must not wait for a call
@@ -70,65 +81,104 @@ class RepositoryTools:
                     limit: Annotated[int, Field(ge=1, le=50)] = 10,
                     path_glob: Annotated[str | None, Field(description="fnmatch pattern on the path, e.g. 'src/*.py'")] = None,
                     language: Annotated[str | None, Field(description="e.g. python, typescript, java")] = None,
+                    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="skip this many results (the "
+                                                 "previous page's next_offset)")] = 0,
                     ) -> Annotated[CallToolResult, SearchResult]:
         """Hybrid search over the code (dense + BM25 + symbol names + one reference hop), best first: each hit
         as path:Lstart-Lend with its symbol, score and why it ranks. path_glob and language filter the top
-        results after the search (post-filtering), so a narrow filter may return fewer than `limit`."""
+        results after the search (post-filtering), so a narrow filter may return fewer than `limit`. At most
+        `limit` hits and 4 KB a page; `offset` (the page's next_offset) goes on down the ranking."""
         filtered = bool(path_glob or language)
         with self.reader.opened() as retriever:
             coverage = retriever.semantic_coverage()
-            hits = retriever.search(query, top_k=max(limit * 5, SEARCH_POOL) if filtered else limit)
-            hits = [h for h in hits if _matches(h, path_glob, language)][:limit]
+            wanted = offset + limit + 1  # one past the page: whether a next page has anything
+            hits = retriever.search(query, top_k=max(wanted * 5, SEARCH_POOL) if filtered else wanted)
+            hits = [h for h in hits if _matches(h, path_glob, language)][offset:offset + limit + 1]
             found = [SearchHit(location=span_label(h.path, h.start_line, h.end_line, full=True), path=h.path, start_line=h.start_line,
                                end_line=h.end_line, symbol=h.symbol, kind=h.kind, language=h.language,
                                score=round(h.score, 4), reasons=list(h.reasons), preview=_preview(retriever, h),
                                stale=h.stale)
                      for h in hits]
-        lines = [f"{i}. {h.location}  {h.symbol or h.kind}  score {h.score:.3f} ({', '.join(h.reasons)})"
-                 f"{'  STALE: changed since indexed, call reindex' if h.stale else ''}\n   {h.preview}"
-                 for i, h in enumerate(found, 1)]
+        blocks = [f"{offset + i}. {clip(h.location)}  {clip(h.symbol or h.kind, 80)}  score {h.score:.3f} ({', '.join(h.reasons)})"
+                  f"{'  STALE: changed since indexed, call reindex' if h.stale else ''}\n   {h.preview}"
+                  for i, h in enumerate(found, 1)]
         scope = f" (among the top results with path_glob={path_glob!r} language={language!r})" if filtered else ""
-        text = "\n".join(lines) if lines else f"No results{scope}. Try other words, or a looser filter."
         note = semantic_note(coverage)
-        return tool_result(f"{text}\n{note}" if note else text,
-                       SearchResult(query=query, hits=found, post_filtered=filtered, semantic_search=round(coverage, 4)))
 
-    def find_symbol(self, name: Annotated[str, Field(min_length=1, description="`Name`, `Class.method` or `path:Name`")]
+        def page_of(n: int) -> tuple[str, SearchResult]:
+            page = page_info(offset, n, None, more=len(found) > n)
+            more = paging_line(page, "results", f"search_code(the same query{' and filters' if filtered else ''}, ")
+            text = "\n".join(blocks[:n] + ([more] if more else [])) if n else \
+                f"No results{scope}{f' past offset {offset}' if offset else ''}. Try other words, or a looser filter."
+            return (f"{text}\n{note}" if note else text,
+                    SearchResult(query=query, hits=found[:n], page=page, post_filtered=filtered, semantic_search=round(coverage, 4)))
+
+        return tool_result(*fit_page(page_of, min(limit, len(found))))
+
+    def find_symbol(self, name: Annotated[str, Field(min_length=1, description="`Name`, `Class.method` or `path:Name`")],
+                    limit: Annotated[int, Field(ge=1, le=200)] = 20,
+                    offset: Annotated[int, Field(ge=0, description="skip this many definitions (the previous page's next_offset)")] = 0,
                     ) -> Annotated[CallToolResult, SymbolResult]:
         """Where a symbol is defined: qualified name, kind, path:Lstart-Lend, signature and the docstring's first
-        line. Every match is listed (the same name may be defined in several files)."""
+        line. Every match is counted (the same name may be defined in several files); a page lists at most
+        `limit` of them and 4 KB, and `offset` (the page's next_offset) goes on."""
         with self.reader.opened() as retriever:
             symbols = retriever.graph.find_symbols(name)
         if not symbols:
             raise self._unknown(name)
-        found = [symbol_info(s) for s in symbols]
-        text = f"{len(found)} definition(s) of {name}:\n" + "\n".join(symbol_text(d) for d in found)
-        return tool_result(text, SymbolResult(name=name, definitions=found))
+        found = [symbol_info(s) for s in symbols[offset:offset + limit]]
+        blocks = [symbol_text(d) for d in found]
+
+        def page_of(n: int) -> tuple[str, SymbolResult]:
+            page = page_info(offset, n, len(symbols))
+            more = paging_line(page, "definitions", f"find_symbol(name={name!r}, ")
+            text = "\n".join([f"{len(symbols)} definition(s) of {name}:", *blocks[:n], *([more] if more else [])])
+            return text, SymbolResult(name=name, definitions=found[:n], page=page)
+
+        return tool_result(*fit_page(page_of, len(found)))
 
     def find_references(self, symbol: Annotated[str, Field(min_length=1, description="`Name`, `Class.method` or `path:Name`")],
                         kinds: Annotated[list[ReferenceKind] | None, Field(description="only these kinds of reference")] = None,
-                        limit: Annotated[int, Field(ge=1, le=5000)] = 200,
+                        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+                        offset: Annotated[int, Field(ge=0, description="skip this many sites (the previous page's next_offset)")] = 0,
                         ) -> Annotated[CallToolResult, ReferencesResult]:
         """Every reference site of a symbol from the resolved symbol graph (calls, instantiations, types,
-        imports, inheritance, attributes), grouped by file, each with its kind, confidence (exact, likely,
-        name-only) and line. `total` counts them all when `limit` cuts the list."""
+        imports, inheritance, attributes): where it is defined, the sites counted by kind, confidence (exact,
+        likely, name-only) and file, then the sites themselves, exact ones first, each with its file, line and
+        kind. A page holds at most `limit` sites and 4 KB; `offset` (the page's next_offset) goes on, and
+        paging until next_offset is null lists every site once."""
         with self.reader.opened() as retriever:
             definitions = retriever.graph.find_symbols(symbol)
             if not definitions:
                 raise self._unknown(symbol)
-            refs = sorted(retriever.graph.references_of(definitions, kinds), key=lambda r: (r.path, r.line, r.column))
-            shown = retriever.graph.records(refs[:limit])
-        files = reference_sites(shown)
-        result = ReferencesResult(symbol=symbol, definitions=[symbol_info(s) for s in definitions], total=len(refs),
-                                  shown=len(shown), files=files)
-        return tool_result(references_text(result, kinds), result)
+            refs = sorted(retriever.graph.references_of(definitions, kinds),
+                          key=lambda r: (CONFIDENCE_ORDER.get(r.confidence, 3), r.path, r.line, r.column))
+            records = retriever.graph.records(refs[offset:offset + limit])
+        by_file = Counter(r.path for r in refs)
+        result = ReferencesResult(
+            symbol=symbol, definitions=[symbol_info(s) for s in definitions[:LISTED_DEFINITIONS]],
+            definitions_total=len(definitions), total=len(refs), shown=0,
+            by_kind=dict(Counter(r.kind for r in refs).most_common()),
+            by_confidence={c: n for c in CONFIDENCE_ORDER if (n := sum(r.confidence == c for r in refs))},
+            file_count=len(by_file), top_files=dict(by_file.most_common(TOP_FILES)), files={},
+            page=page_info(offset, 0, len(refs)))
+        blocks = site_blocks(records)
+
+        def page_of(n: int) -> tuple[str, ReferencesResult]:
+            page = result.model_copy(update={"shown": n, "page": page_info(offset, n, len(refs)),
+                                             "files": reference_sites(records[:n])})
+            return references_text(page, kinds, blocks[:n]), page
+
+        return tool_result(*fit_page(page_of, len(records)))
 
     def read_code(self, path: Annotated[str, Field(min_length=1, description="relative to the repository, as the other tools print it")],
                   start_line: Annotated[int, Field(ge=1)] = 1,
-                  end_line: Annotated[int | None, Field(ge=1, description="inclusive; default: start_line + 399")] = None,
+                  end_line: Annotated[int | None, Field(ge=1, description="inclusive, the furthest line to read; "
+                                                        "default: as many as fit")] = None,
                   ) -> Annotated[CallToolResult, CodeLines]:
-        """Lines of an indexed file, numbered, credentials redacted as the index holds them; at most 400
-        lines a call. Only files in the index can be read."""
+        """Lines of an indexed file, numbered, credentials redacted as the index holds them: from start_line
+        as many as fit in 4 KB (and up to end_line). When lines are left, the answer says the start_line
+        of the next read (next_start_line). Only files in the index can be read."""
         with self.reader.opened() as retriever:
             rel = indexed_path(retriever, path)
             lines = retriever.source.redacted_lines(rel)
@@ -139,32 +189,70 @@ class RepositoryTools:
         end = min(len(lines), end_line or start_line + MAX_READ_LINES - 1, start_line + MAX_READ_LINES - 1)
         if end < start_line:
             raise ToolError(f"end_line {end_line} is before start_line {start_line}.")
-        body = lines[start_line - 1:end]
         width = len(str(end))
-        numbered = "".join(f"{start_line + i:>{width}} | {line}" for i, line in enumerate(body))
-        more = f"\n(the file goes on to line {len(lines)}; call read_code with start_line={end + 1})" if end < len(lines) else ""
-        text = f"{span_label(rel, start_line, end, full=True)} ({len(lines)} lines in the file)\n{numbered.rstrip()}{more}"
-        return tool_result(text, CodeLines(path=rel, start_line=start_line, end_line=end, total_lines=len(lines), text="".join(body)))
+
+        def page_of(n: int) -> tuple[str, CodeLines]:
+            last = start_line + n - 1
+            body = lines[start_line - 1:last]
+            numbered = "".join(f"{start_line + i:>{width}} | {line}" for i, line in enumerate(body))
+            more = (f"\n(the file goes on to line {len(lines)}; call read_code with start_line={last + 1}"
+                    f"{f', end_line={end_line}' if end_line and last < min(end_line, len(lines)) else ''})"
+                    if last < len(lines) else "")
+            text = f"{span_label(rel, start_line, last, full=True)} ({len(lines)} lines in the file)\n{numbered.rstrip()}{more}"
+            return text, CodeLines(path=rel, start_line=start_line, end_line=last, total_lines=len(lines), text="".join(body),
+                                   next_start_line=last + 1 if last < len(lines) else None)
+
+        return tool_result(*fit_page(page_of, end - start_line + 1))
 
     def ask(self, question: Annotated[str, Field(description="a question about the code, e.g. \"How is Foo used?\"")],
+            offset: Annotated[int, Field(ge=0, description="where the answer goes on (the previous page's next_offset), "
+                                         "with the same question")] = 0,
             ctx: Context | None = None) -> Annotated[CallToolResult, AnswerResult]:
         """An answer to a question about the code, with path:Lstart-Lend citations checked against the evidence
         (from the configured LLM, or extractive without one), and the evidence it rests on for reading further.
-        A local model may read for minutes first: progress notifications say how far it is."""
+        A page is 4 KB: the answer's start, its citations and best evidence; `offset` with the same question
+        reads on (the answer is kept, not asked again). A local model may read for minutes first: progress
+        notifications say how far it is."""
+        full = self._answers.get(question) if offset else None
+        if full is None:
+            full = self._answer(question, ctx)
+        first = {"citations": full.citations[:LISTED_CITATIONS], "evidence": full.evidence[:LISTED_EVIDENCE]}
+
+        def page_of(room: int) -> tuple[str, AnswerResult]:  # room: bytes of the answer's text on this page
+            part, after = text_page(full.answer, offset, room)
+            page = full.model_copy(update={"answer": part, "page": page_info(offset, len(part), len(full.answer),
+                                                                             more=after is not None),
+                                           **(first if not offset else {"citations": [], "evidence": []})})
+            return answer_text(page), page
+
+        return tool_result(*fit_page(page_of, min(TEXT_BUDGET, size(full.answer[offset:]))))
+
+    def _answer(self, question: str, ctx: Context | None) -> AnswerResult:
+        """The whole answer, kept for paging with offset."""
         report = _progress_reporter(ctx)
         with self.reader.opened() as retriever:
             answer = Answerer(retriever, self.settings).answer(question, on_progress=report)
+            return self._keep(question, answer)
+
+    def _keep(self, question: str, answer: Answer) -> AnswerResult:
+        """`answer` as the tool's result, kept for paging (called under the reader's lock: calls take turns)."""
         prompt = answer.prompt
         result = AnswerResult(
-            answer=answer.answer, mode=answer.mode, route=answer.route, model=answer.model, error=answer.error,
+            answer=answer.answer, page=page_info(0, len(answer.answer), len(answer.answer)), mode=answer.mode,
+            route=answer.route, model=answer.model, error=answer.error,
             citations=[CitationInfo(location=span_label(c.path, c.start_line, c.end_line, full=True) if c.start_line else c.path,
                                     verified=c.verified, reason=c.reason, stale=c.stale, attributed=c.attributed)
-                       for c in answer.citations],
+                       for c in answer.citations], citations_total=len(answer.citations),
             evidence=[EvidenceInfo(location=s.label, reason=s.reason) for s in answer.snippets],
+            evidence_total=len(answer.snippets),
             grounded=answer.grounded, cut=answer.cut, prompt_tokens=prompt.tokens if prompt else None,
             window=prompt.window if prompt else None, left_out=list(prompt.left_out) if prompt else [],
             unknown_names=list(answer.unknown_names))
-        return tool_result(answer_text(result), result)
+        self._answers.pop(question, None)
+        self._answers[question] = result
+        while len(self._answers) > KEPT_ANSWERS:
+            self._answers.pop(next(iter(self._answers)))
+        return result
 
     def index_status(self) -> Annotated[CallToolResult, StatusResult]:
         """What the index holds (files, chunks, symbols, when it was last built), which files changed since, how
