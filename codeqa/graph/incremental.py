@@ -217,8 +217,9 @@ def changed_entries(before: ParsedFile, after: ParsedFile) -> set[str] | None:
         old_scope = ref.enclosing_symbol_id is None or ref.enclosing_symbol_id in old_ids
         if old_scope and (ref.kind == "inheritance" or (ref.kind == "import" and (ref.name == "*" or binds_no_name(ref, lang)))):
             return None
-        names.update((ref.name, import_local(ref, lang)) if ref.kind == "import" else (ref.name,))
-        if ref.assigned == RETURNS:
+        if ref.kind == "import":  # imports are looked up by the name they bind
+            names.add(import_local(ref, lang))
+        if ref.assigned == RETURNS:  # evidence by the variable it is about, not by what it names
             scope = by_id.get(ref.enclosing_symbol_id or "")
             names.add(scope.name if scope is not None else RETURNS)
         elif ref.assigned:
