@@ -64,6 +64,9 @@ EXTRA = {
     "cpp/impl/area.cpp": '#include "../geo/shape.hpp"\n\ndouble Shape::area() const { return 1.0; }\n',
     "cpp/app/main.cpp": '#include "../geo/shape.hpp"\n\nvoid run(Shape s) {\n    s.area();\n}\n',
     "cpp/other/dup.hpp": "class Other {};\n",
+    # readers of pkg/core.py waiting for a name it does not define yet: imported by name, and through a star
+    "late/named.py": "from pkg.core import Engine, later\n\n\ndef go():\n    return Engine(), later()\n",
+    "late/starred.py": "from pkg.core import *\n\n\ndef go():\n    return Engine(), starred()\n",
 }
 
 
@@ -117,6 +120,11 @@ EDITS = [
      lambda r: edit(r / "pkg/core.py", "class Engine:\n", "class Engine:\n    def zap(self):\n        return 2\n\n")),
     ("a module variable's evidence changes", lambda r: edit(r / "pkg/core.py", "default_engine: Engine = Engine()", "default_engine = []")),
     ("a C++ type of the same name elsewhere", lambda r: edit(r / "cpp/other/dup.hpp", "class Other {};", "class Other {};\nclass Shape {};")),
+    ("an unused function appended to a much-read file",
+     lambda r: (r / "pkg/core.py").write_text((r / "pkg/core.py").read_text() + "\n\ndef unused_added():\n    return Engine()\n")),
+    ("a name a reader imports but no file defined appears", lambda r: edit(r / "pkg/core.py", "def build():", "def later():\n    return 1\n\n\ndef build():")),
+    ("a name a star import brings appears",
+     lambda r: (r / "pkg/core.py").write_text((r / "pkg/core.py").read_text() + "\n\nclass starred:\n    pass\n")),
     ("a stub loses a name", lambda r: (r / "pkg/fast.pyi").write_text("")),
     ("a name appears in a star web", lambda r: (r / "web/c.py").write_text((r / "web/c.py").read_text() + "\n\ndef later():\n    return 2\n")),
     ("a module the web does not reach defines it too", lambda r: (r / "web/d.py").write_text("def later():\n    return 3\n")),
@@ -145,6 +153,46 @@ def test_incremental_index_equals_a_clean_one_after_each_edit(tree, tmp_path, mo
         if resolved is not None and resolved < report.files_total:
             partial_runs += 1
     assert partial_runs >= len(EDITS) - 3  # most edits resolve a part of the project only
+
+
+def test_a_new_name_in_a_much_read_file_moves_only_the_files_that_could_bind_it(tree, tmp_path, monkeypatch):
+    """Reads are kept per (file, name): appending a function no file names to pkg/core.py (read by
+    most of the package) resolves that file alone; a name that a reader imports, or that its star
+    import now brings, resolves that reader again too; and each run equals a clean index."""
+    settings = Settings.load(env={}, index_dir=tmp_path / "index")
+    index_repo(tree, settings, embedder=ConstantEmbedder())
+    seen: list = []
+    original = resolve_by_file
+
+    def spy(*args, **kwargs):
+        result = original(*args, **kwargs)
+        seen.append(None if result.complete else set(result.references))
+        return result
+
+    monkeypatch.setattr("codeqa.graph_stage.resolve_by_file", spy)
+    core = tree / "pkg/core.py"
+    steps = [
+        ("unused", lambda: core.write_text(core.read_text() + "\n\ndef unused_added():\n    return Engine()\n"),
+         {"pkg/core.py"}),
+        ("imported by name", lambda: core.write_text(core.read_text() + "\n\ndef later():\n    return 1\n"),
+         {"pkg/core.py", "late/named.py"}),
+        ("brought by a star import", lambda: core.write_text(core.read_text() + "\n\nclass starred:\n    pass\n"),
+         {"pkg/core.py", "late/starred.py"}),
+    ]
+    for step, (what, apply, expected) in enumerate(steps):
+        apply()
+        index_repo(tree, settings, embedder=ConstantEmbedder())
+        resolved = seen[-1]
+        assert resolved is not None and expected <= resolved, (what, resolved)
+        if what == "unused":
+            assert resolved == expected, resolved  # no reader of pkg/core.py
+        else:
+            assert "app/main.py" not in resolved and len(resolved) <= 4, (what, resolved)
+        clean = Settings.load(env={}, index_dir=tmp_path / f"clean-{step}")
+        index_repo(tree, clean, embedder=ConstantEmbedder())
+        assert graph_of(tree, settings)[1] == graph_of(tree, clean)[1], what
+    late = [r for r in graph_of(tree, settings)[1] if r[1].startswith("late/") and r[0] in ("later", "starred")]
+    assert {(r[1], r[0]) for r in late if r[6]} == {("late/named.py", "later"), ("late/starred.py", "starred")}, late
 
 
 def test_a_run_that_stops_before_finishing_makes_the_next_resolve_everything(tree, tmp_path, monkeypatch):

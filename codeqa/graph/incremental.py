@@ -7,7 +7,13 @@ up across the project, whether it mapped module strings to files (FILE_SET) or a
 has members written outside it (OUTSIDE_MEMBERS). A run compares the files with the last run's and
 resolves again the changed files and every file that read
 
-- a changed or deleted file;
+- a changed or deleted file as a whole (a path noted);
+- the entries for a name in a changed file (index.name_in_file: its top-level symbols, class
+  members, imports and evidence of that name), where they differ before and after, or any of them
+  where the file's shape changed (incremental.changed_entries: a symbol that was there changed or
+  went, or a star import or base class did); its shape (index.file_shape), where that changed. So a
+  new function in a file that hundreds of files import moves only the files that looked its name
+  up (SQLAlchemy's `sql/elements.py`: 276 files read it);
 - the symbols of a name (`n:`) whose symbols in a changed file differ before and after the change;
 - whether a name exists (`e:`, a symbol or an import binding), where a changed file defined or bound
   it before and not after, or the other way round;
@@ -28,6 +34,7 @@ that does not fit is a reason to resolve everything, never an error.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass
@@ -35,12 +42,12 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from ..plain_sqlite import open_plain_sqlite
-from ..types import ParsedFile, Reference, Symbol
+from ..types import RETURNS, ParsedFile, Reference, Symbol
 from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex
 from .index import language_of
 from .imports import binds_no_name, import_local
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 # A file that read a star web (or a folder, for a name it never imported) of more files than this keeps
 # "any file" instead of the files: the C++ include web of site-packages' torch/include gave every
 # header its own closure of thousands (and torch/include/ATen/ops holds 7k headers), and listing them
@@ -69,29 +76,37 @@ class FileGraph:
     by_confidence: tuple[tuple[str, int], ...]
     used: tuple[tuple[str, int], ...]  # names of other files' symbols this file calls, instantiates or inherits
     read_every_file: bool = False  # it read a web or folder bigger than WEB_FILES_KEPT: any changed file may move it
+    # (path, names): the entries for those names in that file (index.name_in_file), and its shape
+    read_entries: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def to_json(self) -> list:
         return [self.sha256, self.language, list(self.read_files), list(self.read_names), self.read_file_set,
                 self.read_outside_members, self.references, [list(x) for x in self.by_confidence],
-                [list(x) for x in self.used], self.read_every_file]
+                [list(x) for x in self.used], self.read_every_file, [[p, list(n)] for p, n in self.read_entries]]
 
     @classmethod
     def from_json(cls, data: object) -> "FileGraph | None":
-        if type(data) is not list or len(data) != 10:
+        if type(data) is not list or len(data) != 11:
             return None
-        sha, language, files, names, file_set, members, count, confidence, used, every = data
+        sha, language, files, names, file_set, members, count, confidence, used, every, entries = data
         if not (type(sha) is str and type(language) is str and type(files) is list and type(names) is list
                 and type(file_set) is bool and type(members) is bool and type(count) is int and type(every) is bool
-                and type(confidence) is list and type(used) is list
+                and type(confidence) is list and type(used) is list and type(entries) is list
                 and set(map(type, files)) <= {str} and set(map(type, names)) <= {str}
-                and all(_pair(x) for x in confidence) and all(_pair(x) for x in used)):
+                and all(_pair(x) for x in confidence) and all(_pair(x) for x in used)
+                and all(_entries(x) for x in entries)):
             return None
         return cls(sha, language, tuple(files), tuple(names), file_set, members, count,
-                   tuple(map(tuple, confidence)), tuple(map(tuple, used)), every)
+                   tuple(map(tuple, confidence)), tuple(map(tuple, used)), every,
+                   tuple((p, tuple(n)) for p, n in entries))
 
 
 def _pair(x: object) -> bool:
     return type(x) is list and len(x) == 2 and type(x[0]) is str and type(x[1]) is int
+
+
+def _entries(x: object) -> bool:
+    return type(x) is list and len(x) == 2 and type(x[0]) is str and type(x[1]) is list and set(map(type, x[1])) <= {str}
 
 
 def file_graph(pf: ParsedFile, references: Sequence[Reference], reads: Iterable, by_id: Mapping[str, Symbol],
@@ -99,6 +114,7 @@ def file_graph(pf: ParsedFile, references: Sequence[Reference], reads: Iterable,
     """A file's FileGraph from its resolution. `shared` (kept across the files of a run) gives equal names
     and equal lists of files one object each: most files of a project read the same names."""
     files, names = [], []
+    entries: dict[str, set[str]] = {}
     file_set = members = every = False
     for atom in reads:
         if type(atom) is str:
@@ -112,15 +128,19 @@ def file_graph(pf: ParsedFile, references: Sequence[Reference], reads: Iterable,
             file_set = True
         elif atom == OUTSIDE_MEMBERS:
             members = True
-        else:
+        elif len(atom) == 3:  # ("f", path, name): index.name_in_file
+            entries.setdefault(atom[1], set()).add(atom[2])
+        else:  # ("n" | "e" | "m", name), ("s", path): index.file_shape
             names.append(f"{atom[0]}:{atom[1]}")
     read_files, read_names = tuple(sorted(set(files))), tuple(sorted(names))
+    read_entries = tuple((p, tuple(sorted(entries[p]))) for p in sorted(entries) if p not in read_files)
     if shared is not None:
         read_names = tuple(map(shared.setdefault, read_names, read_names))
         read_files = shared.setdefault(read_files, read_files)
+        read_entries = tuple((shared.setdefault(p, p), shared.setdefault(n, n)) for p, n in read_entries)
     return FileGraph(pf.file.sha256, pf.file.language or "", read_files, read_names, file_set,
                      members, len(references), tuple(sorted(Counter(r.confidence for r in references).items())),
-                     tuple(sorted(used_names(references, by_id).items())), every)
+                     tuple(sorted(used_names(references, by_id).items())), every, read_entries)
 
 
 def used_names(references: Iterable[Reference], by_id: Mapping[str, Symbol]) -> Counter[str]:
@@ -165,7 +185,59 @@ def files_to_resolve(previous: Mapping[str, FileGraph], parsed: Sequence[ParsedF
         if s.path in touched or _type_name(s) in changed_symbols:
             names.add("m:" + s.name)
             members_changed = True
-    return {p for p in now if p in changed or _read_any(previous[p], touched, names, file_set_changed, members_changed)}
+    entries: dict[str, set[str] | None] = {p: None for p in touched}
+    for p in changed & set(old_parsed):
+        entries[p] = changed_entries(old_parsed[p], now[p])
+    names.update("s:" + p for p, moved in entries.items() if moved is None)
+    # a file read as a whole (a path noted) moves its reader on any change; one read name by name
+    # (index.name_in_file) only where those names' entries changed, or its shape did
+    return {p for p in now if p in changed
+            or _read_any(previous[p], touched, names, file_set_changed, members_changed, entries)}
+
+
+def changed_entries(before: ParsedFile, after: ParsedFile) -> set[str] | None:
+    """The names whose entries in one file (index.name_in_file) differ between two parses of it, or
+    None when its shape changed: a symbol that was there changed or went (a line moved: ids hold
+    lines), the set of symbols that have members changed, or a star import or base class of a scope
+    that was there changed. Reading a symbol that is new needs its name first, so a new function,
+    method or class (and whatever is written inside it) changes only the entries of names: its own,
+    and those of the imports and evidence it adds (a new `self.x = ...` is evidence about `x`)."""
+    if before.file.language != after.file.language:
+        return None
+    old = {_symbol_key(s) for s in before.symbols}
+    new = {_symbol_key(s) for s in after.symbols}
+    if not old <= new or {s.parent_id for s in before.symbols} != {s.parent_id for s in after.symbols}:
+        return None
+    old_ids = {s.id for s in before.symbols}
+    by_id = {s.id: s for s in (*before.symbols, *after.symbols)}
+    names = {by_id[key[0]].name for key in new - old} | {by_id[key[0]].qualified_name for key in new - old}
+    lang = language_of(after.file.language or "")
+    refs_before, refs_after = Counter(filter(_in_tables, before.references)), Counter(filter(_in_tables, after.references))
+    for ref in (refs_before - refs_after) + (refs_after - refs_before):
+        old_scope = ref.enclosing_symbol_id is None or ref.enclosing_symbol_id in old_ids
+        if old_scope and (ref.kind == "inheritance" or (ref.kind == "import" and (ref.name == "*" or binds_no_name(ref, lang)))):
+            return None
+        if ref.kind == "import":  # imports are looked up by the name they bind
+            names.add(import_local(ref, lang))
+        if ref.assigned == RETURNS:  # evidence by the variable it is about, not by what it names
+            scope = by_id.get(ref.enclosing_symbol_id or "")
+            names.add(scope.name if scope is not None else RETURNS)
+        elif ref.assigned:
+            names.update(_WORDS.findall(ref.assigned))
+    return {n.lstrip(".$") for n in names}
+
+
+_WORDS = re.compile(r"[\w$]+")
+
+
+def _symbol_key(s: Symbol) -> tuple:
+    """What resolution reads of a symbol (neither its end line nor its docstring)."""
+    return (s.id, s.name, s.qualified_name, s.kind, s.language, s.path, s.start_line, s.signature, s.parent_id)
+
+
+def _in_tables(ref: Reference) -> bool:
+    """Whether resolving other files can read `ref` (resolve.py's imports, stars, bases, evidence)."""
+    return ref.kind in ("import", "inheritance") or bool(ref.assigned)
 
 
 def _symbols_by_name(parsed: Iterable[ParsedFile]) -> dict[str, list[Symbol]]:
@@ -187,9 +259,19 @@ def _bound(parsed: Iterable[ParsedFile]) -> set[str]:
     return names
 
 
-def _read_any(g: FileGraph, files: set[str], names: set[str], file_set: bool, members: bool) -> bool:
-    return ((file_set and g.read_file_set) or (members and g.read_outside_members) or (g.read_every_file and bool(files))
-            or not files.isdisjoint(g.read_files) or not names.isdisjoint(g.read_names))
+def _read_any(g: FileGraph, files: set[str], names: set[str], file_set: bool, members: bool,
+              entries: Mapping[str, set[str] | None] | None = None) -> bool:
+    """Whether `g` read something that changed: one of `files`, `names`, the file set, outside members,
+    or (`entries`, by file: the names whose entries changed, None: its shape changed) an entry."""
+    if ((file_set and g.read_file_set) or (members and g.read_outside_members) or (g.read_every_file and bool(files))
+            or not files.isdisjoint(g.read_files) or not names.isdisjoint(g.read_names)):
+        return True
+    for path, read in g.read_entries if entries else ():
+        if path in entries:
+            moved = entries[path]
+            if moved is None or not moved.isdisjoint(read):
+                return True
+    return False
 
 
 def _outside_its_type(s: Symbol) -> bool:

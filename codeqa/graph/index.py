@@ -34,6 +34,20 @@ FILE_SET = ("files",)
 OUTSIDE_MEMBERS = ("members",)
 
 
+def name_in_file(path: str, name: str) -> tuple[str, str, str]:
+    """What reading the entries for `name` in file `path` notes (Memo.note): its top-level symbols of that
+    name, its classes' members, the imports binding it, the evidence about a variable or attribute of
+    that name (`x`, `.x`, `.$x` alike). graph/incremental.py resolves the reader again only when the
+    file's entries for that name changed, or its shape did (file_shape): a new name moves no reader."""
+    return ("f", path, name.lstrip(".$"))
+
+
+def file_shape(path: str) -> tuple[str, str]:
+    """What reading a file's shape notes: its symbols that exist (kinds, parents, signatures), which of
+    them have members, its star imports and base classes; not the entries for any one name."""
+    return ("s", path)
+
+
 @dataclass
 class GraphIndex:
     """Lookup tables over all symbols of the project."""

@@ -22,7 +22,7 @@ from typing import Iterable, Protocol, Sequence
 from ..languages import Language
 from ..types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, Reference, Symbol
 from .dotted import MODULE_NAME
-from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex, last_component
+from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex, file_shape, last_component, name_in_file
 from .values import OUTSIDE, UNKNOWN, Memo, Value, likely, receiver_chain, union
 
 _BASE_NAMES = ("super", "base", "parent")  # receivers that mean "the enclosing class's bases"
@@ -70,6 +70,14 @@ def fact_key(ref: Reference, lang: Language | None, index: GraphIndex) -> tuple[
     return (scope, target)
 
 
+def fact_name(scope: str, name: str, index: GraphIndex) -> str:
+    """The name under which a file's evidence about (scope, name) changes (incremental.py): a function's
+    result under the function's name, so that a new function's `return` moves only its own readers."""
+    if name == RETURNS and scope in index.by_id:
+        return index.by_id[scope].name
+    return name
+
+
 class MemberResolver:
     """Classes, members, receivers and type evidence, worked out lazily and remembered in `memo`
     (shared with the resolver that holds this object: evidence chains run through both)."""
@@ -88,7 +96,7 @@ class MemberResolver:
     def note_member(self, class_id: str, name: str) -> None:
         """Note a read of `index.members[class_id][name]`: the class's file, and the name as that of a
         method written outside its type (in another file: GraphIndex.owner)."""
-        self.memo.note(self.index.file_of(class_id))
+        self.memo.note(name_in_file(self.index.file_of(class_id), name))
         self.memo.note(("m", name))
 
     def unimported(self, ref: Reference) -> Value:
@@ -102,7 +110,7 @@ class MemberResolver:
 
     def _bases(self, class_id: str) -> tuple[str, ...]:
         found: list[str] = []
-        self.memo.note(self.index.file_of(class_id))
+        self.memo.note(file_shape(self.index.file_of(class_id)))  # its base classes
         for ref in self.inherits.get(class_id, ()):
             value = self.receiver_attribute(ref) if ref.receiver else self.names.name_value(ref.name, ref)
             found.extend(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE and i != class_id)
@@ -149,7 +157,7 @@ class MemberResolver:
     def attribute_types(self, class_id: str, name: str, depth: int = 0) -> Value:
         """What `self.name = ...` in any method, or `name: T` in the class body, says it holds (PHP
         declares `private Repo $repo` and reads `$this->repo`)."""
-        self.memo.note(self.index.file_of(class_id))
+        self.memo.note(name_in_file(self.index.file_of(class_id), name))
         for key in ("." + name, ".$" + name):
             if (class_id, key) in self.facts:
                 return self.variable(class_id, key)
@@ -185,7 +193,7 @@ class MemberResolver:
         return self.attribute(self.receiver_value(ref), ref.name)
 
     def _receiver_value(self, ref: Reference) -> Value:
-        self.memo.note(ref.path)
+        self.memo.note(file_shape(ref.path))  # the scopes around `ref`
         text = (ref.receiver or "").strip()
         if _LITERAL.match(text):
             return OUTSIDE
@@ -275,7 +283,7 @@ class MemberResolver:
             symbol = self.index.by_id.get(scope)
             if symbol is not None and symbol.kind in CLASS_LIKE:
                 continue  # a class body's names are attributes, not variables of its methods
-            self.memo.note(self.index.file_of(scope))
+            self.memo.note(name_in_file(self.index.file_of(scope), name))
             if (scope, name) in self.facts:
                 return self.variable(scope, name)
         return UNKNOWN
@@ -310,7 +318,7 @@ class MemberResolver:
         """Our classes a function's signature says it returns: `func New() *Server`, `fn new() -> Self`,
         `f(): Foo`, `public Item add(...)`, `Vec2 vec_add(...)`. The first type name of ours wins."""
         signature = function.signature
-        self.memo.note(function.path)
+        self.memo.note(file_shape(function.path))
         at = re.search(rf"\b{re.escape(function.name)}\b", signature)
         if at is None:
             return ()
@@ -343,7 +351,7 @@ class MemberResolver:
         return self.memo.value(("variable", scope, name), UNKNOWN, self._variable, scope, name)
 
     def _variable(self, scope: str, name: str) -> Value:
-        self.memo.note(self.index.file_of(scope))
+        self.memo.note(name_in_file(self.index.file_of(scope), fact_name(scope, name, self.index)))
         refs = self.facts.get((scope, name), ())
         value = union(self.evidence(r) for r in refs if r.kind == "type")
         lang = self.index.language(refs[0].path) if refs else None
@@ -373,7 +381,7 @@ class MemberResolver:
         if ref.kind == "type":  # an alias without members of its own (`type T = A | B`, a typedef) types nothing
             classes = tuple(i for i in value.ids if self.index.by_id[i].kind in CLASS_LIKE) or value.classes
             for i in classes:
-                self.memo.note(self.index.file_of(i))
+                self.memo.note(file_shape(self.index.file_of(i)))  # whether it has members
             if classes:
                 self.memo.note(OUTSIDE_MEMBERS)
             classes = tuple(i for i in classes if self.index.by_id[i].kind != "type" or i in self.index.members)

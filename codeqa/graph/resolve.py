@@ -51,7 +51,7 @@ from ..types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, ParsedFile, Reference, 
 from .dotted import imported_module, module_value, star_member
 from .imports import binds_no_name, import_local, skip_inline_modules
 from .incremental import WEB_FILES_KEPT
-from .index import FILE_SET, GraphIndex, file_stem, join_module, language_of, last_component
+from .index import FILE_SET, GraphIndex, file_shape, file_stem, join_module, language_of, last_component, name_in_file
 from .members import MemberResolver, fact_key
 from .stars import StarWebs
 from .twins import stub_twins
@@ -300,7 +300,7 @@ class _Resolver:
 
     def _name_value(self, name: str, ref: Reference) -> Value:
         index, path = self.index, ref.path
-        self.memo.note(path)
+        self.memo.note(name_in_file(path, name))  # and the scopes around `ref`: the file's shape
         lang = self.language(path)
         if lang is not None and lang.implicit_this:
             found = self.members.lexical_member(ref.enclosing_symbol_id, name)
@@ -318,7 +318,6 @@ class _Resolver:
                 if nested:
                     return self.members.symbols([s.id for s in nested])
             innermost = False
-        self.memo.note(path)
         local = index.top_level.get(path, {}).get(name)
         if local:
             return self._defined(path, name, local)
@@ -336,7 +335,7 @@ class _Resolver:
         self.memo.note(("e", name))
         if name not in self.imported_names:
             return UNKNOWN
-        self.memo.note(self.index.file_of(scope))
+        self.memo.note(name_in_file(self.index.file_of(scope), name))
         refs = self.imports.get((scope, name))
         if not refs:
             return UNKNOWN
@@ -348,7 +347,7 @@ class _Resolver:
         """`name` as the star imports of a scope bring it (`from m import *`, `import a.*`,
         `#include "x.h"`): likely, as several may bring one name and the other module may not export
         it; `sure` keeps the confidence (a name imported by name through a re-exporting module)."""
-        self.memo.note(self.index.file_of(scope))
+        self.memo.note(file_shape(self.index.file_of(scope)))  # its star imports
         if (lang := self.language(self.index.file_of(scope))) is not None and lang.module_symbols:  # `import A.B`
             return likely(self.members.symbols(star_member(self.index, self.memo, self.stars.get(scope, ()), name,
                                                            self.members.find)))
@@ -401,7 +400,7 @@ class _Resolver:
     def _import_value(self, ref: Reference) -> Value:
         index, path = self.index, ref.path
         lang = self.language(path)
-        self.memo.note(path)
+        self.memo.note(name_in_file(path, import_local(ref, lang)))  # the import is one of the file's entries for that name
         if lang is not None and lang.module_symbols:  # `alias Shop.Cart`: a module symbol, not a file
             return imported_module(index, self.memo, ref)
         self.memo.note(FILE_SET)
@@ -428,7 +427,8 @@ class _Resolver:
             return Value(files=tuple(sub_files))
         owner = last_component(module)  # Java `import static a.b.C.m;`: a member of the class the module names
         for f in files:
-            self.memo.note(f)
+            self.memo.note(name_in_file(f, owner))
+            self.memo.note(name_in_file(f, name))
         self.memo.note(("m", name))
         static = [m.id for f in files for c in index.top_level.get(f, {}).get(owner, ())
                   if c.kind in CLASS_LIKE for m in index.members.get(c.id, {}).get(name, ())]
@@ -449,13 +449,14 @@ class _Resolver:
 
     def _export(self, path: str, name: str, stars: bool = True) -> Value:
         index = self.index
-        self.memo.note(path)
+        self.memo.note(name_in_file(path, name))
         self.memo.note(FILE_SET)
         defined = index.top_level.get(path, {}).get(name)
         if defined:
             return self._defined(path, name, defined)
         lang = self.language(path)
         if lang is not None and lang.exports_table_members:  # Lua: `local M = {}` ... `return M`
+            self.memo.note(path)  # every table of the file
             tables = [t for ts in index.top_level.get(path, {}).values() for t in ts if t.kind in CLASS_LIKE]
             returned = {r.name for r in self.facts.get((path, RETURNS), ())}
             members = [m.id for t in ([t for t in tables if t.name in returned] or tables)

@@ -20,7 +20,7 @@ from typing import Callable, Mapping
 
 from ..languages import Language
 from ..types import Reference
-from .index import FILE_SET, GraphIndex, file_stem
+from .index import FILE_SET, GraphIndex, file_stem, name_in_file
 
 STAR_WEB = 64  # star imports reaching more files than this are looked up file by file
 
@@ -133,7 +133,7 @@ class StarWebs:
         memo.note(("e", name))
         found = False
         for f in self.closure(scope):
-            memo.note(f)
+            memo.note(name_in_file(f, name))  # and its star imports (its shape)
             found = found or self.provides(f, name)
         return found
 
