@@ -376,10 +376,11 @@ def cmd_ui(args, settings: Settings) -> int:
     if args.watch:
         env["CODEQA_UI_WATCH"] = "1"
     env.setdefault("HF_HUB_OFFLINE", "1")
-    # the page must import this very codeqa (a source checkout is not necessarily the installed one)
+    # the page must import this very codeqa (a source checkout is not necessarily the installed one), and
+    # not one in the working directory, which `-m` puts first (-P, 3.11+: a checkout beside a wheel install)
     package_root = str(_SOURCE_ROOT)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-    command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
+    command = [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
                "--server.address", args.host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
                "--server.fileWatcherType", "none", "--client.toolbarMode", "minimal"]
     shown = "localhost" if args.host in LOOPBACK else args.host
