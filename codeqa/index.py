@@ -97,6 +97,8 @@ class IndexReport:
     references_by_confidence: dict[str, int] = field(default_factory=dict)
     chunks: int = 0
     chunks_embedded: int = 0  # chunks given their dense vector by this run (from the embedding cache or the model)
+    chunks_embedded_phase2: int = 0  # of those, by phase 2 (the rest had their vector in the embedding cache in phase 1)
+    chunks_encoded: int = 0  # of those, encoded by the model (chunks_per_second is their speed)
     chunks_deferred: int = 0  # chunks still without a dense vector when the run ended (found by keywords meanwhile)
     searchable_seconds: float = 0.0  # from the start of the run's writes until phase 1 was committed
     skipped: list[SkippedFile] = field(default_factory=list)
@@ -125,7 +127,8 @@ class IndexReport:
             "files_deleted": self.files_deleted, "files_unchanged": self.files_unchanged,
             "symbols": self.symbols, "references": self.references,
             "references_by_confidence": self.references_by_confidence, "chunks": self.chunks,
-            "chunks_embedded": self.chunks_embedded, "chunks_deferred": self.chunks_deferred,
+            "chunks_embedded": self.chunks_embedded, "chunks_embedded_phase2": self.chunks_embedded_phase2,
+            "chunks_encoded": self.chunks_encoded, "chunks_deferred": self.chunks_deferred,
             "searchable_seconds": round(self.searchable_seconds, 3),
             "skipped": [{"path": s.path, "reason": s.reason, **({"detail": s.detail} if s.detail else {})} for s in self.skipped],
             "skipped_by_reason": self.skipped_by_reason,
@@ -448,6 +451,8 @@ def _fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, setting
     dense = fill_dense(store, embedder, cache, settings.embedding_batch_size, progress, publish, load_model, stop,
                        DENSE_SEAL_CHUNKS)
     report.chunks_embedded += dense.chunks_embedded
+    report.chunks_embedded_phase2 += dense.chunks_embedded
+    report.chunks_encoded += dense.chunks_encoded
     report.chunks_deferred = dense.pending_chunks
     report.embedding_seconds = dense.encode_seconds
     report.chunks_per_second = dense.chunks_encoded / dense.encode_seconds if dense.encode_seconds > 0 else 0.0

@@ -69,7 +69,8 @@ def store_chunks(store: Store, embedder: Embedder | CacheKeys, cache: EmbeddingC
                  group: Sequence[tuple[ParsedFile, Sequence[Chunk]]]) -> int:
     """Phase 1's writes for a batch of parsed files: their chunks (BM25 vectors; dense ones only from
     the cache) and symbols, flushed, then their manifest entries (embedded when every chunk got a
-    cached dense vector). Returns how many chunks got a dense vector."""
+    cached dense vector). Returns how many chunks are embedded for good: those of files whose every chunk
+    got one (phase 2 embeds all the chunks of the other files, and counts them then)."""
     chunks = [c for _, cs in group for c in cs]
     by_id = {s.id: s for pf, _ in group for s in pf.symbols}
     texts = [chunk_embedding_text(c, by_id) for c in chunks]
@@ -78,11 +79,12 @@ def store_chunks(store: Store, embedder: Embedder | CacheKeys, cache: EmbeddingC
     store.upsert_symbols([s for pf, _ in group for s in pf.symbols])
     store.flush()  # the points are on disk before the entries that vouch for them
     has_dense = dict(zip((c.id for c in chunks), (v is not None for v in vectors)))
-    store.put_manifest([ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols),
-                                      "partial" if pf.error else ("ok" if pf.file.language else "text"), pf.error or "",
-                                      embedded=all(has_dense[c.id] for c in cs))
-                        for pf, cs in group])
-    return sum(has_dense.values())
+    entries = [ManifestEntry(pf.file.path, pf.file.sha256, pf.file.language, len(cs), len(pf.symbols),
+                             "partial" if pf.error else ("ok" if pf.file.language else "text"), pf.error or "",
+                             embedded=all(has_dense[c.id] for c in cs))
+               for pf, cs in group]
+    store.put_manifest(entries)
+    return sum(e.chunks for e in entries if e.embedded)
 
 
 def pack(parsed: ParsedFile, chunks: list[Chunk]) -> bytes:

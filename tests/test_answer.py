@@ -412,3 +412,19 @@ def test_answer_to_json_has_the_contract_keys(retriever):
     data = answer_to_json(answer)
     assert list(data)[:4] == ["answer", "citations", "snippets", "mode"]
     json.dumps(data)
+
+
+def test_a_definition_is_cited_with_the_range_refs_gives_even_when_its_snippet_was_cut(retriever):
+    """One range per symbol: the definition the answer cites (chip, expander) is the graph's, as `refs` and
+    find_symbol give it, though a small budget cut its snippet short."""
+    (sym,) = retriever.graph.find_symbols("EncoderClass")
+    whole = f"{sym.path}:L{sym.start_line}-L{sym.end_line}"
+    small = Settings.load(env={"CODEQA_CONTEXT_TOKENS": "300"})
+    chat = FakeChat([f"EncoderClass is defined at `{whole}`."])
+    answer = Answerer(retriever, small, chat=chat).answer("How is EncoderClass used?")
+    cut = next(s for s in answer.snippets if s.path == sym.path and s.start_line == sym.start_line)
+    assert cut.end_line < sym.end_line  # the budget cut the definition's snippet
+    assert [(c.path, c.start_line, c.end_line, c.verified) for c in answer.citations][:1] == [
+        (sym.path, sym.start_line, sym.end_line, True)]
+    extractive = Answerer(retriever, small).answer("How is EncoderClass used?", no_llm=True)
+    assert f"({whole})" in extractive.answer.splitlines()[2] and all(c.verified for c in extractive.citations)

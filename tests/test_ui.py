@@ -97,6 +97,25 @@ def test_code_views_group_citations_by_snippet_and_refuse_unsafe_paths(ui):
     assert html.count("background-color: #fff5c2") == 3 and ">1</span>" in html and ">9</span>" in html
 
 
+def test_a_citation_links_to_its_own_lines_which_its_view_shows_and_names(ui):
+    """A chip lands on the lines it cites (not on its snippet's first line), the expander it opens is labelled
+    as the chip is, and a citation that runs past its snippet (a definition cited whole) is shown whole."""
+    text = "".join(f"line {i}\n" for i in range(1, 61))
+    snippet = Snippet("routing.py", 10, 40, "".join(text.splitlines(True)[9:40]), "hybrid", 1.0)
+    cites = [Citation("routing.py", 30, 35, True), Citation("routing.py", 10, 50, True)]
+    files = {"routing.py": text.splitlines(True)}
+    (view,) = ui.code_views(_answer("", cites, [snippet]), "cq-2", lambda path: "", files.get)
+    assert (view.start_line, view.end_line) == (10, 50) and view.text.endswith("line 50\n")
+    assert view.label == "routing.py:L30-L35, L10-L50"  # the chips' spelling, not the snippet's L10-L40
+    anchors = ui.citation_anchors([view])
+    assert anchors[("routing.py", 30, 35)] == "cq-2-1-L30-L35" and anchors[("routing.py", 10, 50)] == "cq-2-1-L10-L50"
+    assert 'href="#cq-2-1-L30-L35"' in ui.citation_chips(cites[:1], anchors)
+    html = ui.highlighted_html(view.text, view.path, view.start_line, view.marked, view.anchor)
+    assert '<span id="cq-2-1-line-30">' in html and '<span id="cq-2-1-line-50">' in html  # where the link scrolls
+    (inside,) = ui.code_views(_answer("", cites[:1], [snippet]), "cq-3", lambda path: "", files.get)
+    assert (inside.start_line, inside.end_line, inside.label) == (10, 40, "routing.py:L30-L35")
+
+
 def test_references_evidence_and_captions(ui):
     refs = [Reference("Enc", "b.py", 9, 4, "call", None, ("x",), "exact", "  y = Enc()`x`"),
             Reference("Enc", "a.py", 3, 0, "import", None, ("x",), "exact", "from m import Enc"),
@@ -205,7 +224,7 @@ def test_usage_question_extractive_with_citations_references_and_evidence(monkey
     assert [b.label for b in at.button if b.key.startswith("example-")][0] == "How is EncoderClass used?"
     ask(at, "How is EncoderClass used?")
     answer = texts(at.chat_message[-1].markdown)
-    assert "[`encoders/encoder.py:L15-L30`](#cq-1-1)" in answer and "Used 5 times in 2 files" in answer
+    assert "[`encoders/encoder.py:L15-L30`](#cq-1-1-L15-L30)" in answer and "Used 5 times in 2 files" in answer
     head = at.chat_message[-1].markdown[0].value
     assert "Most informative sites" in head and "All 5 reference sites" not in head  # the list is folded
     labels = [e.label for e in at.expander]
@@ -238,8 +257,8 @@ def test_answer_from_the_stub_llm_streams_marks_unverified_and_follows_up(monkey
     assert f"Endpoint `{llm_stub.base_url}`" in texts(at.sidebar.markdown) and "`stub-model`" in texts(at.sidebar.markdown)
     ask(at, "How is EncoderClass used?")
     answer = texts(at.chat_message[-1].markdown)
-    assert "[`app/main.py:L7`](#cq-1-1)" in answer and "[`app/main.py:L5-L9`](#cq-1-1)" in answer
-    assert "`nowhere/ghost.py:L1-L3`](#cq-1-2) :red[**✗ unverified**]" in answer
+    assert "[`app/main.py:L7`](#cq-1-1-L7-L7)" in answer and "[`app/main.py:L5-L9`](#cq-1-1-L5-L9)" in answer
+    assert "`nowhere/ghost.py:L1-L3`](#cq-1-2-L1-L3) :red[**✗ unverified**]" in answer
     assert "answer by stub-model" in texts(at.caption) and "unverified" in texts(at.caption)
     ghost = at.expander(key="cq-1-2")
     assert "unverified citation" in ghost.label and "not in the index" in texts(ghost.info)

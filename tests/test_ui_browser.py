@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -51,15 +52,15 @@ def wait_for_server(proc: subprocess.Popen, port: int, log: Path, timeout: float
     pytest.fail(f"codeqa ui did not answer on port {port} within {timeout:.0f}s:\n{log.read_text()}")
 
 
-@pytest.fixture
-def ui_server(tmp_path, embedder, monkeypatch):
-    """`codeqa ui` as a subprocess on a free port, on an indexed temp copy of the fixture repo; always stopped."""
-    repo = copy_fixture_repo(tmp_path / "repo")
+@contextmanager
+def serving(repo: Path, tmp_path: Path, embedder, monkeypatch, **extra_env: str):
+    """`codeqa ui` as a subprocess on a free port, on `repo` once indexed; always stopped. Yields (url, log)."""
     index_repo(repo, Settings.load(env={}), embedder=embedder)  # closes its Qdrant client: the server opens its own
     port = free_port()
     log = tmp_path / "server.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODEQA_"))}
-    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", NO_PROXY="127.0.0.1,localhost")
+    env.update(PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p),
+               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", NO_PROXY="127.0.0.1,localhost", **extra_env)
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):  # urllib must reach the local server
         monkeypatch.delenv(var, raising=False)
     with open(log, "w") as out:
@@ -67,9 +68,17 @@ def ui_server(tmp_path, embedder, monkeypatch):
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_for_server(proc, port, log)
-        yield repo, f"http://127.0.0.1:{port}/", log
+        yield f"http://127.0.0.1:{port}/", log
     finally:
         stop_group(proc)
+
+
+@pytest.fixture
+def ui_server(tmp_path, embedder, monkeypatch):
+    """`codeqa ui` on an indexed temp copy of the fixture repo."""
+    repo = copy_fixture_repo(tmp_path / "repo")
+    with serving(repo, tmp_path, embedder, monkeypatch) as (url, log):
+        yield repo, url, log
 
 
 def stop_group(proc: subprocess.Popen, timeout: float = 20) -> None:
@@ -128,6 +137,68 @@ def test_question_typed_in_chromium_gets_a_cited_answer(ui_server, tmp_path):
             assert "class EncoderClass" in code.inner_text()
             page.wait_for_timeout(600)  # the expander animates open
             page.screenshot(path=str(shots / "3-citation-opened.png"))
+            assert "Traceback" not in page.content()
+        finally:
+            browser.close()
+    assert "Traceback" not in log.read_text()
+
+
+LONG_RUNNER = ('"""Runs every step, then encodes."""\n\nfrom encoders.encoder import EncoderClass\n\n\n'
+               "def run_every_step(texts):\n"
+               '    """Sixty steps, then the encoder: its use lies far below the function\'s first line."""\n'
+               "    total = 0\n" + "".join(f"    total += len(texts) * {i}  # step {i}\n" for i in range(1, 61))
+               + "    encoder = EncoderClass(dim=total % 7 + 1)\n    return encoder.encode(' '.join(texts))\n")
+
+
+def test_a_chip_lands_on_its_lines_and_no_suggestion_waits_in_the_question(tmp_path, embedder, monkeypatch, llm_stub):
+    """A chip citing a line far down a long snippet scrolls that line into view and lights it; while the first
+    answer is written, no "Try:" suggestion shows (faded) inside the question's bubble."""
+    from playwright.sync_api import sync_playwright
+    from llm_stub import Reply
+
+    repo = copy_fixture_repo(tmp_path / "repo")
+    (repo / "app" / "long_runner.py").write_text(LONG_RUNNER, encoding="utf-8")
+    use_line = LONG_RUNNER.splitlines().index("    encoder = EncoderClass(dim=total % 7 + 1)") + 1
+    shots = Path(os.environ.get("CODEQA_SHOTS") or tmp_path / "screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
+    print(f"\nscreenshots: {shots}")
+    llm_stub.script(Reply(f"It adds up sixty steps, then builds the encoder at `app/long_runner.py:L{use_line}`."))
+    llm = {"OPENAI_BASE_URL": llm_stub.base_url, "OPENAI_API_KEY": "test-key", "CODEQA_MODEL": "stub-model"}
+    with serving(repo, tmp_path, embedder, monkeypatch, **llm) as (url, log), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(url, timeout=120_000)
+            page.locator(".st-key-example-0").wait_for(timeout=120_000)  # the intro with its suggestions
+            page.screenshot(path=str(shots / "1-intro.png"))
+            box = page.get_by_test_id("stChatInputTextArea")
+            box.click()
+            page.keyboard.type("What does run_every_step do?", delay=10)
+            page.keyboard.press("Enter")
+            page.get_by_test_id("stChatMessageAvatarUser").wait_for(timeout=60_000)  # the question's bubble is drawn
+            chip = page.locator("a.cq-chip", has_text=f"app/long_runner.py:L{use_line}")
+            seen_during = []
+            while not chip.count():  # the first answer loads the model: seconds in which the old intro could linger
+                seen_during.append(page.locator(".st-key-example-0").count())
+                if len(seen_during) == 3:
+                    page.screenshot(path=str(shots / "2-while-answering.png"))
+                page.wait_for_timeout(150)
+                assert len(seen_during) < 800, "no chip for the long function's use"
+            assert not any(seen_during), seen_during
+            page.screenshot(path=str(shots / "3-answer.png"))
+            chip.first.click()
+            target = page.locator(f"[id$='-line-{use_line}'].cq-focus")
+            target.wait_for(timeout=10_000)
+            page.wait_for_timeout(1200)  # the smooth scroll
+            page.screenshot(path=str(shots / "4-chip-opened.png"))
+            in_view = target.evaluate("""line => {
+                const r = line.getBoundingClientRect(), code = line.closest('.cq-code').getBoundingClientRect();
+                return r.top >= Math.max(0, code.top) && r.bottom <= Math.min(window.innerHeight, code.bottom);
+            }""")
+            assert in_view, "the cited line is not scrolled into view"
+            assert "EncoderClass(dim=total" in target.inner_text()
+            view = target.locator("xpath=ancestor::div[contains(@class, 'cq-code')]")
+            assert view.evaluate("code => code.scrollTop") > 0  # the view starts far above the cited line
             assert "Traceback" not in page.content()
         finally:
             browser.close()

@@ -1,7 +1,8 @@
 """What the chat page shows, as plain Python (no Streamlit): tested directly by tests/test_ui.py.
 
     path_refusal        only indexed files inside the repository are ever shown
-    code_views          cited snippets of an answer, cited lines marked; citation_anchors links them
+    code_views          cited snippets of an answer, cited lines marked; citation_anchors links each citation
+                        to its own lines (`cq-<turn>-<n>-L<start>-L<end>`: app.py's script opens, scrolls, lights them)
     citation_chips      the chips under an answer (HTML); link_citations turns citations in the text into links
     highlighted_html    code highlighted with its real line numbers (pygments, inline styles)
     references_markdown the listed reference sites grouped by file; evidence_rows "why these snippets"
@@ -75,7 +76,10 @@ class CodeView:
 
     @property
     def label(self) -> str:
-        return span_label(self.path, self.start_line, self.end_line)
+        """The expander's label: what it cites, spelt as the chips and links that open it spell it (the
+        lines shown around them are in its caption)."""
+        spans = dict.fromkeys(span_label("", c.start_line, c.end_line)[1:] for c in self.citations)
+        return f"{self.path}:{', '.join(spans)}" if spans else span_label(self.path, self.start_line, self.end_line)
 
 
 def code_views(answer: Answer, anchor_prefix: str, refusal: Callable[[str], str],
@@ -83,7 +87,9 @@ def code_views(answer: Answer, anchor_prefix: str, refusal: Callable[[str], str]
     """The cited snippets of an answer in citation order, each with its cited lines marked.
 
     A citation belongs to the first snippet of its file that overlaps it; one that no snippet holds
-    (an unverified citation) gets a view of its own with the file's lines from `read_lines(path)`.
+    (an unverified citation) gets a view of its own with the file's lines from `read_lines(path)`. A view
+    shows every line it cites: where a citation runs past its snippet (a definition is cited whole, as the
+    graph states it, while its snippet was cut to the budget), the view reads the file's lines.
     No code is shown for a path that `refusal(path)` gives a reason for (see `path_refusal`).
     """
     groups: dict[tuple[str, int, int], list[Citation]] = {}
@@ -106,8 +112,18 @@ def code_views(answer: Answer, anchor_prefix: str, refusal: Callable[[str], str]
             views.append(CodeView(anchor, path, start, end, "", marked, tuple(cited),
                                   f"Not shown: {refused or f'{path} cannot be read'}."))
             continue
-        if snippet is not None:
+        if snippet is not None and marked[0] >= start and marked[-1] <= end:
             views.append(CodeView(anchor, path, start, end, snippet.text, marked, tuple(cited),
+                                  explain_reasons(snippet.reason)))
+            continue
+        if snippet is not None:  # the cited lines, with the snippet's own around them
+            lines = read_lines(path)
+            if lines is None:
+                views.append(CodeView(anchor, path, start, end, snippet.text, marked, tuple(cited),
+                                      explain_reasons(snippet.reason)))
+                continue
+            first, last = min(start, marked[0]), min(len(lines), max(end, marked[-1]))
+            views.append(CodeView(anchor, path, first, last, "".join(lines[first - 1:last]), marked, tuple(cited),
                                   explain_reasons(snippet.reason)))
             continue
         first, last = max(1, start - CONTEXT_LINES), min(len(lines), end + CONTEXT_LINES)
@@ -118,7 +134,9 @@ def code_views(answer: Answer, anchor_prefix: str, refusal: Callable[[str], str]
 
 
 def citation_anchors(views: Iterable[CodeView]) -> dict[tuple[str, int, int], str]:
-    return {(c.path, c.start_line, c.end_line): v.anchor for v in views for c in v.citations}
+    """Each citation's link target: its view's anchor and its own lines, so a click lands on them."""
+    return {(c.path, c.start_line, c.end_line): f"{v.anchor}-L{c.start_line}-L{c.end_line}"
+            for v in views for c in v.citations}
 
 
 def citation_chips(citations: Sequence[Citation], anchors: dict[tuple[str, int, int], str],
@@ -235,8 +253,9 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def highlighted_html(text: str, path: str, start_line: int, marked: Iterable[int] = ()) -> str:
-    """The code syntax-highlighted (pygments, inline styles), numbered from `start_line`, `marked` lines lit."""
+def highlighted_html(text: str, path: str, start_line: int, marked: Iterable[int] = (), anchor: str = "") -> str:
+    """The code syntax-highlighted (pygments, inline styles), numbered from `start_line`, `marked` lines lit;
+    with an `anchor`, line N is the element `<anchor>-line-N` (where a citation's link scrolls to)."""
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import TextLexer, get_lexer_for_filename
@@ -255,6 +274,7 @@ def highlighted_html(text: str, path: str, start_line: int, marked: Iterable[int
     count = text.count("\n") + (0 if text.endswith("\n") else 1)
     lit = [line - start_line + 1 for line in marked if 0 <= line - start_line < count]
     formatter = HtmlFormatter(noclasses=True, linenos="inline", linenostart=start_line, hl_lines=lit, style=Style,
+                              linespans=f"{anchor}-line" if anchor else "",
                               prestyles="margin:0; padding:0.5rem 0.75rem; font-size:0.85rem; line-height:1.45;")
     return f'<div class="cq-code">{highlight(text, lexer, formatter)}</div>'
 

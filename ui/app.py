@@ -39,24 +39,48 @@ CSS = """<style>
 .cq-chip.cq-bad { color: #9b1c1c !important; background: #fdecec; border-color: #f2a7a7; text-decoration: line-through !important; }
 .cq-chip.cq-more { color: #555; background: #f0f0f0; border-color: #d5d5d5; }
 .cq-chip:hover { filter: brightness(0.95); }
+.cq-code .cq-focus, .cq-code .cq-focus span { background-color: #ffd966 !important; }
 .cq-code { max-height: 28rem; overflow: auto; border: 1px solid #e6e6e6; border-radius: 0.4rem; background: #f8f8f8; }
 </style>"""
-# A citation (chip or link in the answer) opens the expander holding its code and scrolls to it. Expanders
-# carry the key "cq-<turn>-<n>", which Streamlit renders as the class "st-key-cq-<turn>-<n>".
+# A citation (chip or link in the answer) opens the expander holding its code, scrolls to its own lines and
+# lights them. A link is "#cq-<turn>-<n>-L<start>-L<end>"; expanders carry the key "cq-<turn>-<n>", which
+# Streamlit renders as the class "st-key-cq-<turn>-<n>", and line N of their code is "cq-<turn>-<n>-line-N"
+# (answer_view.highlighted_html). An expander draws its code once open: the lines are waited for.
 OPEN_CITATION_JS = """<script>
 (function () {
   if (document.__codeqaCitations) return;
   document.__codeqaCitations = true;
+  function land(view, start, end, box, tries) {
+    const lines = [];
+    for (let n = start; start && n <= end; n++) {
+      const line = document.getElementById(view + "-line-" + n);
+      if (line) lines.push(line);
+    }
+    if (!lines.length && start && tries > 0) {
+      setTimeout(function () { land(view, start, end, box, tries - 1); }, 100);
+      return;
+    }
+    document.querySelectorAll(".cq-focus").forEach(function (e) { e.classList.remove("cq-focus"); });
+    lines.forEach(function (e) { e.classList.add("cq-focus"); });
+    if (!lines.length) { box.scrollIntoView({block: "start"}); return; }
+    // two scrolls, one at a time (smooth nested ones stop short): the lines to the middle of their code
+    // view (their start to its top when they do not fit), then that view to the middle of the page
+    const code = lines[0].closest(".cq-code");
+    const top = lines[0].getBoundingClientRect().top, height = lines[lines.length - 1].getBoundingClientRect().bottom - top;
+    code.scrollTop += top - code.getBoundingClientRect().top - Math.max(0, (code.clientHeight - height) / 2);
+    code.scrollIntoView({block: "center"});
+  }
   document.addEventListener("click", function (event) {
     const link = event.target.closest && event.target.closest('a[href^="#cq-"]');
     if (!link) return;
-    const box = document.querySelector(".st-key-" + link.getAttribute("href").slice(1));
+    const m = link.getAttribute("href").match(/^#(cq-\\d+-\\d+)(?:-L(\\d+)-L(\\d+))?$/);
+    const box = m && document.querySelector(".st-key-" + m[1]);
     if (!box) return;
     event.preventDefault();
     event.stopPropagation();
     const details = box.querySelector("details");
     if (details && !details.open) details.querySelector("summary").click();
-    box.scrollIntoView({behavior: "smooth", block: "start"});
+    land(m[1], Number(m[2] || 0), Number(m[3] || 0), box, 30);
   }, true);
 })();
 </script>"""

@@ -39,9 +39,13 @@ def chat(question: str, shared: SharedRetriever, settings: Settings) -> None:
             st.markdown(turn["question"])
         with st.chat_message("assistant"), shared.turn() as retriever:
             show_answer(turn, retriever, number)
-    if not state["turns"] and not question:
-        with shared.turn() as retriever:
-            show_intro(retriever)
+    if not state["turns"]:
+        # the intro's place, emptied at once when the first question comes: drawn where the question's bubble
+        # goes, its suggestions would stay there, faded, until the answer is written
+        intro = st.empty()
+        if not question:
+            with intro.container(), shared.turn() as retriever:
+                show_intro(retriever)
     if question:
         ask(question, shared, settings, len(state["turns"]) + 1)
 
@@ -166,7 +170,7 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
             if view.text:
                 st.caption(f"{plain(view.path)} · lines {view.start_line}-{view.end_line}"
                            + (f" · retrieved as: {view.note}" if view.note else ""))
-                st.html(highlighted_html(view.text, view.path, view.start_line, view.marked))
+                st.html(highlighted_html(view.text, view.path, view.start_line, view.marked, view.anchor))
             elif view.note:
                 st.info(view.note)
     if len(views) > len(shown):

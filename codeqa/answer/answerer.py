@@ -264,6 +264,8 @@ class Answerer:
         llm = stream.mode == "llm" and stream.fitted is not None
         snippets = stream.fitted.snippets if llm else retrieval.snippets
         sites = stream.fitted.fact_lines if llm else ()
+        # a usage answer's facts state where each definition lies: the one range the chip, refs and find_symbol give
+        defined = [(s.path, s.start_line, s.end_line) for s in retrieval.definitions] if retrieval.route == "usage" else ()
         cited: list[CitedSpan] = []
         unknown: list[str] = []
         text = defang_markdown(text)  # model output and quoted repository text are data: nothing to fetch
@@ -277,7 +279,7 @@ class Answerer:
             unknown = unknown_names(text, evidence, lambda name: bool(self.retriever.graph.find_symbols(name)))
         cited = _unique(parse_citations(text, indexed) + cited)
         citations = [replace(c, stale=True) if self.retriever.source.is_stale(c.path) else c
-                     for c in verify_citations(cited, snippets, indexed, self._line_count, sites)]
+                     for c in verify_citations(cited, snippets, indexed, self._line_count, sites, defined)]
         if llm:
             for c in verify_citations(attribute(text, snippets, cited), snippets, indexed, self._line_count):
                 citations.append(replace(c, attributed=True, reason="attributed: an uncited sentence shares its code "

@@ -279,11 +279,14 @@ def unknown_names(text: str, evidence: str, known: Callable[[str], bool]) -> lis
 
 
 def verify_citations(cited: Iterable[CitedSpan], snippets: Sequence[Snippet], indexed_paths: Iterable[str],
-                     line_count: Callable[[str], int | None], sites: Iterable[tuple[str, int]] = ()) -> list[Citation]:
+                     line_count: Callable[[str], int | None], sites: Iterable[tuple[str, int]] = (),
+                     definitions: Iterable[tuple[str, int, int]] = ()) -> list[Citation]:
     """`verified` only when the file is in the index, the lines exist in it, and every cited line lies
     inside the snippets given to the model. A path given as a unique suffix of a snippet's path
     (`encoder.py`) is completed. Unverified citations carry the reason. `sites` are the reference sites
-    the graph facts listed: a citation of one of those lines is verified too. A snippet number the prompt
+    the graph facts listed: a citation of one of those lines is verified too, and so is one within the
+    `definitions` the facts stated ((path, start, end): the symbol's whole range, as `refs` gives it, even
+    where its snippet was cut to the budget). A snippet number the prompt
     did not have (a CitedSpan of path "[n]") is reported as such."""
     indexed = set(indexed_paths)
     covered: dict[str, list[tuple[int, int]]] = {}
@@ -291,6 +294,8 @@ def verify_citations(cited: Iterable[CitedSpan], snippets: Sequence[Snippet], in
         covered.setdefault(s.path, []).append((s.start_line, s.end_line))
     for path, line in sites:
         covered.setdefault(path, []).append((line, line))
+    for path, start, end in definitions:
+        covered.setdefault(path, []).append((start, end))
     out = []
     for c in cited:
         if c.start_line == 0 and c.path.startswith("["):

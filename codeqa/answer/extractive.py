@@ -28,7 +28,8 @@ CAPPED_LIST_HEADING = ("{shown} of {count} reference sites, in {listed_files} of
 
 def extractive_answer(retrieval: Retrieval, retriever: Retriever, max_items: int = 5, max_code_lines: int = 30,
                       summary: UsageSummary | None = None) -> str:
-    """An answer from retrieval alone; every citation in it lies inside `retrieval.snippets`.
+    """An answer from retrieval alone; every citation in it lies inside `retrieval.snippets`, but a usage
+    answer's definitions, cited whole as the graph states them.
     `summary` is the usage account (computed here when not given)."""
     cover = _Coverage(retrieval.snippets)
     if retrieval.route == "usage":
@@ -83,10 +84,8 @@ def _code_block(snippet: Snippet, start: int, end: int) -> str:
 def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage, summary: UsageSummary | None) -> str:
     """The definition, the account of the uses (summary.py), the best sites in full, then every site."""
     out: list[str] = []
-    for sym in retrieval.definitions:
-        span = cover.clip(sym.path, sym.start_line, sym.end_line)
-        where = span_label(sym.path, *span) if span else f"`{sym.path}` line {sym.start_line}"
-        out.append(f"Definition: {_describe_symbol(sym)} ({where})")
+    for sym in retrieval.definitions:  # cited whole, as the graph states it (verified as a fact: answerer.py)
+        out.append(f"Definition: {_describe_symbol(sym)} ({span_label(sym.path, sym.start_line, sym.end_line)})")
     names = ", ".join(f"`{n}`" for n in dict.fromkeys(s.qualified_name for s in retrieval.definitions))
     if retrieval.ambiguous:
         name = retrieval.definitions[0].name

@@ -47,11 +47,9 @@ def cmd_index(args, settings: Settings) -> int:
                   TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                   console=console, transient=False) as bar:
         tasks: dict[str, int] = {}
-        started: dict[str, float] = {}
+        rates = StageRates()
 
         def progress(stage: str, done: int, total: int) -> None:
-            import time
-
             if stage == "searchable":
                 bar.console.print(f"[green]Searchable now[/] (keywords and the graph, {done:,} chunks). Phase 2 embeds "
                                   f"{total:,} chunks for semantic search, package code first; search works meanwhile, "
@@ -59,15 +57,53 @@ def cmd_index(args, settings: Settings) -> int:
                 return
             if stage not in tasks:
                 tasks[stage] = bar.add_task(stage, total=total, rate="")
-                started[stage] = time.perf_counter()
-            elapsed = max(time.perf_counter() - started[stage], 1e-6)
-            unit = {"parse": "files/s", "resolve": "files/s", "embed": "chunks/s", "store": "files/s"}.get(stage, "/s")
-            rate = f"{done / elapsed:,.0f} {unit}" if elapsed > 0.5 and stage != "model" else ""
-            bar.update(tasks[stage], completed=done, total=total, rate=rate)
+            bar.update(tasks[stage], completed=done, total=total, rate=rates.update(stage, done, total))
 
         report = index_repo(repo, settings, full=args.full, progress=progress, embed=embed)
     _print_index_summary(report, console)
     return 0
+
+
+class StageRates:
+    """The speed beside each progress bar: what was done per second since the stage's clock started. The
+    embed stage's clock starts again once the model has loaded, counting from what was done by then (the
+    embedding cache's vectors), so its chunks/s is the model's speed, as in the summary."""
+
+    UNITS = {"parse": "files/s", "resolve": "files/s", "embed": "chunks/s", "store": "files/s"}
+
+    def __init__(self, clock: Callable[[], float] | None = None):
+        import time
+
+        self.clock = clock or time.perf_counter
+        self.started: dict[str, tuple[float, int]] = {}  # stage -> (clock, done) when its rate starts counting
+        self.done: dict[str, int] = {}
+
+    def update(self, stage: str, done: int, total: int) -> str:
+        now = self.clock()
+        if stage == "model" and done >= total and "embed" in self.started:
+            self.started["embed"] = (now, self.done.get("embed", 0))
+        self.started.setdefault(stage, (now, done))
+        self.done[stage] = done
+        since, base = self.started[stage]
+        if stage == "model" or now - since <= 0.5:
+            return ""
+        return f"{per_second((done - base) / (now - since))} {self.UNITS.get(stage, '/s')}"
+
+
+def per_second(rate: float) -> str:
+    """A rate as people read it: `0.4`, `9.3`, `25`, `1,204` (below 10 a whole number would say 0 for 0.4)."""
+    return f"{rate:.1f}" if rate < 10 else f"{rate:,.0f}"
+
+
+def embedded_words(d: dict) -> str:
+    """What a run embedded, in the terms its progress used: phase 2 embeds the chunks announced when phase 1
+    was done; the others had their vectors in the embedding cache when phase 1 stored them."""
+    early = d["chunks_embedded"] - d["chunks_embedded_phase2"]
+    if not early or not d["chunks_embedded_phase2"]:
+        where = " from the embedding cache" if early else ""
+        return f"{d['chunks_embedded']} embedded this run{where}"
+    return (f"{d['chunks_embedded']} embedded this run: {early} from the embedding cache in phase 1, "
+            f"{d['chunks_embedded_phase2']} in phase 2")
 
 
 def _print_index_summary(report, console) -> None:
@@ -82,7 +118,7 @@ def _print_index_summary(report, console) -> None:
     table.add_row("changed / deleted / unchanged", f"{d['files_changed']} / {d['files_deleted']} / {d['files_unchanged']}")
     table.add_row("symbols", str(d["symbols"]))
     table.add_row("references", f"{d['references']} ({', '.join(f'{k} {v}' for k, v in sorted(d['references_by_confidence'].items()))})")
-    table.add_row("chunks", f"{d['chunks']} ({d['chunks_embedded']} embedded this run)")
+    table.add_row("chunks", f"{d['chunks']} ({embedded_words(d)})")
     if d["searchable_seconds"] and not report.nothing_to_do:
         table.add_row("searchable after", f"{d['searchable_seconds']:.2f}s (phase 1: keywords and the graph)")
     if d["chunks_deferred"]:
@@ -90,8 +126,9 @@ def _print_index_summary(report, console) -> None:
                                          "run `codeqa index` again to embed the rest")
     if d["graph_seconds"]:
         table.add_row("graph stage", f"{d['graph_seconds']:.2f}s ({d['graph_files_per_second']:.0f} files/s)")
-    if d["embedding_seconds"]:
-        table.add_row("embedding", f"{d['embedding_seconds']:.2f}s ({d['chunks_per_second']:.0f} chunks/s)")
+    if d["chunks_encoded"]:  # the model's speed, as the progress bar shows it
+        table.add_row("embedding", f"{d['embedding_seconds']:.2f}s ({d['chunks_encoded']} chunks by the model, "
+                                   f"{per_second(d['chunks_per_second'])} chunks/s)")
     table.add_row("skipped", ", ".join(f"{k} {v}" for k, v in sorted(d["skipped_by_reason"].items())) or "none")
     table.add_row("left out unread", _left_out_counts(d["pruned"], d["gitignored_files"]))
     table.add_row("index size", f"{d['index_bytes'] / 1e6:.1f} MB in {d['index_dir']}")
@@ -339,10 +376,11 @@ def cmd_ui(args, settings: Settings) -> int:
     if args.watch:
         env["CODEQA_UI_WATCH"] = "1"
     env.setdefault("HF_HUB_OFFLINE", "1")
-    # the page must import this very codeqa (a source checkout is not necessarily the installed one)
+    # the page must import this very codeqa (a source checkout is not necessarily the installed one), and
+    # not one in the working directory, which `-m` puts first (-P, 3.11+: a checkout beside a wheel install)
     package_root = str(_SOURCE_ROOT)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-    command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
+    command = [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
                "--server.address", args.host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
                "--server.fileWatcherType", "none", "--client.toolbarMode", "minimal"]
     shown = "localhost" if args.host in LOOPBACK else args.host
