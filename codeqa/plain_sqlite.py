@@ -32,10 +32,18 @@ def open_plain_sqlite(path: Path, schema: Schema) -> sqlite3.Connection:
             return _open(":memory:", schema)
 
 
+def connect_untrusted(name: str, **options) -> sqlite3.Connection:
+    """sqlite3.connect for a file codeqa did not necessarily write itself (an index folder can be copied or
+    planted): `trusted_schema` is off, so a trigger or a view the file holds cannot call the functions an
+    application registers. Every SQLite file codeqa opens goes through here (tests/test_architecture.py)."""
+    db = sqlite3.connect(name, **options)
+    db.execute("PRAGMA trusted_schema=OFF")
+    return db
+
+
 def _open(name: str, schema: Schema) -> sqlite3.Connection:
-    db = sqlite3.connect(name, timeout=30.0)
+    db = connect_untrusted(name, timeout=30.0)
     try:
-        db.execute("PRAGMA trusted_schema=OFF")  # the file's own schema may hold no code that runs
         db.execute("PRAGMA journal_mode=WAL")  # readers in other processes go on while a run writes
         db.execute("PRAGMA synchronous=NORMAL")
         for _, _, sql in schema:
@@ -50,4 +58,4 @@ def _open(name: str, schema: Schema) -> sqlite3.Connection:
     return db
 
 
-__all__ = ["open_plain_sqlite", "Schema"]
+__all__ = ["open_plain_sqlite", "connect_untrusted", "Schema"]

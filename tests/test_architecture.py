@@ -142,3 +142,10 @@ def test_readers_hold_the_reader_protocol_and_no_protocol_mixes_reading_and_writ
     uses_store = {name for name, path in modules().items() if _in(name, ("codeqa.query",))
                   and "codeqa.store.Store" in all_imports(name, path)}
     assert not uses_store
+
+
+def test_every_sqlite_file_is_opened_without_trusting_its_schema():
+    """A copied or planted index folder is data: only plain_sqlite.connect_untrusted calls sqlite3.connect."""
+    callers = sorted(str(path.relative_to(ROOT)) for path in PACKAGE.rglob("*.py")
+                     if "sqlite3.connect(" in path.read_text(encoding="utf-8") and path.name != "plain_sqlite.py")
+    assert callers == [], f"sqlite3.connect outside plain_sqlite.connect_untrusted: {callers}"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import time
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+from ..plain_sqlite import connect_untrusted
 
 
 # A cached vector is float16 (half the size of float32; the embedded index stores float16 too), after
@@ -43,7 +44,7 @@ class EmbeddingCache:
     def __init__(self, path: Path, clock=time.time):
         path.parent.mkdir(parents=True, exist_ok=True)
         self._clock = clock
-        self._db = sqlite3.connect(str(path))
+        self._db = connect_untrusted(str(path))
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, hash TEXT, vector BLOB, used INTEGER NOT NULL DEFAULT 0, "
                          "PRIMARY KEY (model, hash))")
         if "used" not in {row[1] for row in self._db.execute("PRAGMA table_info(vectors)")}:  # a cache from before pruning

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterable, Iterator, Sequence
 
 from ..errors import IndexMismatchError, StoreError
+from ..plain_sqlite import connect_untrusted
 from ..types import Reference, Symbol, name_key
 from . import INDEX_FORMAT, ManifestEntry, batches, reference_key
 
@@ -102,7 +103,7 @@ class GraphDB:
         self.db.execute("COMMIT")
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False)
+        db = connect_untrusted(str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA cache_size=-65536")  # 64 MB: a big project's reference writes stay in memory
