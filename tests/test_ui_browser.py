@@ -189,12 +189,16 @@ def test_a_chip_lands_on_its_lines_and_no_suggestion_waits_in_the_question(tmp_p
             chip.first.click()
             target = page.locator(f"[id$='-line-{use_line}'].cq-focus")
             target.wait_for(timeout=10_000)
-            page.wait_for_timeout(1200)  # the smooth scroll
+            in_view = False
+            for _ in range(40):  # the expander opens and grows; a busy machine lays it out late
+                page.wait_for_timeout(250)
+                in_view = target.evaluate("""line => {
+                    const r = line.getBoundingClientRect(), code = line.closest('.cq-code').getBoundingClientRect();
+                    return r.top >= Math.max(0, code.top) && r.bottom <= Math.min(window.innerHeight, code.bottom);
+                }""")
+                if in_view:
+                    break
             page.screenshot(path=str(shots / "4-chip-opened.png"))
-            in_view = target.evaluate("""line => {
-                const r = line.getBoundingClientRect(), code = line.closest('.cq-code').getBoundingClientRect();
-                return r.top >= Math.max(0, code.top) && r.bottom <= Math.min(window.innerHeight, code.bottom);
-            }""")
             assert in_view, "the cited line is not scrolled into view"
             assert "EncoderClass(dim=total" in target.inner_text()
             view = target.locator("xpath=ancestor::div[contains(@class, 'cq-code')]")

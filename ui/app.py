@@ -63,12 +63,28 @@ OPEN_CITATION_JS = """<script>
     document.querySelectorAll(".cq-focus").forEach(function (e) { e.classList.remove("cq-focus"); });
     lines.forEach(function (e) { e.classList.add("cq-focus"); });
     if (!lines.length) { box.scrollIntoView({block: "start"}); return; }
-    // two scrolls, one at a time (smooth nested ones stop short): the lines to the middle of their code
-    // view (their start to its top when they do not fit), then that view to the middle of the page
+    show(lines);
+    // an expander that has just opened is still growing (and a busy browser lays it out late): look again
+    // for two seconds, and scroll again while the first line is out of view
+    let again = 10;
+    (function settle() {
+      setTimeout(function () {
+        if (!inView(lines[0])) show(lines);
+        if (--again > 0) settle();
+      }, 200);
+    })();
+  }
+  // two scrolls, one at a time (smooth nested ones stop short): the lines to the middle of their code view
+  // (their start to its top when they do not fit), then that view to the middle of the page
+  function show(lines) {
     const code = lines[0].closest(".cq-code");
     const top = lines[0].getBoundingClientRect().top, height = lines[lines.length - 1].getBoundingClientRect().bottom - top;
     code.scrollTop += top - code.getBoundingClientRect().top - Math.max(0, (code.clientHeight - height) / 2);
     code.scrollIntoView({block: "center"});
+  }
+  function inView(line) {
+    const r = line.getBoundingClientRect(), code = line.closest(".cq-code").getBoundingClientRect();
+    return r.top >= Math.max(0, code.top) && r.bottom <= Math.min(window.innerHeight, code.bottom);
   }
   document.addEventListener("click", function (event) {
     const link = event.target.closest && event.target.closest('a[href^="#cq-"]');
