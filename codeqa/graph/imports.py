@@ -1,4 +1,5 @@
-"""What an import binds: the name it makes visible in its scope, or none (it acts as a star import).
+"""What an import binds: the name it makes visible in its scope, or none (it acts as a star import), and
+what one whose module is none of ours stands for.
 
 Shared by the resolver (graph/resolve.py) and the incremental bookkeeping (graph/incremental.py).
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 from ..languages import Language
 from ..types import Reference
 from .index import GraphIndex, last_component
+from .values import OUTSIDE, UNKNOWN, Value
 
 
 def binds_no_name(ref: Reference, lang: Language | None) -> bool:
@@ -39,3 +41,9 @@ def import_local(ref: Reference, lang: Language | None) -> str:
     if lang is not None and lang.package_init and (ref.module is None or ref.module == ref.name):
         return ref.name.split(".")[0]  # Python `import a.b` binds `a`
     return last_component(ref.name)
+
+
+def outside_if_explicit(lang: Language | None) -> Value:
+    """What an import whose module names no file of ours binds: in Python (or Haskell) another project's
+    module (the standard library, a dependency); elsewhere the module path may just be one we cannot map."""
+    return OUTSIDE if lang is not None and (lang.package_init or lang.modules_in_full) else UNKNOWN
