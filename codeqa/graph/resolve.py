@@ -49,7 +49,7 @@ from typing import Callable, Collection, Mapping, Sequence
 from ..languages import Language
 from ..types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, ParsedFile, Reference, Symbol
 from .dotted import imported_module, module_value, star_member
-from .imports import binds_no_name, import_local, outside_if_explicit, skip_inline_modules
+from .imports import binds_no_name, import_local, outside_if_explicit, skip_inline_modules, static_import_members
 from .incremental import WEB_FILES_KEPT
 from .index import FILE_SET, GraphIndex, file_shape, file_stem, join_module, language_of, last_component, name_in_file
 from .members import MemberResolver, fact_key
@@ -424,13 +424,7 @@ class _Resolver:
             return value
         if sub_files:
             return Value(files=tuple(sub_files))
-        owner = last_component(module)  # Java `import static a.b.C.m;`: a member of the class the module names
-        for f in files:
-            self.memo.note(name_in_file(f, owner))
-            self.memo.note(name_in_file(f, name))
-        self.memo.note(("m", name))
-        static = [m.id for f in files for c in index.top_level.get(f, {}).get(owner, ())
-                  if c.kind in CLASS_LIKE for m in index.members.get(c.id, {}).get(name, ())]
+        static = static_import_members(index, self.memo, files, last_component(module), name)  # Java `import static`
         if static:
             return self.members.symbols(static)
         return UNKNOWN if files else outside_if_explicit(lang)
