@@ -49,13 +49,13 @@ from typing import Callable, Collection, Mapping, Sequence
 from ..languages import Language
 from ..types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, ParsedFile, Reference, Symbol
 from .dotted import imported_module, module_value, star_member
-from .imports import binds_no_name, import_local, skip_inline_modules
+from .imports import binds_no_name, import_local, outside_if_explicit, skip_inline_modules, static_import_members
 from .incremental import WEB_FILES_KEPT
 from .index import FILE_SET, GraphIndex, file_shape, file_stem, join_module, language_of, last_component, name_in_file
 from .members import MemberResolver, fact_key
 from .stars import StarWebs
 from .twins import stub_twins
-from .values import OUTSIDE, UNKNOWN, Memo, Value, likely, receiver_chain, union
+from .values import UNKNOWN, Memo, Value, likely, receiver_chain, union
 
 
 def resolve_references(parsed: Sequence[ParsedFile], index: GraphIndex | None = None) -> list[Reference]:
@@ -365,8 +365,7 @@ class _Resolver:
             return UNKNOWN
         for star in self.stars.get(scope, ()):
             self.memo.note(FILE_SET)
-            files = self.index.files_for_module(self._module_path(star), star.path)
-            found = union(self.export(f, name) for f in files)
+            found = self.exports(self.index.files_for_module(self._module_path(star), star.path), name)
             if found.known():
                 return found if sure else likely(found)
         return UNKNOWN
@@ -412,40 +411,35 @@ class _Resolver:
             if lang is not None and lang.package_init and not ref.alias:
                 module = module.split(".")[0]
             files = index.files_for_module(module, path)
-            return Value(files=tuple(files)) if files else self._outside_if_explicit(lang)
+            return Value(files=tuple(files)) if files else outside_if_explicit(lang)
         files = index.files_for_module(module, path)
-        value = union(self.export(f, name) for f in files)
+        value = self.exports(files, name)
         if ref.alias == name and files and lang is not None and lang.default_import_by_name:
             return union([value, Value(files=tuple(files))])  # a default export may be an object: `fmt.format()`
         if value.known():
             return value
         sub_files = index.files_for_module(join_module(module, name), path)  # `from pkg import mod`, Java `import a.b.C`
-        value = union(self.export(f, name) for f in sub_files)
+        value = self.exports(sub_files, name)
         if value.ids:
             return value
         if sub_files:
             return Value(files=tuple(sub_files))
-        owner = last_component(module)  # Java `import static a.b.C.m;`: a member of the class the module names
-        for f in files:
-            self.memo.note(name_in_file(f, owner))
-            self.memo.note(name_in_file(f, name))
-        self.memo.note(("m", name))
-        static = [m.id for f in files for c in index.top_level.get(f, {}).get(owner, ())
-                  if c.kind in CLASS_LIKE for m in index.members.get(c.id, {}).get(name, ())]
+        static = static_import_members(index, self.memo, files, last_component(module), name)  # Java `import static`
         if static:
             return self.members.symbols(static)
-        return UNKNOWN if files else self._outside_if_explicit(lang)
-
-    @staticmethod
-    def _outside_if_explicit(lang: Language | None) -> Value:
-        # a Python (or Haskell) import whose module names no file of ours is another project's (the
-        # standard library, a dependency); elsewhere the module path may just be one we cannot map
-        return OUTSIDE if lang is not None and (lang.package_init or lang.modules_in_full) else UNKNOWN
+        return UNKNOWN if files else outside_if_explicit(lang)
 
     def export(self, path: str, name: str) -> Value:
         """What `from <module of path> import name` gets: a definition, a re-export, a star import's
         name, a module-level variable, or a submodule of a package."""
         return self.memo.value(("export", path, name), UNKNOWN, self._export, path, name)
+
+    def exports(self, files: Sequence[str], name: str) -> Value:
+        """`name` exported by `files` (one module), one question per set: where each of a module's many files imports
+        it again (`@ui/base/style` -> each `*/style/index.mjs`), a question per path was asked (in a cycle: none kept)."""
+        if len(files) < 2:
+            return self.export(files[0], name) if files else UNKNOWN
+        return self.memo.value(("exports", tuple(files), name), UNKNOWN, lambda: union(self.export(f, name) for f in files))
 
     def _export(self, path: str, name: str, stars: bool = True) -> Value:
         index = self.index
