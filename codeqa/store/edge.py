@@ -333,7 +333,13 @@ class EdgeStore:
             request = QueryRequest(limit=limit, prefetches=prefetches, with_payload=True,
                                    query=Fusion.Rrf(k=RRF_K, weights=[float(w) for w in weights]))
             reasons = ("hybrid",)
-        return [hit_from_payload(dict(p.payload or {}), p.score, reasons) for p in self._chunks().query(request)]
+        points = self._chunks().query(request)
+        if any(not (p.payload or {}).get("path") for p in points):
+            # a point without its payload: a writer in another process rewrote a segment this reader had mapped
+            # (its payload is read from disk on demand); load the shard again and ask once more
+            self._release_shard()
+            points = self._chunks().query(request)
+        return [hit_from_payload(dict(p.payload), p.score, reasons) for p in points if (p.payload or {}).get("path")]
 
 
 def _return_freed_memory() -> None:
