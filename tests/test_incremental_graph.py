@@ -80,14 +80,14 @@ def graph_of(repo: Path, settings: Settings):
         store.close()
 
 
-def resolved_files(monkeypatch) -> list:
-    """Records how many files each index run resolved (None: all)."""
+def resolved_files(monkeypatch, names: bool = False) -> list:
+    """Records how many files each index run resolved, or which ones with `names` (None: all)."""
     seen: list = []
     original = resolve_by_file
 
     def spy(*args, **kwargs):
         result = original(*args, **kwargs)
-        seen.append(None if result.complete else len(result.references))
+        seen.append(None if result.complete else set(result.references) if names else len(result.references))
         return result
 
     monkeypatch.setattr("codeqa.graph_stage.resolve_by_file", spy)
@@ -161,15 +161,7 @@ def test_a_new_name_in_a_much_read_file_moves_only_the_files_that_could_bind_it(
     import now brings, resolves that reader again too; and each run equals a clean index."""
     settings = Settings.load(env={}, index_dir=tmp_path / "index")
     index_repo(tree, settings, embedder=ConstantEmbedder())
-    seen: list = []
-    original = resolve_by_file
-
-    def spy(*args, **kwargs):
-        result = original(*args, **kwargs)
-        seen.append(None if result.complete else set(result.references))
-        return result
-
-    monkeypatch.setattr("codeqa.graph_stage.resolve_by_file", spy)
+    seen = resolved_files(monkeypatch, names=True)
     core = tree / "pkg/core.py"
     steps = [
         ("unused", lambda: core.write_text(core.read_text() + "\n\ndef unused_added():\n    return Engine()\n"),
