@@ -20,6 +20,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Collection
 
 import pathspec
 
@@ -191,6 +192,41 @@ def _parse_gitignore(lines: list[str]) -> pathspec.GitIgnoreSpec:
                 continue
             valid.append(line)
         return pathspec.GitIgnoreSpec.from_lines(valid)
+
+
+def walk_again(root: Path, previous: WalkResult, changed: Collection[str], max_bytes: int) -> WalkResult | None:
+    """`previous` (a walk of `root`) brought up to date for the paths a file watcher named (`changed`,
+    relative to root): each file the walk accepted is considered again by the same rules, and left out
+    when gone. None when only a whole walk can tell: an ignore file changed, or a path the walk did not
+    accept as a file is there now (new, renamed to, skipped before, a folder)."""
+    root = Path(root).resolve()
+    if not root.is_dir():
+        return None  # walk_repository says what is wrong
+    files = {f.path: f for f in previous.files}
+    changed = set(changed)
+    again = WalkResult(skipped=[s for s in previous.skipped if s.path not in changed])
+    for rel in sorted(changed):
+        name = rel.rsplit("/", 1)[-1]
+        if name in (".gitignore", ".codeqaignore"):
+            return None
+        path = os.path.join(root, rel)
+        exists = os.path.lexists(path)
+        if rel not in files:
+            if exists:
+                return None
+            continue  # gone, and never indexed (an editor's temporary file)
+        del files[rel]
+        if not exists:
+            continue
+        with os.scandir(os.path.dirname(path)) as listing:
+            entry = next((e for e in listing if e.name == name), None)
+        if entry is None or entry.is_dir():
+            return None
+        _consider_file(root, rel, entry, max_bytes, again)
+    again.files = sorted([*files.values(), *again.files], key=lambda f: f.path)
+    again.skipped.sort(key=lambda s: s.path)
+    again.pruned, again.gitignored = list(previous.pruned), list(previous.gitignored)
+    return again
 
 
 def _consider_file(root: Path, rel: str, entry: os.DirEntry, max_bytes: int, result: WalkResult) -> None:

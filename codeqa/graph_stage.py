@@ -12,12 +12,13 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Collection, Iterator, Sequence
+from typing import Callable, Collection, Iterator, Mapping, MutableMapping, Sequence
 
 from .config import Settings
 from .graph import GraphIndex
 from .graph.incremental import FileGraph, file_graph, files_to_resolve, summarize
 from .graph.resolve import resolve_by_file
+from .graph.tables import FileTables
 from .parse_cache import ParseCache
 from .parse_pool import _parse_and_chunk, _parse_and_chunk_all
 from .types import Chunk, ParsedFile, Reference, SourceFile
@@ -39,6 +40,7 @@ class GraphUpdate:
     resolved: list[str] | None  # the files resolved; None: all
     graphs: dict[str, FileGraph]
     twins: dict[str, tuple[str, ...]]
+    complete: frozenset[str] = frozenset()  # the files whose parse in the stage's `parsed` has all its references
 
 
 def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings: Settings, cache: ParseCache,
@@ -47,6 +49,8 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
                 on_parsed: Callable[[list[tuple[ParsedFile, list[Chunk]]]], None] | None = None,
                 on_resolved: Callable[[list[Reference]], None] | None = None,
                 on_parse_done: Callable[[], None] | None = None, pack: bool = False,
+                known: Mapping[str, ParsedFile] | None = None, known_complete: Collection[str] = (),
+                tables: MutableMapping[str, tuple[ParsedFile, FileTables]] | None = None,
                 ) -> tuple[dict[str, tuple[ParsedFile, list[Chunk]]], list[ParsedFile], GraphUpdate]:
     """Parse + chunk the changed files (in worker processes when there are many; `pool` shut down
     after), take the others' parses from the cache, and resolve references: a change in one file can
@@ -64,7 +68,11 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     resolved file's references go to it (index.py stages them in the store) and the GraphUpdate holds
     none. `on_parse_done()` is called once every changed file went to `on_parsed`, before resolution
     begins. With `pack` (and `on_parsed`), each file's chunks go to `on_parsed` as the bytes of
-    store_writer.pack, for a writer process to store."""
+    store_writer.pack, for a writer process to store.
+
+    `known` (a long-lived process's last `parsed`, by path: resident.ResidentIndex) stands in for the
+    cache for the unchanged files it has with the same hash; those in `known_complete` have all their
+    references, the others what ParseCache's all_references=False gives; `tables` goes to resolve_by_file."""
     progress = progress or (lambda stage, done, total: None)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
     kept: dict[str, ParsedFile] = {}  # with on_parsed: the changed files' parses, cut to what others read
@@ -104,8 +112,11 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
         # with the last run's state most files' own references are not resolved again: of those, only
         # what resolving the others reads is decoded, the rest once it turns out to be needed
         light = previous is not None or on_parsed is not None
-        cached = cache.get_many([f for f in files if f.path not in fresh and f.path not in kept], fingerprint,
-                                all_references=not light)
+        known = known or {}
+        rest = [f for f in files if f.path not in fresh and f.path not in kept]
+        cached = {f.path: pf for f in rest if (pf := known.get(f.path)) is not None and pf.file.sha256 == f.sha256
+                  and (light or f.path in known_complete)}
+        cached.update(cache.get_many([f for f in rest if f.path not in cached], fingerprint, all_references=not light))
         # not cached (a cache of another format, or pruned): parsed again, in workers when there are many
         missing = [f for f in files if f.path not in fresh and f.path not in kept and f.path not in cached]
         again: dict[str, ParsedFile] = {}
@@ -129,7 +140,7 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
             before = [SourceFile(p, Path(), g.language or None, 0, g.sha256) for p, g in graphs_before.items()
                       if p not in current or current[p].sha256 != g.sha256]
             only = files_to_resolve(graphs_before, parsed, cache.get_many(before, fingerprint), index)
-        complete = set(fresh) | fresh_parse if light else {f.path for f in files}
+        complete = set(fresh) | fresh_parse | (set(known_complete) & cached.keys()) if light else {f.path for f in files}
         by_path = {pf.file.path: pf for pf in parsed}
         made: dict[str, FileGraph] = {}
         shared: dict = {}
@@ -142,14 +153,14 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
         resolution = resolve_by_file(parsed, index, only, twins_before if only is not None else None,
                                      lambda paths: _complete_parses(paths, parsed, complete, cache, fingerprint, settings),
                                      lambda done, total: progress("resolve", done, total), on_file,
-                                     keep_references=on_resolved is None)
+                                     keep_references=on_resolved is None, tables=tables)
     references = [r for refs in resolution.references.values() for r in refs]
     graphs = summarize(parsed, made, graphs_before)
     if resolution.complete:
-        return fresh, parsed, GraphUpdate(references, None, None, graphs, resolution.twins)
+        return fresh, parsed, GraphUpdate(references, None, None, graphs, resolution.twins, frozenset(complete))
     resolved = list(resolution.references)
     paths = set(resolved) | (set(graphs_before) - set(graphs))
-    return fresh, parsed, GraphUpdate(references, paths, resolved, graphs, resolution.twins)
+    return fresh, parsed, GraphUpdate(references, paths, resolved, graphs, resolution.twins, frozenset(complete))
 
 
 def _complete_parses(paths: Collection[str], parsed: Sequence[ParsedFile], complete: Collection[str],

@@ -58,9 +58,11 @@ from .files import walk_repository
 from .fingerprint import FINGERPRINT_WORDS, VECTOR_META_KEYS, index_meta, stale_fingerprint
 from .graph.incremental import GraphState
 from .graph_stage import ProgressCallback, graph_stage, parse_fingerprint
-from .index_state import likely_changed, migrate_legacy_index, read_state, remove_state, state_is_current, write_state
+from .index_state import (likely_changed, migrate_legacy_index, read_state, remove_state, report_from_state, state_is_current,
+                          state_summary, write_state)
 from .parse_cache import ParseCache
 from .parse_pool import parse_workers
+from .resident import ResidentIndex
 from .store import Store, dir_size, index_notes, open_store, semantic_coverage
 from .store_writer import CacheKeys, Sealer, StoreWriter, store_chunks, writes_beside
 from .types import Reference, SkippedFile, SourceFile
@@ -183,15 +185,19 @@ def index_status(repo: Path, settings: Settings, store: Store) -> IndexStatus:
 
 def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
                progress: ProgressCallback | None = None, embedder: Embedder | None = None,
-               embed: bool = True, stop: threading.Event | None = None) -> IndexReport:
+               embed: bool = True, stop: threading.Event | None = None,
+               resident: ResidentIndex | None = None) -> IndexReport:
     """Index `repo` (see the module docstring); with `embed` False, stop after phase 1 (keyword and graph
     search work, the chunks' dense vectors are left to a later run). Once `stop` is set, phase 2 ends
     after the batch it is embedding (a long-lived process stopping its background run); the report's
-    `chunks_deferred` says what is left, and the next run does it."""
+    `chunks_deferred` says what is left, and the next run does it. A long-lived process passes the same
+    `resident` to each of its runs over `repo`: they keep the walk, parses and resolution state there
+    (resident.py), and the result is the same."""
     settings = settings or Settings.load()
     started = time.perf_counter()
     repo = Path(repo)
-    walked = walk_repository(repo, settings.files_max_bytes)  # raises for a missing repo before anything is created
+    # raises for a missing repo before anything is created
+    walked = resident.walk(repo, settings.files_max_bytes) if resident else walk_repository(repo, settings.files_max_bytes)
     repo = repo.resolve()
     index_dir = settings.index_dir_for(repo)
     report = IndexReport(repo=str(repo), index_dir=str(index_dir), skipped=walked.skipped, pruned=walked.pruned,
@@ -207,11 +213,14 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
         if not settings.qdrant_url:
             report.notes.extend(migrate_legacy_index(repo, index_dir, settings))
         state = None if full or settings.qdrant_url else read_state(index_dir)
-        if state is not None and (index_dir / "graph.sqlite").is_file() and state_is_current(state, wanted_meta, walked.files):
-            _report_from_state(report, state)  # nothing to do, and no need to open the store to know it
+        cold = resident is not None and not resident.shas  # a run that finds nothing to do fills it
+        if not cold and state is not None and (index_dir / "graph.sqlite").is_file() \
+                and state_is_current(state, wanted_meta, walked.files):
+            report_from_state(report, state)  # nothing to do, and no need to open the store to know it
         else:
             remove_state(index_dir)  # from here on the index may be half-updated until the run ends
-            likely = likely_changed(state, wanted_meta, walked.files)
+            likely = resident.likely_changed(wanted_meta, walked.files) if resident else None
+            likely = likely_changed(state, wanted_meta, walked.files) if likely is None else likely
             # the writer and the parse workers start before the store opens (a fork must not inherit its
             # handles), and get ready meanwhile
             with _writer_for(likely, repo, settings, embedder, index_dir) as writer, \
@@ -219,11 +228,11 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
                 store = open_store(repo, settings, create=True)
                 try:
                     _run(repo, index_dir, settings, walked.files, store, embedder, full, progress, report, pool, embed,
-                         stop, writer)
+                         stop, writer, resident if not settings.qdrant_url else None)
                 finally:
                     store.close()
             if not settings.qdrant_url and not report.chunks_deferred:  # else the next run has phase 2 to do
-                write_state(index_dir, wanted_meta, walked.files, _summary(report))
+                write_state(index_dir, wanted_meta, walked.files, state_summary(report))
     report.model_loaded = bool(getattr(embedder, "loaded", True))
     report.index_bytes = dir_size(index_dir)
     report.elapsed_seconds = time.perf_counter() - started
@@ -242,31 +251,12 @@ def _writer_for(likely: Sequence[SourceFile], repo: Path, settings: Settings, em
         yield writer
 
 
-def _summary(report: IndexReport) -> dict:
-    return {"symbols": report.symbols, "references": report.references, "chunks": report.chunks,
-            "files_by_language": report.files_by_language,
-            "references_by_confidence": report.references_by_confidence,
-            "partial": [list(item) for item in report.partial]}
-
-
-def _report_from_state(report: IndexReport, state: dict) -> None:
-    summary = state.get("summary") or {}
-    report.nothing_to_do = True
-    report.files_unchanged = report.files_total
-    report.symbols = summary.get("symbols", 0)
-    report.references = summary.get("references", 0)
-    report.references_by_confidence = summary.get("references_by_confidence", {})
-    report.chunks = summary.get("chunks", 0)
-    report.files_by_language = summary.get("files_by_language") or report.files_by_language
-    report.partial = [tuple(item) for item in summary.get("partial", [])]
-
-
 # ---- the run ---------------------------------------------------------------------------------
 
 def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: Store,
          embedder: Embedder, full: bool, progress: ProgressCallback, report: IndexReport,
          pool: ProcessPoolExecutor | None = None, embed: bool = True, stop: threading.Event | None = None,
-         writer: StoreWriter | None = None) -> None:
+         writer: StoreWriter | None = None, resident: ResidentIndex | None = None) -> None:
     run_started = time.perf_counter()
     meta = store.read_meta()
     if embedder.dimension == 0:  # an endpoint whose size we learn from one call
@@ -287,6 +277,8 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     current = {f.path: f for f in files}
     changed = [f for f in files if f.path not in manifest or manifest[f.path].sha256 != f.sha256]
     deleted = sorted(set(manifest) - set(current))
+    fingerprint = parse_fingerprint(wanted_meta)
+    warm = resident is not None and bool(meta) and not meta.get("graph_dirty") and resident.usable(manifest, fingerprint)
     report.files_changed, report.files_deleted = len(changed), len(deleted)
     report.files_unchanged = len(files) - len(changed)
     if not changed and not deleted and meta and not meta.get("graph_dirty"):
@@ -298,10 +290,17 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         report.partial = sorted((p, e.reason or e.status) for p, e in manifest.items() if e.status == "partial")
         report.chunks_deferred = sum(e.chunks for e in pending_files(manifest))
         report.nothing_to_do = not (embed and report.chunks_deferred)
+        if resident is not None and not warm:
+            with closing(ParseCache(index_dir / "parsed.sqlite")) as parses, \
+                    closing(GraphState(index_dir / GRAPH_STATE_FILE)) as graph_state:
+                resident.warm(parses, graph_state, fingerprint, wanted_meta, files)
         if not report.nothing_to_do:  # only phase 2 is left: an earlier run deferred it or was stopped in it
             with closing(EmbeddingCache(index_dir / "embeddings.sqlite")) as cache:
                 _fill_dense(store, embedder, cache, settings, progress, report, stop)
         return
+    known = (resident.parses, resident.complete, resident.graphs, resident.twins) if warm else None
+    if resident is not None:
+        resident.forget()  # until this run's commit
     store.write_meta({**meta, **wanted_meta, "graph_dirty": True, "repo": str(repo)}, publish=False)
     # write-ahead: every file this run touches is pending before any of its points changes
     touched = deleted + [f.path for f in changed]
@@ -312,19 +311,18 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     store.delete_manifest(deleted)
     progress("delete", len(stale_paths), len(stale_paths))
 
-    fingerprint = parse_fingerprint(wanted_meta)
     parse_cache = ParseCache(index_dir / "parsed.sqlite")
     # what each file's resolution read last time, so that only what a change can move is resolved
     # again (embedded mode: a server's references may be written by other machines too)
-    previous = None
-    if not settings.qdrant_url and meta and not meta.get("graph_dirty"):
+    previous = known[2:] if known is not None else None
+    if previous is None and not settings.qdrant_url and meta and not meta.get("graph_dirty"):
         with closing(GraphState(index_dir / GRAPH_STATE_FILE)) as state:
             previous = state.load(fingerprint)
     # phase 1: chunks with their BM25 vectors (and dense ones where the embedding cache has them) are
     # stored batch by batch as files are parsed; a file's manifest entry gets its hash last
     cache = EmbeddingCache(index_dir / "embeddings.sqlite")
     try:
-        stored = [0]  # files stored (by this process; a writer counts its own)
+        stored = [0, 0]  # files and chunks stored (by this process; a writer counts its own)
         sealer = Sealer(store, SEAL_CHUNKS)
         if writer is not None:  # it writes the chunks from here on: what this process wrote is on disk, let go
             store.flush()
@@ -338,6 +336,7 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
                 return
             report.chunks_embedded += store_chunks(store, embedder, cache, batch)
             stored[0] += len(batch)
+            stored[1] += sum(len(chunks) for _, chunks in batch)
             sealer.stored(sum(len(chunks) for _, chunks in batch))  # a big phase 1 seals its segment as it grows
             progress("store", stored[0], len(changed))
 
@@ -364,7 +363,9 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
             graph_started = time.perf_counter()
             _, parsed, update = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, step, previous,
                                             on_parsed=store_batch, on_resolved=stage, on_parse_done=parse_done,
-                                            pack=writer is not None)
+                                            pack=writer is not None, known=known[0] if known else None,
+                                            known_complete=known[1] if known else (),
+                                            tables=resident.tables if resident is not None else None)
             store.stage_references(staged)
             written = None
             if writer is not None:
@@ -382,13 +383,18 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
         report.chunks = written.total_chunks if written is not None else store.count_chunks()
         pending = pending_files(store.manifest())
         report.chunks_deferred = sum(e.chunks for e in pending)
+        optimize = written is None and not (embed and pending)  # a writer optimized
+        if optimize and resident is not None:  # a small run leaves the store's segments as they are
+            optimize = resident.optimize_due(stored[1])
         _commit_graph(repo, index_dir, settings, files, store, wanted_meta, report, parsed, update, len(changed),
-                      fingerprint, written is None and not (embed and pending), progress)  # a writer optimized
+                      fingerprint, optimize, progress)
+        if resident is not None:
+            resident.keep(fingerprint, wanted_meta, files, parsed, update.complete, update.graphs, update.twins)
         del parsed, update  # phase 2 needs none of it
         report.searchable_seconds = time.perf_counter() - run_started
         if embed and pending:
             progress("searchable", report.chunks, report.chunks_deferred)
-            _fill_dense(store, embedder, cache, settings, progress, report, stop)
+            _fill_dense(store, embedder, cache, settings, progress, report, stop, resident)
         if report.chunks_embedded:
             cache.prune(keep=max(EMBED_CACHE_MIN, EMBED_CACHE_FACTOR * report.chunks))
     finally:
@@ -432,7 +438,8 @@ def _commit_graph(repo: Path, index_dir: Path, settings: Settings, files: list[S
 
 
 def _fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, settings: Settings,
-                progress: ProgressCallback, report: IndexReport, stop: threading.Event | None = None) -> None:
+                progress: ProgressCallback, report: IndexReport, stop: threading.Event | None = None,
+                resident: ResidentIndex | None = None) -> None:
     """Phase 2 (dense_stage.py), then the meta that says how far semantic search has come."""
 
     def load_model() -> float:  # before the first text the cache lacks: with every vector cached, never
@@ -456,7 +463,8 @@ def _fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, setting
     report.chunks_deferred = dense.pending_chunks
     report.embedding_seconds = dense.encode_seconds
     report.chunks_per_second = dense.chunks_encoded / dense.encode_seconds if dense.encode_seconds > 0 else 0.0
-    if not dense.pending_chunks:  # a stopped run leaves it to the one that completes phase 2: stopping stays quick
+    # a stopped run leaves it to the one that completes phase 2: stopping stays quick
+    if not dense.pending_chunks and (resident is None or resident.optimize_due(dense.chunks_embedded)):
         store.optimize()  # before the meta that readers reload on: they load the reorganised segments
     meta = store.read_meta()
     store.write_meta({**meta, "chunks_embedded": int(meta.get("chunks") or report.chunks) - dense.pending_chunks})

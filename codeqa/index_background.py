@@ -26,6 +26,7 @@ from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .errors import CodeQAError
 from .index import IndexReport, index_repo
+from .resident import ResidentIndex
 
 # stopping: asked to stop (by an update() or close()), embedding the batch in flight first
 EmbeddingState = Literal["running", "stopping", "finished", "stopped", "failed"]
@@ -54,6 +55,7 @@ class BackgroundIndexer:
         self.repo = Path(repo).resolve()
         self.settings = settings
         self.embedder = embedder or embedder_from_settings(settings)
+        self.resident = ResidentIndex()  # what its runs keep between them (resident.py); a watcher tells it the saves
         self._updating = threading.Lock()  # one update() at a time: the tool and the watcher may both call it
         self._state = threading.Lock()  # guards what follows; never held while waiting for a run
         self._thread: threading.Thread | None = None
@@ -68,7 +70,8 @@ class BackgroundIndexer:
         this object started is stopped first, and waited for until its batch in flight is committed."""
         with self._updating:
             self._stop_running(wait=None)  # its index lock must be free for this run
-            report = index_repo(self.repo, self.settings, full=full, embedder=self.embedder, embed=False)
+            report = index_repo(self.repo, self.settings, full=full, embedder=self.embedder, embed=False,
+                                resident=self.resident)
             if report.chunks_deferred:
                 self._start(report)
             return report
@@ -130,7 +133,8 @@ class BackgroundIndexer:
                 self._set(stop, chunks_embedded=max(0, chunks - (total - done)), chunks=chunks)
 
         try:
-            report = index_repo(self.repo, self.settings, embedder=self.embedder, progress=on_progress, stop=stop)
+            report = index_repo(self.repo, self.settings, embedder=self.embedder, progress=on_progress, stop=stop,
+                                resident=self.resident)
         except CodeQAError as exc:  # another writer (`codeqa index`), a full disk, an unreachable server
             self._set(stop, state="failed", error=str(exc))
         except Exception as exc:  # a bug must not end the embedding silently

@@ -104,4 +104,26 @@ def remove_state(index_dir: Path) -> None:
         os.close(fd)
 
 
-__all__ = ["STATE_FILE", "migrate_legacy_index", "read_state", "state_is_current", "likely_changed", "write_state", "remove_state"]
+def state_summary(report) -> dict:
+    """The part of an IndexReport (index.py) that state.json keeps, for a run that finds nothing to do."""
+    return {"symbols": report.symbols, "references": report.references, "chunks": report.chunks,
+            "files_by_language": report.files_by_language,
+            "references_by_confidence": report.references_by_confidence,
+            "partial": [list(item) for item in report.partial]}
+
+
+def report_from_state(report, state: dict) -> None:
+    """Fill an IndexReport (index.py) of a run with nothing to do from state.json's summary."""
+    summary = state.get("summary") or {}
+    report.nothing_to_do = True
+    report.files_unchanged = report.files_total
+    report.symbols = summary.get("symbols", 0)
+    report.references = summary.get("references", 0)
+    report.references_by_confidence = summary.get("references_by_confidence", {})
+    report.chunks = summary.get("chunks", 0)
+    report.files_by_language = summary.get("files_by_language") or report.files_by_language
+    report.partial = [tuple(item) for item in summary.get("partial", [])]
+
+
+__all__ = ["STATE_FILE", "migrate_legacy_index", "read_state", "state_is_current", "likely_changed", "write_state",
+           "remove_state", "state_summary", "report_from_state"]

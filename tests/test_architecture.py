@@ -97,7 +97,7 @@ def all_imports(name: str, path: Path) -> set[str]:
 INDEXING = ("codeqa.indexing", "codeqa.index", "codeqa.index_background", "codeqa.index_state", "codeqa.parse",
             "codeqa.parse_cache", "codeqa.parse_defs", "codeqa.parse_pool", "codeqa.graph", "codeqa.graph_stage",
             "codeqa.chunk", "codeqa.doc_sections", "codeqa.embedded", "codeqa.plan", "codeqa.watch", "codeqa.prune",
-            "codeqa.store_writer", "codeqa.writer_lock", "codeqa.dense_stage")
+            "codeqa.store_writer", "codeqa.writer_lock", "codeqa.dense_stage", "codeqa.resident")
 SHELLS = ("codeqa.cli", "codeqa.mcp", "ui")
 
 

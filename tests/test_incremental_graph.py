@@ -290,3 +290,77 @@ def test_a_file_graph_that_read_every_file_is_moved_by_any_change_and_only_by_on
     lister = FileGraph("0" * 64, "python", ("a.py",), ("e:x",), False, False, 0, (), ())
     assert not _read_any(lister, {"far/away.py"}, set(), False, False) and _read_any(lister, {"a.py"}, set(), False, False)
     assert FileGraph.from_json(graph.to_json()) == graph and FileGraph.from_json(graph.to_json()[:9]) is None
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+RENAMES = [
+    ("rename a module others import", lambda r: (r / "pkg/util.py").rename(r / "pkg/tools.py")),
+    ("rename it back", lambda r: (r / "pkg/tools.py").rename(r / "pkg/util.py")),
+    ("delete a much-read file", lambda r: (r / "pkg/core.py").unlink()),
+    ("write it again", lambda r: shutil.copy(FIXTURES / "pyrefs/pkg/core.py", r / "pkg/core.py")),
+]
+
+
+def test_a_watcher_keeping_its_state_between_runs_equals_a_clean_index_after_each_edit(tree, tmp_path, monkeypatch):
+    """A long-lived process's runs (resident.ResidentIndex: the walk brought up to date for the paths the
+    events named, the parses, FileGraphs and resolver tables kept in memory) over every edit kind, a
+    deletion and renames included, hold what a clean index holds after each; and they do take the
+    parses and graphs from memory, not from the index's caches."""
+    from codeqa.parse_cache import ParseCache
+    from codeqa.resident import ResidentIndex
+
+    settings = Settings.load(env={}, index_dir=tmp_path / "index")
+    resident = ResidentIndex()
+    resident.follow_events()
+    index_repo(tree, settings, embedder=ConstantEmbedder(), resident=resident)
+    loads, decoded = [], []
+    real_load, real_get_many = GraphState.load, ParseCache.get_many
+    monkeypatch.setattr(GraphState, "load", lambda self, *a: loads.append(1) or real_load(self, *a))
+    def get_many(self, files, fingerprint, all_references=True, known=None):  # the parses of files not resolved
+        if not all_references:
+            decoded.append(len(files))
+        return real_get_many(self, files, fingerprint, all_references, known)
+
+    monkeypatch.setattr(ParseCache, "get_many", get_many)
+    seen = resolved_files(monkeypatch)
+    for step, (what, apply) in enumerate(EDITS + RENAMES):
+        before = snapshot(tree)
+        apply(tree)
+        after = snapshot(tree)
+        resident.touched([p for p in before.keys() | after.keys() if before.get(p) != after.get(p)])  # the events
+        decoded.clear()
+        report = index_repo(tree, settings, embedder=ConstantEmbedder(), resident=resident)
+        assert not sum(decoded), (what, decoded)  # the parses of the files not resolved again came from memory
+        clean = Settings.load(env={}, index_dir=tmp_path / f"clean-{step}")
+        index_repo(tree, clean, embedder=ConstantEmbedder())
+        incremental, fresh = graph_of(tree, settings), graph_of(tree, clean)
+        assert incremental[0] == fresh[0], what
+        assert incremental[1] == fresh[1], what  # every field of every reference, target_ids included
+        for key in ("references", "references_by_confidence", "most_used", "symbols"):
+            assert incremental[2][key] == fresh[2][key], (what, key)
+        assert report.references == len(fresh[1]) and report.files_total == fresh[2]["files"], what
+    assert not loads  # the graphs came from memory every time
+    assert sum(r is not None for r in seen[::2]) >= len(EDITS + RENAMES) - 3  # most runs resolved a part only
+
+
+def test_a_watcher_state_left_behind_by_another_writer_is_not_used(tree, tmp_path, monkeypatch):
+    """A `codeqa index` from elsewhere between two of the watcher's runs: the next run finds the index
+    moved on from what it kept, and reads the index's own state instead."""
+    from codeqa.resident import ResidentIndex
+
+    settings = Settings.load(env={}, index_dir=tmp_path / "index")
+    resident = ResidentIndex()
+    resident.follow_events()
+    index_repo(tree, settings, embedder=ConstantEmbedder(), resident=resident)
+    edit(tree / "pkg/core.py", "class Engine:", "class Motor:")
+    index_repo(tree, settings, embedder=ConstantEmbedder())  # another writer; the watcher is told of the save
+    resident.touched(["pkg/core.py"])
+    edit(tree / "pkg/util.py", "import json", "import json\nimport os")
+    resident.touched(["pkg/util.py"])
+    index_repo(tree, settings, embedder=ConstantEmbedder(), resident=resident)
+    clean = Settings.load(env={}, index_dir=tmp_path / "clean")
+    index_repo(tree, clean, embedder=ConstantEmbedder())
+    assert graph_of(tree, settings)[:2] == graph_of(tree, clean)[:2]

@@ -52,13 +52,13 @@ def test_a_save_while_another_writer_runs_waits_for_it_without_walking_again(tmp
                                                                             monkeypatch):
     """Another writer holds the index lock: the watcher's run finds it taken (one walk), then waits on the
     lock instead of walking and hashing the repository every debounce, and indexes the save once it is free."""
-    import codeqa.index as index_module
+    from codeqa.resident import ResidentIndex
 
     repo = copy_fixture_repo(tmp_path / "repo")
     index_repo(repo, settings, embedder=embedder)
     walks = []
-    real_walk = index_module.walk_repository
-    monkeypatch.setattr(index_module, "walk_repository", lambda *a, **k: walks.append(1) or real_walk(*a, **k))
+    real_walk = ResidentIndex.walk  # the watcher's runs walk through the ResidentIndex it keeps
+    monkeypatch.setattr(ResidentIndex, "walk", lambda *a, **k: walks.append(1) or real_walk(*a, **k))
     reports = []
     done = threading.Event()
     with RepoWatcher(repo, settings, embedder=embedder, debounce=0.1,

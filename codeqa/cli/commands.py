@@ -415,7 +415,7 @@ def cmd_mcp(args, settings: Settings) -> int:
     token = args.token or settings.mcp_token
     address = http_address(args.http, token) if args.http else None
     # the watcher re-indexes through the server's own runs, which take turns with its reindex tool
-    watch = (lambda update: _watcher(repo, settings, index=update)) if args.watch else None
+    watch = (lambda indexer: _watcher(repo, settings, index=indexer.update, resident=indexer.resident)) if args.watch else None
     if address is None:
         serve_stdio(repo, settings, watch)  # stdout is the protocol: nothing else may print to it
         return 0
@@ -429,9 +429,9 @@ def cmd_mcp(args, settings: Settings) -> int:
 
 
 def _watcher(repo: Path, settings: Settings, debounce: float = 1.0, quiet: bool = True,
-             index: Callable[[], IndexReport] | None = None):
+             index: Callable[[], IndexReport] | None = None, resident=None):
     """Live sync beside another command; what it does goes to stderr (stdout may be a protocol). `index`: how
-    a run indexes (the MCP server's own runs), by default both phases."""
+    a run indexes (the MCP server's own runs, with their `resident`), by default both phases."""
     from ..watch import RepoWatcher
 
     def report(r) -> None:
@@ -443,7 +443,7 @@ def _watcher(repo: Path, settings: Settings, debounce: float = 1.0, quiet: bool 
     def error(exc: Exception) -> None:
         print(f"codeqa watch: {exc}", file=sys.stderr, flush=True)
 
-    return RepoWatcher(repo, settings, on_report=report, on_error=error, debounce=debounce, index=index)
+    return RepoWatcher(repo, settings, on_report=report, on_error=error, debounce=debounce, index=index, resident=resident)
 
 
 def cmd_watch(args, settings: Settings) -> int:
@@ -462,7 +462,7 @@ def cmd_watch(args, settings: Settings) -> int:
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     watcher = _watcher(repo, settings, debounce=args.debounce, quiet=False).start()  # watching before the first run
     try:
-        report = index_repo(repo, settings, embedder=watcher.embedder)
+        report = index_repo(repo, settings, embedder=watcher.embedder, resident=watcher.resident)
         print(f"codeqa watch: {repo} indexed ({report.files_total} files, {report.chunks} chunks); watching for changes, "
               "Ctrl-C stops.", file=sys.stderr, flush=True)
         while True:

@@ -42,18 +42,18 @@ for each reference.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
-from typing import Callable, Collection, Mapping, Sequence
+from typing import Callable, Collection, Mapping, MutableMapping, Sequence
 
 from ..languages import Language
 from ..types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, ParsedFile, Reference, Symbol
 from .dotted import imported_module, module_value, star_member
-from .imports import binds_no_name, import_local, outside_if_explicit, skip_inline_modules, static_import_members
+from .imports import import_local, outside_if_explicit, skip_inline_modules, static_import_members
 from .incremental import WEB_FILES_KEPT
 from .index import FILE_SET, GraphIndex, file_shape, file_stem, join_module, language_of, last_component, name_in_file
-from .members import MemberResolver, fact_key
+from .members import MemberResolver
 from .stars import StarWebs
+from .tables import FileTables, project_tables
 from .twins import stub_twins
 from .values import UNKNOWN, Memo, Value, likely, receiver_chain, union
 
@@ -87,7 +87,8 @@ def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = Non
                     complete: Callable[[list[str]], Mapping[str, ParsedFile]] | None = None,
                     progress: Callable[[int, int], None] = lambda done, total: None,
                     on_file: Callable[[str, list[Reference], frozenset], None] | None = None,
-                    keep_references: bool = True) -> Resolution:
+                    keep_references: bool = True,
+                    tables: MutableMapping[str, tuple[ParsedFile, FileTables]] | None = None) -> Resolution:
     """Resolve the references of the files in `only` (default: all) against the whole project; all of
     them after all when the project's stub twins differ from `twins_before` (a reference to either
     twin counts for both, anywhere). A reference's targets do not depend on which other files were
@@ -99,9 +100,10 @@ def resolve_by_file(parsed: Sequence[ParsedFile], index: GraphIndex | None = Non
     `on_file(path, references, reads)` is given each file's reads as soon as it is resolved, and then
     the Resolution keeps none (`reads` empty): on site-packages they were 30M atoms, 1.1 GB. Without
     `keep_references` the Resolution keeps no references either (each file's list is empty): `on_file`
-    has them (site-packages: 2.4M)."""
+    has them (site-packages: 2.4M). `tables`: each file's part of the resolver's tables from an earlier
+    call, reused for the same parse objects and left holding this call's (graph/tables.py)."""
     index = index or GraphIndex.build(parsed)
-    resolver = _Resolver(parsed, index)
+    resolver = _Resolver(parsed, index, tables)
     memo = resolver.memo
     twins = stub_twins(resolver)
     if twins_before is not None and twins != dict(twins_before):
@@ -156,28 +158,13 @@ class _Resolver:
     Names, imports and exports here; classes, receivers and type evidence in `self.members`, a
     MemberResolver that asks this resolver back about names."""
 
-    def __init__(self, parsed: Sequence[ParsedFile], index: GraphIndex):
+    def __init__(self, parsed: Sequence[ParsedFile], index: GraphIndex,
+                 kept: MutableMapping[str, tuple[ParsedFile, FileTables]] | None = None):
         self.index = index
-        self.imports: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, local name) -> imports
-        self.stars: dict[str, list[Reference]] = defaultdict(list)  # scope -> star imports
-        facts: dict[tuple[str, str], list[Reference]] = defaultdict(list)  # (scope, variable) -> evidence
-        inherits: dict[str, list[Reference]] = defaultdict(list)  # class id -> base references
-        for pf in parsed:
-            lang = language_of(pf.file.language or "")
-            for ref in pf.references:
-                scope = ref.enclosing_symbol_id or ref.path
-                if ref.kind == "import":
-                    if ref.name == "*" or binds_no_name(ref, lang):
-                        self.stars[scope].append(ref)
-                    else:
-                        self.imports[(scope, import_local(ref, lang))].append(ref)
-                    continue
-                if ref.kind == "inheritance" and ref.enclosing_symbol_id:
-                    inherits[ref.enclosing_symbol_id].append(ref)
-                if ref.assigned:
-                    key = fact_key(ref, lang, index)
-                    if key is not None:
-                        facts[key].append(ref)
+        tables = project_tables(parsed, index, kept)
+        self.imports = tables.imports  # (scope, local name) -> imports
+        self.stars = tables.stars  # scope -> star imports
+        facts, inherits = tables.facts, tables.inherits  # (scope, variable) -> evidence; class id -> bases
         self.imported_names = {name for _, name in self.imports}
         self.facts = facts
         self.memo = Memo(local_kinds=FILE_LOCAL_ANSWERS, wide=WEB_FILES_KEPT)

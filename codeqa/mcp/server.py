@@ -4,7 +4,7 @@
     serve_stdio(repo, settings)                     # what `codeqa mcp` runs (an agent starts it as a child)
     host, port = http_address("127.0.0.1:8765", token)
     serve_http(repo, settings, host, port, token)   # Streamable HTTP at /mcp, `Authorization: Bearer <token>`
-    serve_stdio(repo, settings, watch)              # --watch: `watch(update)` re-indexes saves through `update`
+    serve_stdio(repo, settings, watch)              # --watch: `watch(indexer)` re-indexes saves through its update()
 
 The tools are tools.py (what each does), over reader.py (the one Retriever they share, path checks)
 and the server's background index runs (index_background.py); what they return is schemas.py.
@@ -26,12 +26,12 @@ from mcp_types import ToolAnnotations
 from .. import __version__
 from ..config import Settings
 from ..errors import CodeQAError, UsageError
-from ..index import IndexReport
+from ..index_background import BackgroundIndexer
 from .tools import RepositoryTools
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
-# --watch beside the server: given the tools' own index run, a context manager that calls it after saves
-Watch = Callable[[Callable[[], IndexReport]], AbstractContextManager]
+# --watch beside the server: given the tools' own indexer, a context manager that calls its update() after saves
+Watch = Callable[[BackgroundIndexer], AbstractContextManager]
 
 INSTRUCTIONS = """codeqa answers questions about one repository from its index (a tree-sitter symbol graph and
 hybrid search). Start with search_code (a description or identifiers) or find_symbol (a name), follow
@@ -59,7 +59,7 @@ def serve_stdio(repo: Path, settings: Settings, watch: Watch | None = None) -> N
     embedding rather than wait hours for the index lock."""
     server, tools = build_server(repo, settings)
     try:
-        with watch(tools.indexer.update) if watch else nullcontext():
+        with watch(tools.indexer) if watch else nullcontext():
             server.run("stdio")
     finally:
         tools.close()
@@ -94,7 +94,7 @@ def serve_http(repo: Path, settings: Settings, host: str, port: int, token: str 
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     http = uvicorn.Server(config)
     try:
-        with watch(tools.indexer.update) if watch else nullcontext():
+        with watch(tools.indexer) if watch else nullcontext():
             anyio.run(lambda: http.serve(sockets=[sock]))
         # uvicorn shuts down on Ctrl-C, then raises the signal again for the caller; that second SIGINT
         # sometimes lands after the event loop has finished and is lost (the process then exited 0 in
