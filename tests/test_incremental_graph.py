@@ -348,7 +348,8 @@ def test_a_watcher_keeping_its_state_between_runs_equals_a_clean_index_after_eac
 
 def test_a_watcher_state_left_behind_by_another_writer_is_not_used(tree, tmp_path, monkeypatch):
     """A `codeqa index` from elsewhere between two of the watcher's runs: the next run finds the index
-    moved on from what it kept, and reads the index's own state instead."""
+    moved on from what it kept, and reads the index's own state instead. (A file edited, indexed there,
+    and edited back: what the watcher kept matches the files again, but not the stored references.)"""
     from codeqa.resident import ResidentIndex
 
     settings = Settings.load(env={}, index_dir=tmp_path / "index")
@@ -357,9 +358,9 @@ def test_a_watcher_state_left_behind_by_another_writer_is_not_used(tree, tmp_pat
     index_repo(tree, settings, embedder=ConstantEmbedder(), resident=resident)
     edit(tree / "pkg/core.py", "class Engine:", "class Motor:")
     index_repo(tree, settings, embedder=ConstantEmbedder())  # another writer; the watcher is told of the save
-    resident.touched(["pkg/core.py"])
+    edit(tree / "pkg/core.py", "class Motor:", "class Engine:")
     edit(tree / "pkg/util.py", "import json", "import json\nimport os")
-    resident.touched(["pkg/util.py"])
+    resident.touched(["pkg/core.py", "pkg/util.py"])
     index_repo(tree, settings, embedder=ConstantEmbedder(), resident=resident)
     clean = Settings.load(env={}, index_dir=tmp_path / "clean")
     index_repo(tree, clean, embedder=ConstantEmbedder())
