@@ -55,7 +55,8 @@ class BackgroundIndexer:
         self.repo = Path(repo).resolve()
         self.settings = settings
         self.embedder = embedder or embedder_from_settings(settings)
-        self.resident = ResidentIndex()  # what its runs keep between them (resident.py); a watcher tells it the saves
+        # what its runs keep between them (resident.py), once a watcher tells it the saves (watched())
+        self.resident: ResidentIndex | None = None
         self._updating = threading.Lock()  # one update() at a time: the tool and the watcher may both call it
         self._state = threading.Lock()  # guards what follows; never held while waiting for a run
         self._thread: threading.Thread | None = None
@@ -75,6 +76,15 @@ class BackgroundIndexer:
             if report.chunks_deferred:
                 self._start(report)
             return report
+
+    def watched(self) -> ResidentIndex:
+        """The ResidentIndex its runs keep from now on, for a watcher to report saves to (`codeqa mcp
+        --watch`): the walk, parses and tables stay in memory between runs. Without a watcher nothing is
+        kept: a server's runs are rare, and a big project's parses are a lot of memory to hold for them."""
+        with self._state:
+            if self.resident is None:
+                self.resident = ResidentIndex()
+            return self.resident
 
     def progress(self) -> EmbeddingProgress | None:
         """The background phase 2 this object started last (None: none yet)."""

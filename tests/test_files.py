@@ -283,3 +283,28 @@ def test_output_folders_are_pruned_once_each_with_their_evidence(tmp_path: Path)
         ("web/build", "output", "npm package build, package.json's exports points into it"),
         ("web/out", "output", "no source files"),
     ]
+
+
+def test_walking_again_the_paths_a_watcher_named_equals_a_whole_walk(tmp_path: Path):
+    """files.walk_again (a watcher's runs): a file saved, one deleted, one made minified and an editor's
+    temporary file gone give what a whole walk gives; a new file, a renamed one and an ignore file
+    need a whole walk (None)."""
+    from codeqa.files import walk_again
+
+    repo = copy_fixture_repo(tmp_path / "repo")
+    first = walk_repository(repo)
+    paths = [f.path for f in first.files if f.path.endswith(".py")]
+    saved, deleted, bundled = paths[0], paths[1], paths[2]
+    (repo / saved).write_text((repo / saved).read_text() + "\n\ndef added():\n    return 1\n")
+    (repo / deleted).unlink()
+    (repo / bundled).write_text("x = 1;" * 2000)
+    again = walk_again(repo, first, {saved, deleted, bundled, "app/.formatting.py.swp"}, 1_000_000)
+    whole = walk_repository(repo)
+    assert again is not None and again.files == whole.files and again.skipped == whole.skipped
+    assert next(f for f in again.files if f.path == saved).sha256 != next(f for f in first.files if f.path == saved).sha256
+    (repo / "app" / "new.py").write_text("def new():\n    return 2\n")
+    assert walk_again(repo, whole, {"app/new.py"}, 1_000_000) is None
+    (repo / saved).rename(repo / "app" / "renamed.py")
+    assert walk_again(repo, whole, {saved, "app/renamed.py"}, 1_000_000) is None
+    (repo / ".gitignore").write_text("*.log\n")
+    assert walk_again(repo, whole, {".gitignore"}, 1_000_000) is None

@@ -75,6 +75,35 @@ def test_a_save_while_another_writer_runs_waits_for_it_without_walking_again(tmp
         assert [s.id for s in retriever.graph.find_symbols("saved_while_locked")] == ["app/formatting.py#saved_while_locked@6"]
 
 
+def test_saves_under_a_watcher_walk_only_the_paths_its_events_named(tmp_path, settings, embedder, monkeypatch):
+    """The watcher's runs keep a ResidentIndex: after its first run, a save is walked as the one path the
+    events named, and a folder created is walked in full; each save is indexed."""
+    import codeqa.resident as resident_module
+
+    repo = copy_fixture_repo(tmp_path / "repo")
+    index_repo(repo, settings, embedder=embedder)
+    whole = []
+    real_walk = resident_module.walk_repository
+    monkeypatch.setattr(resident_module, "walk_repository", lambda *a, **k: whole.append(1) or real_walk(*a, **k))
+    reports = []
+    with RepoWatcher(repo, settings, embedder=embedder, debounce=0.2, on_report=reports.append) as watcher:
+        index_repo(repo, settings, embedder=embedder, resident=watcher.resident)  # as `codeqa watch` starts
+        for name in ("first_save", "second_save"):
+            seen = len(reports)
+            with open(repo / "app" / "formatting.py", "a") as fh:
+                fh.write(f"\n\ndef {name}(value):\n    return value\n")
+            assert wait_for(lambda: any(r.files_changed == 1 for r in reports[seen:]), 30), f"{name} was not indexed"
+            assert len(whole) == 1, (name, whole)  # the first run's walk only
+        seen = len(reports)
+        (repo / "newpkg").mkdir()
+        (repo / "newpkg" / "mod.py").write_text("def in_a_new_folder():\n    return 1\n")
+        assert wait_for(lambda: any(r.files_changed for r in reports[seen:]), 30), "the new folder was not indexed"
+    assert len(whole) >= 2  # the folder's event asked for a whole walk
+    with Retriever.open(repo, settings, embedder=embedder) as retriever:
+        for name in ("first_save", "second_save", "in_a_new_folder"):
+            assert retriever.graph.find_symbols(name), name
+
+
 def test_results_from_a_file_changed_since_indexing_are_stale(tmp_path, settings, embedder):
     repo = copy_fixture_repo(tmp_path / "repo")
     index_repo(repo, settings, embedder=embedder)

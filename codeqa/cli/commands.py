@@ -415,7 +415,7 @@ def cmd_mcp(args, settings: Settings) -> int:
     token = args.token or settings.mcp_token
     address = http_address(args.http, token) if args.http else None
     # the watcher re-indexes through the server's own runs, which take turns with its reindex tool
-    watch = (lambda indexer: _watcher(repo, settings, index=indexer.update, resident=indexer.resident)) if args.watch else None
+    watch = (lambda indexer: _watcher(repo, settings, index=indexer.update, resident=indexer.watched())) if args.watch else None
     if address is None:
         serve_stdio(repo, settings, watch)  # stdout is the protocol: nothing else may print to it
         return 0
