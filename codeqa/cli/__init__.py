@@ -169,7 +169,7 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
                                    "a few seconds (debounced; .gitignore and .codeqaignore respected). Searches of files "
                                    "changed since their last index are flagged stale until then. Ctrl-C stops.")
     p.add_argument("path", type=Path)
-    p.add_argument("--debounce", type=float, default=1.0, help="seconds of quiet after a change before re-indexing (default 1)")
+    p.add_argument("--debounce", type=float, default=0.3, help="seconds of quiet after a change before re-indexing (default 0.3)")
     p.add_argument("--index-dir", type=Path, help="index folder (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>; env CODEQA_INDEX_DIR)")
     p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
     _index_name(p)

@@ -428,7 +428,7 @@ def cmd_mcp(args, settings: Settings) -> int:
     return 0
 
 
-def _watcher(repo: Path, settings: Settings, debounce: float = 1.0, quiet: bool = True,
+def _watcher(repo: Path, settings: Settings, debounce: float | None = None, quiet: bool = True,
              index: Callable[[], IndexReport] | None = None, resident=None):
     """Live sync beside another command; what it does goes to stderr (stdout may be a protocol). `index`: how
     a run indexes (the MCP server's own runs, with their `resident`), by default both phases."""
@@ -443,7 +443,8 @@ def _watcher(repo: Path, settings: Settings, debounce: float = 1.0, quiet: bool 
     def error(exc: Exception) -> None:
         print(f"codeqa watch: {exc}", file=sys.stderr, flush=True)
 
-    return RepoWatcher(repo, settings, on_report=report, on_error=error, debounce=debounce, index=index, resident=resident)
+    return RepoWatcher(repo, settings, on_report=report, on_error=error, index=index, resident=resident,
+                       **({} if debounce is None else {"debounce": debounce}))  # else watch.DEBOUNCE_SECONDS
 
 
 def cmd_watch(args, settings: Settings) -> int:
