@@ -243,7 +243,9 @@ class _Resolver:
             # anything): a method name defined once in the whole project, unless every builtin
             # object has one (`x.map()`, `x.toString()`)
             self.memo.note(("n", ref.name))
-            candidates = self._same_family(ref, [s for s in self.index.by_name.get(ref.name, ()) if s.kind == "method"])
+            # (an object literal's method, `export default { show() {} }`, is reached through its object only)
+            candidates = self._same_family(ref, [s for s in self.index.by_name.get(ref.name, ()) if s.kind == "method"
+                                                 and getattr(self.index.by_id.get(s.parent_id or ""), "kind", "") != "object"])
             if len(candidates) == 1:
                 return [candidates[0].id], "name-only"
         return [], ""
@@ -415,7 +417,9 @@ class _Resolver:
         files = index.files_for_module(module, path)
         value = self.exports(files, name)
         if ref.alias == name and files and lang is not None and lang.default_import_by_name:
-            return union([value, Value(files=tuple(files))])  # a default export may be an object: `fmt.format()`
+            # a default export may be an object: `fmt.format()`, a file's `export default {...}` (a component)
+            default = self.export(files[0], "default") if len(files) == 1 else UNKNOWN
+            return union([value, default, Value(files=tuple(files))])
         if value.known():
             return value
         sub_files = index.files_for_module(join_module(module, name), path)  # `from pkg import mod`, Java `import a.b.C`
