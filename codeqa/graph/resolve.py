@@ -417,9 +417,10 @@ class _Resolver:
         files = index.files_for_module(module, path)
         value = self.exports(files, name)
         if ref.alias == name and files and lang is not None and lang.default_import_by_name:
-            # a default export may be an object: `fmt.format()`, a file's `export default {...}` (a component)
+            # a default export may be an object: `fmt.format()`; a file's `export default {...}` (a component)
+            # is what its default import is, whatever the names it defines
             default = self.export(files[0], "default") if len(files) == 1 else UNKNOWN
-            return union([value, default, Value(files=tuple(files))])
+            return union([default if default.ids else value, Value(files=tuple(files))])
         if value.known():
             return value
         sub_files = index.files_for_module(join_module(module, name), path)  # `from pkg import mod`, Java `import a.b.C`
