@@ -415,7 +415,8 @@ class _Resolver:
             files = index.files_for_module(module, path)
             return Value(files=tuple(files)) if files else outside_if_explicit(lang)
         files = index.files_for_module(module, path)
-        value = self.exports(files, name)
+        # `export { default as X } from "pkg/x"`: one file's `export default {...}`, not each of a folder's
+        value = self.exports(files, name) if name != "default" or len(files) == 1 else UNKNOWN
         if ref.alias == name and files and lang is not None and lang.default_import_by_name:
             # a default export may be an object: `fmt.format()`; a file's `export default {...}` (a component)
             # is what its default import is, whatever the names it defines
