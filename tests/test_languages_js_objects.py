@@ -1,8 +1,9 @@
 """JavaScript/TypeScript object literals that hold methods (a Vue Options API component's
-`export default { methods: { show() {} } }`, `const api = { get() {} }`): their methods are members of
-the object, so `this.show()` inside a component is its own `show` and never another component's, and a
-bare `show` is not one of them; a function declared inside a method (`const f = () => {}`) is still
-found from its scope, while a parameter or `let` named like a method is a local variable."""
+`export default { methods: { show() {} } }` or `export default defineComponent({...})`, `const api =
+{ get() {} }`): their methods are members of the object, so `this.show()` inside a component is its own
+`show` and never another component's, and a bare `show` is not one of them; a function declared inside
+a method (`const f = () => {}`) is still found from its scope, while a parameter or `let` named like a
+method is a local variable."""
 
 from __future__ import annotations
 
@@ -54,8 +55,10 @@ export default {
 """
 
 DIALOG = """\
-<script>
-export default {
+<script lang="ts">
+import { defineComponent } from 'vue';
+
+export default defineComponent({
     methods: {
         show() {
             this.visible = true;
@@ -64,7 +67,7 @@ export default {
             this.show();
         }
     }
-};
+});
 </script>
 """
 
@@ -142,7 +145,7 @@ def test_component_methods_are_members_of_the_component(tmp_path):
     assert symbols[("api.js", "api.get")].kind == "method"
     # this.show() is the component's own show, never Dialog's
     assert targets[("Button.vue", 20, "show")] == {("Button.vue", "default.show")}
-    assert targets[("Dialog.vue", 8, "show")] == {("Dialog.vue", "default.show")}
+    assert targets[("Dialog.vue", 10, "show")] == {("Dialog.vue", "default.show")}  # defineComponent({...}), TypeScript
     # in a watcher, `this` is the component too
     assert targets[("Button.vue", 14, "show")] == {("Button.vue", "default.show")}
     # a method of the base the component extends; the default import is that file's component

@@ -20,14 +20,25 @@
   "default" @name
   value: (object)) @definition.object
 
+; `export default defineComponent({...})`, `export default Vue.extend({...})`: the object is the component
+(export_statement
+  "default" @name
+  value: (call_expression arguments: (arguments . (object)))) @definition.object
+
 ; a component's watchers and prop validators are no members of it (`this.value` reads the prop
 ; `value`, not the watcher `watch: { value() {} }`): they belong to an object of their own
 (export_statement
-  value: (object
-    (pair
-      key: (property_identifier) @name
-      value: (object)
-      (#any-of? @name "watch" "props" "emits")) @definition.object))
+  value: [(object
+           (pair
+             key: (property_identifier) @name
+             value: (object)
+             (#any-of? @name "watch" "props" "emits")) @definition.object)
+          (call_expression
+            arguments: (arguments . (object
+              (pair
+                key: (property_identifier) @name
+                value: (object)
+                (#any-of? @name "watch" "props" "emits")) @definition.object)))])
 
 (lexical_declaration
   (variable_declarator
