@@ -14,7 +14,7 @@ Order of evidence, strongest first:
      visible (`#include "x.h"`, `using Ns;`, `require_relative`; transitively in C, C++, Ruby, PHP)
      -> likely
   4. members of what the receiver is: `self.m()` / `cls.m()` / `super().m()` / `this.m()` /
-     `$this->m()` / `parent::m()` on the enclosing class and its bases (in any file), `mod.f()` on an
+     `$this->m()` / `parent::m()` on the enclosing class or object literal and its bases (in any file), `mod.f()` on an
      imported module, `Foo.m()` on a class, `crate::geo::Point::origin()` / `\\App\\User::find()` on a
      path -> exact; a receiver typed by evidence -> likely: `x = Foo()`, `x: Foo`, `Foo x`,
      `with Foo() as x`, `self.x = ...` in any method, `x: Foo` in the class body or a declared field
@@ -24,8 +24,8 @@ Order of evidence, strongest first:
      (`self.client.session().send()`)
   5. same folder/package (Go, Java, C#, PHP) -> likely
   6. a name defined exactly once in the project (languages without explicit imports), or a method name
-     defined exactly once when nothing at all is known about the receiver and the name is no method
-     every builtin object has (`each`, `map`, `toString`) -> name-only
+     defined exactly once (an object literal's methods aside) when nothing at all is known about the receiver
+     and the name is no method every builtin object has (`each`, `map`, `toString`) -> name-only
 A receiver known to be something else (another project's module, a literal, a variable declared with
 a type that is not ours in a statically typed language, a class of ours without that member) gets no
 name-only guess. Overloads (one name defined several times in one file, statically typed languages)
