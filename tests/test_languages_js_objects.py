@@ -171,3 +171,63 @@ def test_functions_declared_inside_a_method_resolve(tmp_path):
     assert targets[("Button.vue", 22, "target")] == {("Button.vue", "default.onClick.target")}
     # a parameter of a function type binds in that type only
     assert targets[("typed.ts", 3, "handler")] == {("typed.ts", "fromHandler.handler")}
+
+
+# From the js-locals branch: parameters (plain, destructured, rest), `let`, loop variables and caught
+# errors are local variables; a module-level function of the same name is found again outside them.
+LOCALS = """\
+import { options } from 'some-outside-package';
+
+export default {
+    data() {
+        return { value: [] };
+    },
+    computed: {
+        options() {
+            return options(this.value);
+        }
+    },
+    methods: {
+        sort() {
+            let data = this.value;
+            data.sort();
+            return this.data();
+        }
+    }
+};
+
+function sort(list) {
+    return list;
+}
+
+export function run(options, [first], { key: picked }, ...rest) {
+    for (const item of options) { item.go(); }
+    try { picked(first, rest); } catch (sort) { sort.go(); }
+    return sort(options);
+}
+"""
+
+LOCALS_TYPED = """\
+function data(): number[] { return []; }
+
+export function total(data: number[], options?: string): number {
+    return data.length + (options ? 1 : 0);
+}
+
+export const keep = (data: number[]) => data;
+"""
+
+
+def test_parameters_and_local_bindings_are_no_references(tmp_path):
+    _, targets = _graph(tmp_path, {"component.js": LOCALS, "typed.ts": LOCALS_TYPED})
+    hits = {key for key, found in targets.items() if found}
+    assert ("component.js", 9, "options") not in hits  # the outside import, not the computed options()
+    assert ("component.js", 14, "data") not in hits  # let data = this.value
+    assert ("component.js", 15, "data") not in hits  # data.sort(): the variable
+    assert ("component.js", 15, "sort") not in hits  # an array's sort(), not methods.sort
+    assert targets[("component.js", 16, "data")] == {("component.js", "default.data")}  # this.data()
+    assert ("component.js", 26, "options") not in hits  # a parameter, read in a for-of
+    assert ("component.js", 27, "sort") not in hits  # a caught error
+    assert targets[("component.js", 28, "sort")] == {("component.js", "sort")}  # the module's function again
+    assert ("typed.ts", 4, "data") not in hits  # a TypeScript parameter
+    assert ("typed.ts", 7, "data") not in hits  # an arrow function's parameter
