@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import time
 from bisect import bisect_right
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from operator import attrgetter
@@ -82,7 +83,8 @@ def parse_source(file: SourceFile, text: str):
         symbols = _build_symbols(file, language, defs, source, lines)
         def_name_starts = {d.name_node.start_byte for d in defs if d.name_node is not None}
         names = queries.run_names(tree.root_node) if queries is not None else {}
-        scopes = _LocalScopes.collect(queries.select(matches, "locals") if matches else [], names, source)
+        scopes = _LocalScopes.collect(queries.select(matches, "locals") if matches else [], names, source,
+                                      def_name_starts)
         references = _collect_references(file, language, matches, names, scopes, source, lines, defs, def_name_starts)
     except Exception as exc:  # a pathological tree (or a bug) in one file must not end the run
         return ParsedFile(file, (), (), error=f"symbol extraction failed ({type(exc).__name__}: {exc})"), None
@@ -358,8 +360,11 @@ class _LocalScopes:
     binding_starts: set[int] = field(default_factory=set)  # where a bound name stands (never a reference)
 
     @classmethod
-    def collect(cls, matches, captured: dict[str, list], source: bytes) -> "_LocalScopes":
-        """From locals.scm's matches, and the captures of its patterns that run apart (QuerySet.names)."""
+    def collect(cls, matches, captured: dict[str, list], source: bytes,
+                definitions: Collection[int] = ()) -> "_LocalScopes":
+        """From locals.scm's matches, and the captures of its patterns that run apart (QuerySet.names).
+        A binding that names a definition (`const f = () => {}` inside a function: a nested symbol,
+        found through the scopes of codeqa/graph/) is that definition, not a local variable."""
         scopes = cls()
         scope_nodes = list(captured.get("local.scope", ()))
         binding_nodes = list(captured.get("local.definition", ()))
@@ -371,6 +376,8 @@ class _LocalScopes:
         spans = [(node.start_byte, -node.end_byte) for node in scope_nodes]
         bindings: list[tuple[int, bytes]] = []
         for node in binding_nodes:
+            if node.start_byte in definitions:
+                continue
             bindings.append((node.start_byte, source[node.start_byte:node.end_byte]))
             scopes.binding_starts.add(node.start_byte)
         stack: list[int] = []

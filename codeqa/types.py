@@ -9,7 +9,8 @@ from pathlib import Path
 _NOT_KEY = re.compile(r"[^a-z0-9.]")
 
 # Symbol kinds that hold members (methods, fields, nested types): classes and their kin.
-CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "module", "type"})
+# "object": a JavaScript object literal that holds methods (queries/ecmascript/definitions.scm)
+CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "module", "type", "object"})
 FUNCTION_KINDS = frozenset({"function", "method"})  # symbol kinds that can be called and return
 RETURNS = "return"  # Reference.assigned of a value or type the enclosing function returns
 

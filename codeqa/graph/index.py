@@ -143,6 +143,10 @@ class GraphIndex:
             sym = self.by_id.get(symbol_id)
             if sym is None:
                 return None
+            holder = self.by_id.get(sym.parent_id) if sym.kind == "object" and sym.parent_id else None
+            if holder is not None and holder.kind == "object":
+                symbol_id = holder.id  # a component's `watch: {...}`: `this` in its methods is the component
+                continue
             if sym.kind in CLASS_LIKE:
                 return sym
             if sym.parent_id is None and sym.kind == "method" and sym.qualified_name != sym.name:

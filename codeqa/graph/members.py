@@ -182,6 +182,8 @@ class MemberResolver:
         value = union(parts)
         if value.ours():
             return value
+        if owner.classes and not owner.files and all(self.index.by_id[c].kind == "object" for c in owner.classes):
+            return UNKNOWN  # an object literal's fields (a component's data and props) are no symbols of ours
         return OUTSIDE if owner.known() else UNKNOWN  # a known owner without that member: not ours
 
     # ---- receivers and type evidence ------------------------------------------------------------

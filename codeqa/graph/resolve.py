@@ -14,7 +14,7 @@ Order of evidence, strongest first:
      visible (`#include "x.h"`, `using Ns;`, `require_relative`; transitively in C, C++, Ruby, PHP)
      -> likely
   4. members of what the receiver is: `self.m()` / `cls.m()` / `super().m()` / `this.m()` /
-     `$this->m()` / `parent::m()` on the enclosing class and its bases (in any file), `mod.f()` on an
+     `$this->m()` / `parent::m()` on the enclosing class or object literal and its bases (in any file), `mod.f()` on an
      imported module, `Foo.m()` on a class, `crate::geo::Point::origin()` / `\\App\\User::find()` on a
      path -> exact; a receiver typed by evidence -> likely: `x = Foo()`, `x: Foo`, `Foo x`,
      `with Foo() as x`, `self.x = ...` in any method, `x: Foo` in the class body or a declared field
@@ -24,8 +24,8 @@ Order of evidence, strongest first:
      (`self.client.session().send()`)
   5. same folder/package (Go, Java, C#, PHP) -> likely
   6. a name defined exactly once in the project (languages without explicit imports), or a method name
-     defined exactly once when nothing at all is known about the receiver and the name is no method
-     every builtin object has (`each`, `map`, `toString`) -> name-only
+     defined exactly once (an object literal's methods aside) when nothing at all is known about the receiver
+     and the name is no method every builtin object has (`each`, `map`, `toString`) -> name-only
 A receiver known to be something else (another project's module, a literal, a variable declared with
 a type that is not ours in a statically typed language, a class of ours without that member) gets no
 name-only guess. Overloads (one name defined several times in one file, statically typed languages)
@@ -243,7 +243,9 @@ class _Resolver:
             # anything): a method name defined once in the whole project, unless every builtin
             # object has one (`x.map()`, `x.toString()`)
             self.memo.note(("n", ref.name))
-            candidates = self._same_family(ref, [s for s in self.index.by_name.get(ref.name, ()) if s.kind == "method"])
+            # (an object literal's method, `export default { show() {} }`, is reached through its object only)
+            candidates = self._same_family(ref, [s for s in self.index.by_name.get(ref.name, ()) if s.kind == "method"
+                                                 and getattr(self.index.by_id.get(s.parent_id or ""), "kind", "") != "object"])
             if len(candidates) == 1:
                 return [candidates[0].id], "name-only"
         return [], ""
@@ -413,9 +415,13 @@ class _Resolver:
             files = index.files_for_module(module, path)
             return Value(files=tuple(files)) if files else outside_if_explicit(lang)
         files = index.files_for_module(module, path)
-        value = self.exports(files, name)
+        # `export { default as X } from "pkg/x"`: one file's `export default {...}`, not each of a folder's
+        value = self.exports(files, name) if name != "default" or len(files) == 1 else UNKNOWN
         if ref.alias == name and files and lang is not None and lang.default_import_by_name:
-            return union([value, Value(files=tuple(files))])  # a default export may be an object: `fmt.format()`
+            # a default export may be an object: `fmt.format()`; a file's `export default {...}` (a component)
+            # is what its default import is, whatever the names it defines
+            default = self.export(files[0], "default") if len(files) == 1 else UNKNOWN
+            return union([default if default.ids else value, Value(files=tuple(files))])
         if value.known():
             return value
         sub_files = index.files_for_module(join_module(module, name), path)  # `from pkg import mod`, Java `import a.b.C`
