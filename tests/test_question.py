@@ -171,6 +171,25 @@ def test_a_bare_name_prefers_a_top_level_definition_to_a_method():
     assert choose("where is the send method called", [method, function]).symbols == (method,)
 
 
+def test_a_bare_verb_name_is_the_subject_of_a_usage_question():
+    for question in ("Where is get called?", "Which parts of the code call get?", "Show me callers of get"):
+        parsed = parse_question(question)
+        assert parsed.intent == "usage" and parsed.subject.text == "get", question
+    assert parse_question("Where is the main used?").subject is None  # after an article it is a word
+
+
+def test_which_parts_of_the_code_call_is_a_usage_question():
+    parsed = parse_question("Which parts of the code call is_error?")
+    assert parsed.intent == "usage" and parsed.subject.text == "is_error"
+
+
+def test_a_helper_in_a_private_module_loses_to_the_public_function():
+    public = sym("is_error", "pkg/status.py")
+    helper = sym("is_error", "pkg/_compat.py")
+    choice = choose("Which functions call is_error?", [helper, public])
+    assert choice.symbols == (public,) and not choice.ambiguous
+
+
 def test_mentions_carry_their_spans():
     question = "Who calls the invoke method of Command?"
     subject = parse_question(question).subject

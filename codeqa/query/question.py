@@ -12,15 +12,16 @@ retriever (retrieve.py) looks the mentions up in the store and routes on `intent
 Rules, each tested on question strings in tests/test_question.py:
 - A name is a name when written as code (`x`, snake_case, CamelCase, a.b), spelled over several words
   ("encoder class" -> EncoderClass), or when it stands in a subject slot (the noun next to "function",
-  "class" or "method"; what follows "how is", "where is", "who calls"). A plain English word anywhere
-  else ("output", "command", "options") is never a name on its own.
+  "class" or "method"; what follows "how is", "where is", "who calls"; there a bare verb that names
+  functions as often, get/set/run/call/main, counts too). A plain English word anywhere else ("output",
+  "command", "options") is never a name on its own.
 - A qualifier narrows: "the invoke method of Command" keeps members of Command; "in core" keeps
   symbols whose path or parent has that word; "function"/"class"/"method" keeps that kind.
 - When a name is still shared, package code beats tests, docs, examples and type stubs; public beats
   private (`_echo`); the exact spelling beats a case-insensitive match; a bare name prefers top-level
-  definitions to members; a public module beats a private one (`pkg/_compat.py`). A receiver spelled like
-  a class (`session.get`) means that class's member. Symbols that still differ in qualified name after
-  all that are ambiguous: the answer names the one it chose and lists the others (`Choice.others`).
+  definitions to members; a public module beats a private one (`pkg/_compat.py`). Symbols that still
+  differ in qualified name after all that are ambiguous: the answer names the one it chose and lists
+  the others (`Choice.others`).
 """
 
 from __future__ import annotations
@@ -378,7 +379,7 @@ def matching_symbols(mention: Mention, symbols: Sequence[Symbol]) -> list[Symbol
     out = list(symbols)
     if "." in text:
         qualified = [s for s in out if s.qualified_name == text or s.qualified_name.endswith("." + text)
-                     or _module_qualified(s, text) or _receiver_qualified(s, text)]
+                     or _module_qualified(s, text)]
         out = qualified or out
     if mention.strength >= 3:
         exact = [s for s in out if s.name == name or s.qualified_name == text]
@@ -397,13 +398,6 @@ def _module_qualified(sym: Symbol, text: str) -> bool:
         return False
     parts = [p.removesuffix(".py") for p in sym.path.replace("\\", "/").split("/")]
     return module.split(".")[-1] in parts or module.split(".")[0] in parts
-
-
-def _receiver_qualified(sym: Symbol, text: str) -> bool:
-    """`session.get`: a receiver spelled like the class whose member it calls (`Session.get`)."""
-    receiver, _, name = text.rpartition(".")
-    parent = sym.qualified_name.rpartition(".")[0]
-    return sym.name == name and bool(parent) and name_key(parent.rpartition(".")[2]) == name_key(receiver.rpartition(".")[2])
 
 
 def _in_container(sym: Symbol, container: str) -> bool:
