@@ -95,6 +95,11 @@ def test_a_bare_get_means_the_module_function_not_the_method(answerer):
     assert [s.qualified_name for s in answer.definitions] == ["get"] and answer.definitions[0].path == "pkg/api.py"
     assert first_citation(answer) == ("pkg/api.py", 4)
     assert ("pkg/client.py", 7) in {(r.path, r.line) for r in answer.references}  # api.get(url)
+    # the reading set aside is named, with the words that ask for it
+    assert ("`get` also names `Session.get` in `pkg/sessions.py`; the uses below are those of `get` in `pkg/api.py`. "
+            "Ask about “the get method of Session” for that one.") in answer.answer
+    method = answerer.answer("Who calls the get method of Session?")
+    assert [s.qualified_name for s in method.definitions] == ["Session.get"] and "also names" not in method.answer
 
 
 def test_the_public_function_beats_a_helper_in_a_private_module(answerer):
@@ -104,6 +109,7 @@ def test_the_public_function_beats_a_helper_in_a_private_module(answerer):
     assert first_citation(answer) == ("pkg/status.py", 1)
     sites = {(r.path, r.line) for r in answer.references}
     assert ("pkg/client.py", 8) in sites and ("pkg/_compat.py", 6) not in sites
+    assert "`is_error` also names `is_error` in `pkg/_compat.py`" in answer.answer
     # the question's words still reach the helper
     helper = answerer.answer("Where is is_error in _compat.py called?")
     assert [s.path for s in helper.definitions] == ["pkg/_compat.py"]

@@ -187,7 +187,7 @@ def test_a_helper_in_a_private_module_loses_to_the_public_function():
     public = sym("is_error", "pkg/status.py")
     helper = sym("is_error", "pkg/_compat.py")
     choice = choose("Which functions call is_error?", [helper, public])
-    assert choice.symbols == (public,) and not choice.ambiguous
+    assert choice.symbols == (public,) and not choice.ambiguous and choice.passed_over == (helper,)
 
 
 def test_mentions_carry_their_spans():

@@ -199,10 +199,13 @@ class ParsedQuestion:
 class Choice:
     """The symbols a mention is taken to mean (one qualified name: its overloads, stubs and
     re-definitions together) and the other definitions that still matched (`others`: non-empty when the
-    name stayed ambiguous)."""
+    name stayed ambiguous). `passed_over`: package definitions of the same name that the rules set
+    aside (a method when the bare name meant a function, a helper in a private module), one each; the
+    answer names them, so no reading is dropped in silence."""
 
     symbols: tuple[Symbol, ...]
     others: tuple[Symbol, ...] = ()
+    passed_over: tuple[Symbol, ...] = ()
 
     @property
     def ambiguous(self) -> bool:
@@ -440,7 +443,10 @@ def choose_symbols(mention: Mention, symbols: Sequence[Symbol]) -> Choice:
                           key=lambda s: (rank_key(s, mention)[:-1], -s.start_line)))
     best_key = rank_key(best, mention)[:6]
     others = tuple(s for s in ranked if _identity(s) != _identity(best) and rank_key(s, mention)[:6] == best_key)
-    return Choice(chosen, others)
+    taken = {_identity(s) for s in chosen + others}
+    passed = {_identity(s): s for s in reversed(ranked) if _identity(s) not in taken and s.name == best.name
+              and rank_key(s, mention)[0] == best_key[0]}  # same role: a test's helper is not a reading
+    return Choice(chosen, others, tuple(sorted(passed.values(), key=lambda s: rank_key(s, mention))))
 
 
 def _identity(sym: Symbol) -> tuple[str, str]:
