@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codeqa.answer import Answerer
+from codeqa.answer import Answerer, FakeChat
 from codeqa.index import index_repo
 from codeqa.query.retrieve import Retriever
 
@@ -113,3 +113,11 @@ def test_the_public_function_beats_a_helper_in_a_private_module(answerer):
     # the question's words still reach the helper
     helper = answerer.answer("Where is is_error in _compat.py called?")
     assert [s.path for s in helper.definitions] == ["pkg/_compat.py"]
+
+
+def test_the_prompt_tells_the_model_which_readings_were_set_aside(shared_names_repo, embedder, settings):
+    chat = FakeChat()
+    with Retriever.open(shared_names_repo, settings, embedder) as retriever:
+        Answerer(retriever, settings, chat=chat).answer("Where is get called?")
+    prompt = chat.requests[0][-1]["content"]
+    assert "the name also names: Session.get (method) at pkg/sessions.py:L10" in prompt
