@@ -263,6 +263,9 @@ class Retrieval:
     # usage route: definitions that matched the name as well as `definitions` (the name was ambiguous)
     ambiguous: tuple[Symbol, ...] = ()
     listed: "SiteList | None" = None  # usage route: the reference sites an answer lists
+    # usage route: same-named definitions the question was not taken to mean (its words or the public
+    # API decided); the answer names them and how to ask about them
+    passed_over: tuple[Symbol, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,13 @@ def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage,
         out.append(f"\n`{name}` is ambiguous: it names {len(readings)} definitions ({', '.join(readings)}), and the "
                    f"uses below are those of all of them. Ask about {_how_to_name(retrieval.definitions[0])} "
                    f"or {_how_to_name(retrieval.ambiguous[0])} for one.")
+    elif retrieval.passed_over and retrieval.definitions:
+        chosen = retrieval.definitions[0]
+        aside = retrieval.passed_over[:3]
+        also = ", ".join(f"`{s.qualified_name}` in `{s.path}`" for s in aside)
+        out.append(f"\n`{chosen.name}` also names {also}{' and more' if len(retrieval.passed_over) > 3 else ''}; the uses "
+                   f"below are those of `{chosen.qualified_name}` in `{chosen.path}`. Ask about "
+                   f"{_how_to_name(aside[0])} for {'that one' if len(aside) == 1 else 'another'}.")
     refs = retrieval.references
     if not refs:
         out.append(f"\nNo reference to {names} was found in the index: it may be unused, or used only in ways the "

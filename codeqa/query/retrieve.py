@@ -43,6 +43,7 @@ class NameMatch:
     snake_case) or in a subject slot ("the echo function"), 2 spelled out over several words
     ("encoder class"), 1 one plain word. start/end: where the name is in the question.
     others: definitions that matched as well as `symbols` (the name stayed ambiguous).
+    passed_over: same-named definitions the question's words and the ranking set aside (Choice.passed_over).
     """
 
     text: str
@@ -52,6 +53,7 @@ class NameMatch:
     symbols: tuple[Symbol, ...]
     others: tuple[Symbol, ...] = ()
     subject: bool = False  # it stands where a usage question puts its subject ("how is X used")
+    passed_over: tuple[Symbol, ...] = ()
 
 
 class Retriever:
@@ -139,7 +141,8 @@ class Retriever:
             in_files = [s for s in symbols if s.path in named_files]
             choice = choose_symbols(m, in_files or symbols)
             if choice.symbols:
-                chosen[(m.start, m.end)] = NameMatch(m.text, m.strength, m.start, m.end, choice.symbols, choice.others)
+                chosen[(m.start, m.end)] = NameMatch(m.text, m.strength, m.start, m.end, choice.symbols, choice.others,
+                                                   passed_over=choice.passed_over)
         kept = select_mentions(parsed, lambda m: (m.start, m.end) in chosen, files)
         out: dict[tuple[str, ...], NameMatch] = {}
         for m in kept:
@@ -190,7 +193,8 @@ class Retriever:
             hits += self._usage_sites(references, prefer=prefer, home=home)
             hits += self._reference_lines(listed.references)  # only the listed sites: their files are read
             return Retrieval(question, route, tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(targets),
-                             tuple(references), ambiguous=tuple(first.others), listed=listed)
+                             tuple(references), ambiguous=tuple(first.others), listed=listed,
+                             passed_over=first.passed_over)
         if route == "relationship":
             first = matches[0]
             second = next((m for m in matches[1:] if {s.name for s in m.symbols} != {s.name for s in first.symbols}), None)
