@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 
 from .chunk import NestingTooDeep, chunk_file
 from .config import Settings
-from .files import read_source_text
+from .source_text import read_source_text
 from .redact import redact_source
 from .parse import parse_source, prepare_language
 from .parse_cache import decode_parsed, encode_parsed

@@ -32,7 +32,8 @@ import numpy as np
 from .chunk import chunk_embedding_text, chunk_file
 from .config import Settings
 from .embed import Embedder, embedder_from_settings
-from .files import read_source_text, walk_repository
+from .files import walk_repository
+from .source_text import read_source_text
 from .redact import redact_source
 from .graph import resolve_references
 from .store_writer import writes_beside

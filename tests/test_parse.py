@@ -609,7 +609,8 @@ def test_patterns_run_apart_as_captures_find_what_they_find_as_matches(monkeypat
     matches of the combined query: every fixture file, in every language, parses to the same symbols
     and references as with every pattern in the combined query."""
     from codeqa import languages, parse
-    from codeqa.files import read_source_text, walk_repository
+    from codeqa.files import walk_repository
+    from codeqa.source_text import read_source_text
 
     fixtures = Path(__file__).parent / "fixtures"
     files = [f for root in ("languages", "repo", "pyrefs") for f in walk_repository(fixtures / root).files if f.language]
