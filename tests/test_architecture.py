@@ -60,14 +60,14 @@ def test_no_import_cycle():
         if m not in state:
             visit(m, [m])
     assert not cycles, f"import cycles: {cycles}"
-    assert "codeqa.index" not in graph["codeqa.query.retrieve"]
+    assert "codeqa.indexing.index" not in graph["codeqa.query.retrieve"]
 
 
 def test_the_query_side_loads_neither_the_indexer_nor_the_heavy_libraries():
     code = ("import sys, codeqa.query.retrieve, codeqa.answer; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'tree_sitter', "
             "'tree_sitter_language_pack', 'sentence_transformers', 'transformers') "
-            "or m in ('codeqa.index', 'codeqa.graph', 'codeqa.parse', 'codeqa.chunk')))")
+            "or m in ('codeqa.indexing.index', 'codeqa.indexing.graph', 'codeqa.indexing.parse', 'codeqa.indexing.chunk')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -94,10 +94,10 @@ def all_imports(name: str, path: Path) -> set[str]:
     return out
 
 
-INDEXING = ("codeqa.indexing", "codeqa.index", "codeqa.index_background", "codeqa.index_state", "codeqa.parse",
-            "codeqa.parse_cache", "codeqa.parse_defs", "codeqa.parse_pool", "codeqa.graph", "codeqa.graph_stage",
-            "codeqa.chunk", "codeqa.doc_sections", "codeqa.embedded", "codeqa.plan", "codeqa.watch", "codeqa.prune",
-            "codeqa.store_writer", "codeqa.writer_lock", "codeqa.dense_stage")
+INDEXING = ("codeqa.indexing", "codeqa.indexing.index", "codeqa.indexing.background", "codeqa.indexing.state", "codeqa.indexing.parse",
+            "codeqa.indexing.parse_cache", "codeqa.indexing.parse_defs", "codeqa.indexing.parse_pool", "codeqa.indexing.graph", "codeqa.indexing.graph.stage",
+            "codeqa.indexing.chunk", "codeqa.indexing.doc_sections", "codeqa.indexing.embedded", "codeqa.indexing.plan", "codeqa.indexing.watch", "codeqa.indexing.prune",
+            "codeqa.indexing.writer", "codeqa.indexing.writer_lock", "codeqa.indexing.dense")
 SHELLS = ("codeqa.cli", "codeqa.mcp", "ui")
 
 
@@ -125,7 +125,7 @@ def test_the_answer_side_never_imports_the_indexer_or_a_shell():
 
 def test_the_library_never_imports_a_shell():
     """cli/, mcp/ and ui/ sit over the library; nothing in it reaches up to them."""
-    for package in ("codeqa.query", "codeqa.answer", "codeqa.store", "codeqa.embed", "codeqa.eval", "codeqa.graph"):
+    for package in ("codeqa.query", "codeqa.answer", "codeqa.store", "codeqa.embed", "codeqa.eval", "codeqa.indexing.graph"):
         assert not package_violations(package, SHELLS), package
     assert not package_violations("codeqa.cli", ("ui",))
 

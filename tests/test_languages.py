@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from codeqa.files import walk_repository
-from codeqa.graph import resolve_references
+from codeqa.indexing.walk import walk_repository
+from codeqa.indexing.graph import resolve_references
 from codeqa.languages import LANGUAGES, queries_dir
-from codeqa.parse import parse_source
+from codeqa.indexing.parse import parse_source
 from codeqa.types import ParsedFile, Reference
 from conftest import FIXTURE_REPO, FIXTURES
 
@@ -333,7 +333,7 @@ def test_bash_functions_reached_through_source_and_a_shebang():
 def test_vue_and_svelte_scripts_are_parsed_in_their_language_and_the_markup_stays_text():
     """`<script setup lang="ts">` is TypeScript, a bare `<script>` JavaScript, at the file's own lines;
     a `<script>` inside a template comment is none; template and style become text chunks."""
-    from codeqa.chunk import chunk_file
+    from codeqa.indexing.chunk import chunk_file
 
     parsed, _ = sample("vue")
     counter = next(pf for pf in parsed if pf.file.path == "Counter.vue")

@@ -26,7 +26,7 @@ from mcp_types import ToolAnnotations
 from .. import __version__
 from ..config import Settings
 from ..errors import CodeQAError, UsageError
-from ..index import IndexReport
+from ..indexing.index import IndexReport
 from .tools import RepositoryTools
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")

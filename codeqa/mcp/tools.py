@@ -32,8 +32,8 @@ from pydantic import Field
 
 from ..answer import Answerer
 from ..config import Settings
-from ..index import index_status
-from ..index_background import BackgroundIndexer
+from ..indexing.index import index_status
+from ..indexing.background import BackgroundIndexer
 from ..query.retrieve import Retriever, semantic_note
 from ..types import Answer, Hit, span_label
 from .pages import TEXT_BUDGET, clip, fit_page, page_info, paging_line, size, text_page

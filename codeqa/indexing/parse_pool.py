@@ -19,13 +19,13 @@ from contextlib import contextmanager
 from typing import Iterator, Sequence
 
 from .chunk import NestingTooDeep, chunk_file
-from .config import Settings
-from .source_text import read_source_text
-from .redact import redact_source
+from ..config import Settings
+from ..source_text import read_source_text
+from ..redact import redact_source
 from .parse import parse_source, prepare_language
 from .parse_cache import decode_parsed, encode_parsed
-from .store_writer import pack
-from .types import Chunk, ParsedFile, SourceFile
+from .writer import pack
+from ..types import Chunk, ParsedFile, SourceFile
 
 # Below these many changed files, starting worker processes costs more than it saves: a forked
 # worker starts in milliseconds (it inherits the imported modules); a spawned one imports everything

@@ -51,19 +51,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .config import Settings
-from .dense_stage import fill_dense, pending_files
-from .embed import Embedder, EmbeddingCache, embedder_from_settings
-from .files import walk_repository
-from .fingerprint import FINGERPRINT_WORDS, VECTOR_META_KEYS, index_meta, stale_fingerprint
+from ..config import Settings
+from .dense import fill_dense, pending_files
+from ..embed import Embedder, EmbeddingCache, embedder_from_settings
+from .walk import walk_repository
+from ..fingerprint import FINGERPRINT_WORDS, VECTOR_META_KEYS, index_meta, stale_fingerprint
 from .graph.incremental import GraphState
-from .graph_stage import ProgressCallback, graph_stage, parse_fingerprint
-from .index_state import likely_changed, migrate_legacy_index, read_state, remove_state, state_is_current, write_state
+from .graph.stage import ProgressCallback, graph_stage, parse_fingerprint
+from .state import likely_changed, migrate_legacy_index, read_state, remove_state, state_is_current, write_state
 from .parse_cache import ParseCache
 from .parse_pool import parse_workers
-from .store import Store, dir_size, index_notes, open_store, semantic_coverage
-from .store_writer import CacheKeys, Sealer, StoreWriter, store_chunks, writes_beside
-from .types import Reference, SkippedFile, SourceFile
+from ..store import Store, dir_size, index_notes, open_store, semantic_coverage
+from .writer import CacheKeys, Sealer, StoreWriter, store_chunks, writes_beside
+from ..types import Reference, SkippedFile, SourceFile
 from .writer_lock import writer_lock
 
 # The embedding cache keeps the vectors most recently written or read, this many times the index's

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Collection, Iterator, Sequence
 
-from .config import Settings
-from .graph import GraphIndex
-from .graph.incremental import FileGraph, file_graph, files_to_resolve, summarize
-from .graph.resolve import resolve_by_file
-from .parse_cache import ParseCache
-from .parse_pool import _parse_and_chunk, _parse_and_chunk_all
-from .types import Chunk, ParsedFile, Reference, SourceFile
+from ...config import Settings
+from . import GraphIndex
+from .incremental import FileGraph, file_graph, files_to_resolve, summarize
+from .resolve import resolve_by_file
+from ..parse_cache import ParseCache
+from ..parse_pool import _parse_and_chunk, _parse_and_chunk_all
+from ...types import Chunk, ParsedFile, Reference, SourceFile
 
 FILE_BATCH = 64  # parsed files written to the parse cache at a time
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)

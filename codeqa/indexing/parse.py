@@ -30,9 +30,9 @@ from functools import lru_cache
 from operator import attrgetter
 
 from .embedded import script_regions
-from .languages import get_parser, get_query_set, language_by_name
+from ..languages import get_parser, get_query_set, language_by_name
 from .parse_defs import _build_symbols, _collect_definitions, _Def, _text
-from .types import CLASS_LIKE, RETURNS, ParsedFile, Reference, SourceFile
+from ..types import CLASS_LIKE, RETURNS, ParsedFile, Reference, SourceFile
 
 # When two patterns capture the same name node, the first kind in this order wins; "ignore" is no
 # kind: it drops the name (keyword names, module paths), unless an import capture is at the same place.

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pathspec
 
-from .errors import RepoNotFoundError
-from .languages import detect_language
+from ..errors import RepoNotFoundError
+from ..languages import detect_language
 from .prune import OUTPUT_NAMES, GitListing, git_listing, is_junk, output_evidence
-from .source_text import NotRegularFile, read_regular
-from .types import SkippedFile, SourceFile
+from ..source_text import NotRegularFile, read_regular
+from ..types import SkippedFile, SourceFile
 
 LOCK_FILES = frozenset({
     "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Pipfile.lock", "Cargo.lock",

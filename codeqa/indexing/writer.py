@@ -43,12 +43,12 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .chunk import chunk_embedding_text
-from .dense_stage import cached_vectors
-from .embed import Embedder, EmbeddingCache
-from .config import Settings
-from .errors import StoreError
-from .store import ManifestEntry, Store, open_store
-from .types import Chunk, ParsedFile, SourceFile, Symbol
+from .dense import cached_vectors
+from ..embed import Embedder, EmbeddingCache
+from ..config import Settings
+from ..errors import StoreError
+from ..store import ManifestEntry, Store, open_store
+from ..types import Chunk, ParsedFile, SourceFile, Symbol
 
 FILE_BATCH = 256  # files per store_chunks call: each ends with a flush of the shard (~40-70 ms measured), and 64
 # made 570 of them on site-packages; a run without a writer stores graph_stage.FILE_BATCH at a time
