@@ -321,7 +321,7 @@ def test_sigkill_at_any_moment_then_rerun_equals_clean_index(repo, settings, emb
     assert index_repo(repo, settings, embedder=embedder).nothing_to_do
 
 
-def test_a_changed_fingerprint_is_refused_then_rederived_from_the_cache(repo, settings, embedder, tmp_path, monkeypatch):
+def test_a_changed_fingerprint_is_refused_then_rederived_from_the_cache(repo, settings, embedder, tmp_path):
     counting = CountingEmbedder(embedder)
     index_repo(repo, settings, embedder=counting)
     assert counting.texts > 10
@@ -335,14 +335,14 @@ def test_a_changed_fingerprint_is_refused_then_rederived_from_the_cache(repo, se
     shutil.copytree(ROOT / "queries", queries)
     with open(queries / "python" / "references.scm", "a") as fh:
         fh.write("\n; an edit\n")
-    monkeypatch.setenv("CODEQA_QUERIES_DIR", str(queries))
+    edited = settings.with_(queries_dir=queries)  # CODEQA_QUERIES_DIR
     with pytest.raises(IndexMismatchError, match="other tree-sitter queries"):
-        Retriever.open(repo, settings, embedder=embedder)
+        Retriever.open(repo, edited, embedder=embedder)
     counting.texts = 0
-    report = index_repo(repo, settings, embedder=counting)
+    report = index_repo(repo, edited, embedder=counting)
     assert report.files_changed == report.files_total and counting.texts == 0
     assert any("other tree-sitter queries" in note for note in report.notes)
-    with Retriever.open(repo, settings, embedder=embedder) as retriever:
+    with Retriever.open(repo, edited, embedder=embedder) as retriever:
         assert retriever.search("tokenize", top_k=3)[0].path == "encoders/encoder.py"
 
 

@@ -347,3 +347,33 @@ def test_vue_and_svelte_scripts_are_parsed_in_their_language_and_the_markup_stay
     svelte, _ = sample("svelte")
     tally = next(pf for pf in svelte if pf.file.path == "tally.svelte")
     assert {s.language for s in tally.symbols} == {"javascript"}
+
+
+def test_the_queries_folder_is_a_setting_not_read_behind_settings_back(tmp_path, monkeypatch):
+    """CODEQA_QUERIES_DIR reaches the parse and the fingerprint through Settings.queries_dir (issue 39): the
+    edited queries make other symbols and another fingerprint, and a library call given its own Settings is
+    not changed by the process environment."""
+    import shutil
+
+    from codeqa.config import Settings
+    from codeqa.fingerprint import fingerprint
+    from codeqa.indexing.parse_pool import _parse_and_chunk_all
+
+    queries = tmp_path / "queries"
+    shutil.copytree(queries_dir(), queries)
+    (queries / "python" / "definitions.scm").write_text("(class_definition name: (identifier) @name) @definition.class\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "shapes.py").write_text("class Shape:\n    pass\n\n\ndef area(shape):\n    return 0\n")
+    files = walk_repository(project).files
+
+    def kinds(settings: Settings) -> list[str]:
+        return sorted(s.kind for parsed, _, _ in _parse_and_chunk_all(files, settings) for s in parsed.symbols)
+
+    edited = Settings.load(env={"CODEQA_QUERIES_DIR": str(queries)})
+    assert edited.queries_dir == queries
+    assert kinds(Settings()) == ["class", "function"]
+    assert kinds(edited) == ["class"]
+    assert fingerprint(edited)["queries_hash"] != fingerprint(Settings())["queries_hash"]
+    monkeypatch.setenv("CODEQA_QUERIES_DIR", str(queries))
+    assert fingerprint(Settings())["queries_hash"] == fingerprint(Settings.load(env={}))["queries_hash"]

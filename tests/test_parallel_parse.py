@@ -89,12 +89,12 @@ def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch)
     parse = parse_pool._parse_and_chunk
     log = tmp_path / "parsed-by"
 
-    def dying(job):
+    def dying(job, query_dir=None):
         if os.getpid() != parent and job[0].path.endswith("mod_30.py"):
             os._exit(3)  # a worker killed mid-run (out of memory, a grammar crash)
         with open(log, "a") as fh:
             fh.write(f"{os.getpid()} {job[0].path}\n")
-        return parse(job)
+        return parse(job, query_dir)
 
     monkeypatch.setattr(parse_pool, "_parse_and_chunk", dying)  # forked workers inherit the patch
     files = walk_repository(project).files

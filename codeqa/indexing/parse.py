@@ -28,6 +28,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from operator import attrgetter
+from pathlib import Path
 
 from .embedded import script_regions
 from ..languages import get_parser, get_query_set, language_by_name
@@ -39,8 +40,9 @@ from ..types import CLASS_LIKE, RETURNS, ParsedFile, Reference, SourceFile
 KIND_PRIORITY = ("import", "ignore", "inheritance", "instantiation", "call", "type", "attribute")
 PARSE_TIMEOUT_SECONDS = 30.0
 LINE_TEXT_MAX_CHARS = 240
-def parse_source(file: SourceFile, text: str):
-    """(ParsedFile, tree) for a file whose language has a grammar; tree is None without one."""
+def parse_source(file: SourceFile, text: str, query_dir: Path | None = None):
+    """(ParsedFile, tree) for a file whose language has a grammar; tree is None without one. The
+    queries come from `query_dir` (Settings.queries_dir), else the installed queries/."""
     if file.language is None:
         return ParsedFile(file, (), ()), None
     language = file.language
@@ -75,7 +77,7 @@ def parse_source(file: SourceFile, text: str):
         return ParsedFile(file, (), (), error=f"parse failed: {exc}"), None
     lines = text.splitlines()
     try:
-        queries = get_query_set(language)
+        queries = get_query_set(language, query_dir)
         matches = queries.run(tree.root_node) if queries is not None else []
         defs = _collect_definitions(queries.select(matches, "definitions") if matches else [], source,
                                     language_by_name(language).equations)
@@ -83,7 +85,8 @@ def parse_source(file: SourceFile, text: str):
         def_name_starts = {d.name_node.start_byte for d in defs if d.name_node is not None}
         names = queries.run_names(tree.root_node) if queries is not None else {}
         scopes = _LocalScopes.collect(queries.select(matches, "locals") if matches else [], names, source)
-        references = _collect_references(file, language, matches, names, scopes, source, lines, defs, def_name_starts)
+        references = _collect_references(file, language, matches, names, scopes, source, lines, defs, def_name_starts,
+                                         query_dir)
     except Exception as exc:  # a pathological tree (or a bug) in one file must not end the run
         return ParsedFile(file, (), (), error=f"symbol extraction failed ({type(exc).__name__}: {exc})"), None
     error = None
@@ -92,15 +95,15 @@ def parse_source(file: SourceFile, text: str):
     return ParsedFile(file, tuple(symbols), tuple(references), error=error), tree
 
 
-def prepare_language(language: str) -> None:
+def prepare_language(language: str, query_dir: Path | None = None) -> None:
     """Build what parsing `language` needs (its parser, the compiled queries: ~0.1 s for a big query
     set) once, here: forked parse workers then inherit it instead of each compiling its own copy."""
     row = language_by_name(language)
     scripts = ("javascript", "typescript", "tsx") if row.script_regions else ()
     for name in filter(None, (language, row.retry_as, *(other for other, _ in row.written_as), *scripts)):
         get_parser(name)
-        if get_query_set(name) is not None:
-            _reference_patterns(name)
+        if get_query_set(name, query_dir) is not None:
+            _reference_patterns(name, query_dir)
 
 
 class ParseTimeout(Exception):
@@ -163,13 +166,14 @@ def _first_error_line(node) -> int:
 
 
 def _collect_references(file: SourceFile, language: str, matches: list, names: dict[str, list], scopes: "_LocalScopes",
-                        source: bytes, lines: list[str], defs: list[_Def], def_name_starts: set[int]) -> list[Reference]:
+                        source: bytes, lines: list[str], defs: list[_Def], def_name_starts: set[int],
+                        query_dir: Path | None = None) -> list[Reference]:
     if not matches and not names:
         return []
     best: dict[int, tuple[int, str, dict]] = {}  # name start byte -> (rank, capture key, captures) that wins
     regions: list[tuple[int, int, str]] = []  # annotations: (start byte, end byte, what they type)
     declared: set[tuple[int, int]] = set()  # (name start byte, start byte of the annotation it declares)
-    patterns = _reference_patterns(language)
+    patterns = _reference_patterns(language, query_dir)
     nameable = _nameable(language, defs, [c for i, c in matches if patterns[i][0] == _IMPORT_KEY], source)
     nameable_bytes = {n.encode("utf-8") for n in nameable} if nameable is not None else None
     skip = scopes.binding_starts | def_name_starts  # where a name is bound or defined: no reference
@@ -312,13 +316,13 @@ def _rank(key: str, captures) -> int:
 
 
 @lru_cache(maxsize=None)
-def _reference_patterns(language: str) -> tuple[tuple[str | bool | None, int, bool], ...]:
+def _reference_patterns(language: str, query_dir: Path | None = None) -> tuple[tuple[str | bool | None, int, bool], ...]:
     """Per pattern of the language's combined query: (its reference capture, its rank, whether the rank
     is worked out per match). The capture is "" for a references.scm pattern without one (an annotation
     region), None for an alternation of kinds (ranked per match, as its receiver may be missing too),
     and False for the patterns of the other query files."""
     table = []
-    for names in get_query_set(language).pattern_captures("references"):
+    for names in get_query_set(language, query_dir).pattern_captures("references"):
         if not names:  # a pattern of another query file
             table.append((False, 0, False))
             continue

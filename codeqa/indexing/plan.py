@@ -264,7 +264,7 @@ def _parse_and_chunk(file: SourceFile, settings: Settings) -> tuple[ParsedFile, 
         text = redact_source(read_source_text(file.abs_path))
     except (OSError, UnicodeDecodeError) as exc:
         return ParsedFile(file, (), (), error=f"unreadable: {exc}"), []
-    parsed, tree = parse_source(file, text)
+    parsed, tree = parse_source(file, text, settings.queries_dir)
     try:
         chunks = chunk_file(file, text, tree, parsed.symbols, settings.chunk_max_chars, settings.chunk_min_chars)
     except Exception:  # the run falls back to line windows for this file: so does the estimate

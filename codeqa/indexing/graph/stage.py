@@ -161,7 +161,8 @@ def _complete_parses(paths: Collection[str], parsed: Sequence[ParsedFile], compl
     need = [by_path[p].file for p in paths if p not in complete]
     found = cache.get_many(need, fingerprint, known=by_path)  # only the references `parsed` lacks are built
     for f in need:  # gone from the cache meanwhile: parsed again
-        out[f.path] = found.get(f.path) or _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars))[0]
+        out[f.path] = found.get(f.path) or _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars),
+                                                            settings.queries_dir)[0]
     return out
 
 
