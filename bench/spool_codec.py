@@ -1,4 +1,4 @@
-"""The store writer's spool codec (store_writer.pack / unpack) on a real tree: time and size.
+"""The store writer's spool codec (indexing/writer.py: pack / unpack) on a real tree: time and size.
 
     python bench/spool_codec.py REPO [--files 400] [--rounds 5] [--codeqa PATH]
 

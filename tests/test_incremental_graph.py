@@ -1,4 +1,4 @@
-"""Incremental resolution (codeqa/graph/incremental.py): after each edit, an incremental index holds
+"""Incremental resolution (codeqa/indexing/graph/incremental.py): after each edit, an incremental index holds
 exactly the symbols and references (every field, target_ids included) of a clean index of the same
 tree, while resolving fewer files than there are.
 

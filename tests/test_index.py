@@ -221,7 +221,7 @@ from codeqa.config import Settings
 from codeqa.indexing.index import index_repo
 
 codeqa.indexing.dense.BATCH_CHUNKS = 32  # phase 2 commits several batches here, so a kill can land between them
-if sys.argv[2:] == ["writer"]:  # phase 1's chunks from a writer process, as a big run's (store_writer.py)
+if sys.argv[2:] == ["writer"]:  # phase 1's chunks from a writer process, as a big run's (indexing/writer.py)
     import codeqa.indexing.writer
     codeqa.indexing.writer.WRITER_MIN_FILES = 1
     codeqa.indexing.writer.FILE_BATCH = 64  # several batches of GENERATED files, to be killed between

@@ -1,4 +1,4 @@
-"""Phase 2 in the background (index_background.py): update() returns once phase 1 is committed, a thread
+"""Phase 2 in the background (indexing/background.py): update() returns once phase 1 is committed, a thread
 embeds the rest, and a stop (another update, close) ends it between batches without losing anything.
 
 The embedder here waits at a gate the test opens, so every "while phase 2 runs" below is a state the

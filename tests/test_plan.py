@@ -112,7 +112,7 @@ def test_estimates_scale_the_measured_sample(tmp_path):
 
 def test_a_big_trees_estimate_counts_the_store_writes_beside_the_references(tmp_path, monkeypatch):
     """From WRITER_MIN_FILES changed files a writer process stores the chunks while references are
-    resolved (store_writer.py): phase 1 is the parse, then the longer of the two."""
+    resolved (indexing/writer.py): phase 1 is the parse, then the longer of the two."""
     import dataclasses
     import sys
 

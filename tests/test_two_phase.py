@@ -212,7 +212,7 @@ def _writer_on(monkeypatch) -> None:
 
 
 def test_a_writer_process_stores_phase_1_and_the_index_is_the_same(repo, tmp_path, monkeypatch, embedder):
-    """A big embedded run stores its chunks from a writer process (store_writer.py) while it resolves
+    """A big embedded run stores its chunks from a writer process (indexing/writer.py) while it resolves
     references: the index equals one written in the run's process, sealed segments included."""
     import codeqa.indexing.graph.stage as graph_stage
     import codeqa.indexing.index as index_module

@@ -1,15 +1,15 @@
 """index_repo(): the one place where the indexing stages are wired together, in two phases.
 
-    phase 1: walk (files) -> parse (parse) -> chunk (chunk) -> store chunks with BM25 vectors (store_writer)
+    phase 1: walk (files) -> parse (parse) -> chunk (chunk) -> store chunks with BM25 vectors (writer.py)
                                    \\-> resolve references against the whole project (graph) -> store
              committed: search (keywords + graph), refs, ask, the UI and MCP work from here on
-    phase 2: dense vectors by priority, in committed batches (dense_stage) -> semantic search complete
+    phase 2: dense vectors by priority, in committed batches (dense.py) -> semantic search complete
 
 Embedding is most of a big project's run (the bundled model embeds 14-25 chunks/s on 2 cores), so
 phase 1 never waits for the model: a chunk gets its dense vector in phase 1 only when the embedding
 cache has it. `index_repo(embed=False)` (`codeqa index --defer-embeddings`) stops after phase 1; any
 later run does what phase 2 left, first of all. A big embedded run stores its chunks from a writer
-process (store_writer.py), beside the resolution of references, which can only begin once every file
+process (writer.py), beside the resolution of references, which can only begin once every file
 is parsed and runs on one core.
 
 References are resolved again for the files whose last resolution read something that changed
@@ -18,7 +18,7 @@ references are replaced; the result equals resolving every file.
 
 Incremental by content hash: unchanged files are not touched, deleted files are removed, and a
 run with nothing to do never loads the embedding model, nor even opens the store (embedded mode): a
-complete run leaves `state.json` (index_state.py) and the next run compares the walk with it.
+complete run leaves `state.json` (state.py) and the next run compares the walk with it.
 
 The index records a fingerprint (codeqa version, a hash of queries/, chunk settings, the model):
 when it differs, the run re-derives every file, taking vectors from the embedding cache, and says so.
@@ -173,7 +173,7 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
 @contextmanager
 def _writer_for(likely: Sequence[SourceFile], repo: Path, settings: Settings, embedder: Embedder,
                 index_dir: Path) -> Iterator[StoreWriter | None]:
-    """A writer process for phase 1's chunks (store_writer.py) when the run is a big one on an embedded
+    """A writer process for phase 1's chunks (writer.py) when the run is a big one on an embedded
     index and a second core can take the writes; else None (the run writes them itself)."""
     if not writes_beside(len(likely), settings):
         yield None
@@ -421,7 +421,7 @@ def _commit_graph(run: RunOptions, files: list[SourceFile], store: Store, wanted
 
 
 def _fill_dense(run: RunOptions, store: Store, cache: EmbeddingCache, report: IndexReport) -> None:
-    """Phase 2 (dense_stage.py), then the meta that says how far semantic search has come."""
+    """Phase 2 (dense.py), then the meta that says how far semantic search has come."""
     embedder, progress = run.embedder, run.progress
 
     def load_model() -> float:  # before the first text the cache lacks: with every vector cached, never

@@ -2,11 +2,11 @@
 
 One generic function serves every language; what differs lives in the .scm files, compiled into
 one query so a tree is walked once. Output: `Symbol`s with stable ids and qualified names, and
-unresolved `Reference`s (codeqa/graph/ resolves them). The captures this module understands:
+unresolved `Reference`s (codeqa/indexing/graph/ resolves them). The captures this module understands:
 
   definitions  @definition.<kind> (whole node), @name, @doc, @receiver (Go/C++ method owner)
   references   @name.reference.<kind>; @receiver (`obj` of obj.name), @module and @alias (imports);
-               @ignore (a name that is no reference); type evidence for codeqa/graph/: @assigned (the
+               @ignore (a name that is no reference); type evidence for indexing/graph/: @assigned (the
                variable a value goes to), @assigned + @assigned.type and @returns.type (annotation
                regions), @declares (the annotation a name is what it declares of), @returns
   locals       @local.scope, @local.definition (tree-sitter locals convention)

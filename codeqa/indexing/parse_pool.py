@@ -59,7 +59,7 @@ def _parse_chunk_encode(job: tuple[SourceFile, int, int, bool, bool, Path | None
     files reads) from the blob's first part, where the encoding put it as columns. Pickling the cut
     parse instead cost the worker a Python call per symbol and reference, and the parent as many
     to unpickle them and again to share their strings (site-packages: ~55 s of CPU in the parse).
-    With its `pack`, the chunks come back packed for a store writer (store_writer.pack), which the
+    With its `pack`, the chunks come back packed for a store writer (writer.pack), which the
     parent only passes on."""
     parsed, chunks = _parse_and_chunk(job[:3], job[5])
     blob = encode_parsed(parsed)
@@ -74,7 +74,7 @@ def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, pool: Proc
     come back in that order. With `cut`, each parse holds only what resolving other files reads
     (parse_cache.table_only; the blob has it all), decoded here from the blob with `strings`
     (parse_cache.decode_parsed: equal strings one object across the parses given one dict). With
-    `packed`, each file's chunks come as store_writer.pack's bytes.
+    `packed`, each file's chunks come as writer.pack's bytes.
 
     A worker pool that breaks (a worker killed, out of memory) costs nothing but time: the files it
     had not returned are parsed here.
@@ -174,7 +174,7 @@ def _start_worker(parent: int, languages: Sequence[str] = (), query_dir: Path | 
     the parent's stdout/stderr objects whose locks another thread (the progress display's) may have held
     at the fork: it never writes to them, not even the flush at exit. Then it prepares `languages`."""
     sys.stdout = sys.stderr = open(os.devnull, "w")
-    # forked from a graph stage that paused the collector (graph_stage._gc_paused), a worker would keep
+    # forked from a graph stage that paused the collector (graph/stage.py, _gc_paused), a worker would keep
     # every cycle its parses leave: on site-packages each worker grew past 4 GB
     gc.enable()
     if sys.platform.startswith("linux"):

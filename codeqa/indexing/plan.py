@@ -108,7 +108,7 @@ class IndexPlan:
     bytes: int
     by_language: tuple[LanguageShare, ...]
     skipped: tuple[SkippedFile, ...]
-    pruned: tuple[SkippedFile, ...]  # folders left out unread, once each (files.WalkResult)
+    pruned: tuple[SkippedFile, ...]  # folders left out unread, once each (walk.WalkResult)
     gitignored_files: int  # files a .gitignore matches
     folders: tuple[FolderShare, ...]  # the biggest, indexed or not, and every one with a suggestion
     walk_seconds: float
@@ -126,7 +126,7 @@ class IndexPlan:
     embed_sample_seconds: float
     embed_seconds: float  # estimated, model load excluded
     notes: tuple[str, ...] = ()
-    store_beside: bool = False  # a writer process stores the chunks while references are resolved (store_writer.py)
+    store_beside: bool = False  # a writer process stores the chunks while references are resolved (writer.py)
 
     @property
     def skipped_by_reason(self) -> dict[str, int]:

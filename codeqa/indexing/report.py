@@ -31,7 +31,7 @@ class IndexReport:
     chunks_deferred: int = 0  # chunks still without a dense vector when the run ended (found by keywords meanwhile)
     searchable_seconds: float = 0.0  # from the start of the run's writes until phase 1 was committed
     skipped: list[SkippedFile] = field(default_factory=list)
-    pruned: list[SkippedFile] = field(default_factory=list)  # folders left out unread, once each (files.WalkResult)
+    pruned: list[SkippedFile] = field(default_factory=list)  # folders left out unread, once each (walk.WalkResult)
     gitignored_files: int = 0  # files a .gitignore matches
     partial: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): parsed with errors / failed
     graph_seconds: float = 0.0

@@ -7,7 +7,7 @@
     serve_stdio(repo, settings, watch)              # --watch: `watch(update)` re-indexes saves through `update`
 
 The tools are tools.py (what each does), over reader.py (the one Retriever they share, path checks)
-and the server's background index runs (index_background.py); what they return is schemas.py.
+and the server's background index runs (indexing/background.py); what they return is schemas.py.
 """
 
 from __future__ import annotations

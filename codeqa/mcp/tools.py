@@ -11,7 +11,7 @@ agent is a model, and a file's credentials never go into a prompt.
 They read through one shared Retriever (reader.py).
 
 reindex returns once phase 1 of the run is committed (search by keywords and the graph, references,
-ask) and phase 2, the dense vectors, goes on in a thread of the server (index_background.py): on a big
+ask) and phase 2, the dense vectors, goes on in a thread of the server (indexing/background.py): on a big
 repository that is hours with the bundled CPU model, and an agent must not wait for it. index_status
 says how far it is. A reindex (or a --watch run) meanwhile stops it after its batch in flight, indexes
 what changed and starts it again; the server stopping stops it too. Nothing embedded is lost: each

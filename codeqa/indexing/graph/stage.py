@@ -64,7 +64,7 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     resolved file's references go to it (index.py stages them in the store) and the GraphUpdate holds
     none. `on_parse_done()` is called once every changed file went to `on_parsed`, before resolution
     begins. With `pack` (and `on_parsed`), each file's chunks go to `on_parsed` as the bytes of
-    store_writer.pack, for a writer process to store."""
+    writer.pack, for a writer process to store."""
     progress = progress or (lambda stage, done, total: None)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
     kept: dict[str, ParsedFile] = {}  # with on_parsed: the changed files' parses, cut to what others read
