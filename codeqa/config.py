@@ -63,6 +63,8 @@ class Settings:
     judge_model: str | None = None
     # parallel parse workers; 0 -> automatic
     parse_workers: int = 0
+    # another folder of tree-sitter queries (for working on them); None -> the installed queries/
+    queries_dir: Path | None = None
     # where local-onnx keeps the model it exports at first use; None -> ~/.cache/codeqa/onnx
     onnx_cache: Path | None = None
     # the shells: a token the MCP server over HTTP and the page ask for (`codeqa mcp --token`, `codeqa ui --token`);
@@ -93,7 +95,7 @@ class Settings:
             if env.get(var) and name not in values:
                 values[name] = env[var]
         values.update({k: v for k, v in overrides.items() if v is not None})
-        for name in ("index_dir", "cache_home", "onnx_cache"):
+        for name in ("index_dir", "cache_home", "onnx_cache", "queries_dir"):
             if isinstance(values.get(name), (str, Path)):
                 values[name] = Path(values[name]).expanduser()
         return cls(**values)

@@ -98,7 +98,7 @@ class Reference:
     alias: str | None = None
     # the variable this call/type was assigned or declared to (`x = Foo()`, `Foo x`, `x: Foo`,
     # `self.x = ...`), or "return" for what the enclosing function returns:
-    # lets codeqa/graph/ resolve a later `x.method()` to Foo.method
+    # lets codeqa/indexing/graph/ resolve a later `x.method()` to Foo.method
     assigned: str | None = None
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from codeqa.answer import Answerer, FakeChat
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 from codeqa.query.retrieve import Retriever
 
 FILES = {

@@ -13,7 +13,7 @@ import pytest
 from codeqa.config import Settings
 from codeqa.embed import OpenAIEmbedder, embedder_from_settings
 from codeqa.errors import EmbeddingError, UsageError
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 from codeqa.query.retrieve import Retriever
 from conftest import copy_fixture_repo
 from embed_server_stub import Answer, EmbedServerStub

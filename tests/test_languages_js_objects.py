@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from codeqa.config import Settings
-from codeqa.files import walk_repository
-from codeqa.graph_stage import graph_stage
-from codeqa.parse_cache import ParseCache
+from codeqa.indexing.walk import walk_repository
+from codeqa.indexing.graph.stage import graph_stage
+from codeqa.indexing.parse_cache import ParseCache
 
 BUTTON = """\
 <template><button @click="onClick"><slot /></button></template>

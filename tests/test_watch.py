@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from codeqa.answer import Answerer
-from codeqa.index import index_lock, index_repo
+from codeqa.indexing.index import index_lock, index_repo
 from codeqa.query.retrieve import Retriever
-from codeqa.watch import RepoWatcher
+from codeqa.indexing.watch import RepoWatcher
 from conftest import copy_fixture_repo, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +52,7 @@ def test_a_save_while_another_writer_runs_waits_for_it_without_walking_again(tmp
                                                                             monkeypatch):
     """Another writer holds the index lock: the watcher's run finds it taken (one walk), then waits on the
     lock instead of walking and hashing the repository every debounce, and indexes the save once it is free."""
-    import codeqa.index as index_module
+    import codeqa.indexing.index as index_module
 
     repo = copy_fixture_repo(tmp_path / "repo")
     index_repo(repo, settings, embedder=embedder)

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from ..plain_sqlite import open_plain_sqlite
-from ..types import RETURNS, ParsedFile, Reference, Symbol
+from ...plain_sqlite import open_plain_sqlite
+from ...types import RETURNS, ParsedFile, Reference, Symbol
 from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex
 from .index import language_of
 from .imports import binds_no_name, import_local

@@ -10,7 +10,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .types import CLASS_LIKE, SourceFile, Symbol, symbol_id
+from ..types import CLASS_LIKE, SourceFile, Symbol, symbol_id
 
 SIGNATURE_MAX_CHARS = 240
 _COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*)")

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
-from ..languages import Language
-from ..types import Reference
+from ...languages import Language
+from ...types import Reference
 from .index import FILE_SET, GraphIndex, file_stem, name_in_file
 
 STAR_WEB = 64  # star imports reaching more files than this are looked up file by file

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..languages import Language
-from ..types import CLASS_LIKE, Reference
+from ...languages import Language
+from ...types import CLASS_LIKE, Reference
 from .index import GraphIndex, last_component, name_in_file
 from .values import OUTSIDE, UNKNOWN, Memo, Value
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
-from ..types import CLASS_LIKE, Reference
+from ...types import CLASS_LIKE, Reference
 from .index import GraphIndex
 from .values import OUTSIDE, UNKNOWN, Memo, Value
 

@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .config import Settings
-from .embed import Embedder, embedder_from_settings
-from .errors import CodeQAError, IndexLockedError
+from ..config import Settings
+from ..embed import Embedder, embedder_from_settings
+from ..errors import CodeQAError, IndexLockedError
 from .prune import is_junk
 from .index import IndexReport, index_repo
 from .writer_lock import wait_for_writer

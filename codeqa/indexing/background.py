@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from .config import Settings
-from .embed import Embedder, embedder_from_settings
-from .errors import CodeQAError
+from ..config import Settings
+from ..embed import Embedder, embedder_from_settings
+from ..errors import CodeQAError
 from .index import IndexReport, index_repo
 
 # stopping: asked to stop (by an update() or close()), embedding the batch in flight first

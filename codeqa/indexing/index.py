@@ -1,15 +1,15 @@
 """index_repo(): the one place where the indexing stages are wired together, in two phases.
 
-    phase 1: walk (files) -> parse (parse) -> chunk (chunk) -> store chunks with BM25 vectors (store_writer)
+    phase 1: walk (files) -> parse (parse) -> chunk (chunk) -> store chunks with BM25 vectors (writer.py)
                                    \\-> resolve references against the whole project (graph) -> store
              committed: search (keywords + graph), refs, ask, the UI and MCP work from here on
-    phase 2: dense vectors by priority, in committed batches (dense_stage) -> semantic search complete
+    phase 2: dense vectors by priority, in committed batches (dense.py) -> semantic search complete
 
 Embedding is most of a big project's run (the bundled model embeds 14-25 chunks/s on 2 cores), so
 phase 1 never waits for the model: a chunk gets its dense vector in phase 1 only when the embedding
 cache has it. `index_repo(embed=False)` (`codeqa index --defer-embeddings`) stops after phase 1; any
 later run does what phase 2 left, first of all. A big embedded run stores its chunks from a writer
-process (store_writer.py), beside the resolution of references, which can only begin once every file
+process (writer.py), beside the resolution of references, which can only begin once every file
 is parsed and runs on one core.
 
 References are resolved again for the files whose last resolution read something that changed
@@ -18,7 +18,7 @@ references are replaced; the result equals resolving every file.
 
 Incremental by content hash: unchanged files are not touched, deleted files are removed, and a
 run with nothing to do never loads the embedding model, nor even opens the store (embedded mode): a
-complete run leaves `state.json` (index_state.py) and the next run compares the walk with it.
+complete run leaves `state.json` (state.py) and the next run compares the walk with it.
 
 The index records a fingerprint (codeqa version, a hash of queries/, chunk settings, the model):
 when it differs, the run re-derives every file, taking vectors from the embedding cache, and says so.
@@ -46,24 +46,25 @@ import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import closing, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .config import Settings
-from .dense_stage import fill_dense, pending_files
-from .embed import Embedder, EmbeddingCache, embedder_from_settings
-from .files import walk_repository
-from .fingerprint import FINGERPRINT_WORDS, VECTOR_META_KEYS, index_meta, stale_fingerprint
+from ..config import Settings
+from .dense import fill_dense, pending_files
+from ..embed import Embedder, EmbeddingCache, embedder_from_settings
+from .walk import walk_repository
+from ..fingerprint import FINGERPRINT_WORDS, VECTOR_META_KEYS, index_meta, stale_fingerprint
 from .graph.incremental import GraphState
-from .graph_stage import ProgressCallback, graph_stage, parse_fingerprint
-from .index_state import likely_changed, migrate_legacy_index, read_state, remove_state, state_is_current, write_state
+from .graph.stage import GraphUpdate, ProgressCallback, graph_stage, parse_fingerprint
+from .state import likely_changed, migrate_legacy_index, read_state, remove_state, state_is_current, write_state
 from .parse_cache import ParseCache
 from .parse_pool import parse_workers
-from .store import Store, dir_size, index_notes, open_store, semantic_coverage
-from .store_writer import CacheKeys, Sealer, StoreWriter, store_chunks, writes_beside
-from .types import Reference, SkippedFile, SourceFile
+from ..store import Store, dir_size, index_notes, open_store, semantic_coverage
+from .writer import CacheKeys, Sealer, StoreWriter, Written, store_chunks, writes_beside
+from ..types import ParsedFile, Reference, SourceFile
+from .report import IndexReport
 from .writer_lock import writer_lock
 
 # The embedding cache keeps the vectors most recently written or read, this many times the index's
@@ -80,67 +81,6 @@ MOST_USED = 5  # names in the meta's most_used (the UI's example questions)
 SEAL_CHUNKS = 50_000
 DENSE_SEAL_CHUNKS = 100_000
 STAGE_REFERENCES = 20_000  # resolved references written to the store's staging rows at a time
-
-
-
-@dataclass
-class IndexReport:
-    repo: str
-    index_dir: str
-    files_total: int = 0
-    files_by_language: dict[str, int] = field(default_factory=dict)  # as parsed (a .h may be Objective-C), else as walked
-    files_changed: int = 0
-    files_deleted: int = 0
-    files_unchanged: int = 0
-    symbols: int = 0
-    references: int = 0
-    references_by_confidence: dict[str, int] = field(default_factory=dict)
-    chunks: int = 0
-    chunks_embedded: int = 0  # chunks given their dense vector by this run (from the embedding cache or the model)
-    chunks_embedded_phase2: int = 0  # of those, by phase 2 (the rest had their vector in the embedding cache in phase 1)
-    chunks_encoded: int = 0  # of those, encoded by the model (chunks_per_second is their speed)
-    chunks_deferred: int = 0  # chunks still without a dense vector when the run ended (found by keywords meanwhile)
-    searchable_seconds: float = 0.0  # from the start of the run's writes until phase 1 was committed
-    skipped: list[SkippedFile] = field(default_factory=list)
-    pruned: list[SkippedFile] = field(default_factory=list)  # folders left out unread, once each (files.WalkResult)
-    gitignored_files: int = 0  # files a .gitignore matches
-    partial: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): parsed with errors / failed
-    graph_seconds: float = 0.0
-    graph_files_per_second: float = 0.0
-    embedding_seconds: float = 0.0
-    chunks_per_second: float = 0.0
-    elapsed_seconds: float = 0.0
-    index_bytes: int = 0
-    model_loaded: bool = False
-    model_id: str = ""
-    nothing_to_do: bool = False
-    notes: list[str] = field(default_factory=list)  # one line each: a rebuild and why
-
-    @property
-    def skipped_by_reason(self) -> dict[str, int]:
-        return dict(Counter(s.reason for s in self.skipped))
-
-    def to_dict(self) -> dict:
-        return {
-            "repo": self.repo, "index_dir": self.index_dir, "files": self.files_total,
-            "files_by_language": self.files_by_language, "files_changed": self.files_changed,
-            "files_deleted": self.files_deleted, "files_unchanged": self.files_unchanged,
-            "symbols": self.symbols, "references": self.references,
-            "references_by_confidence": self.references_by_confidence, "chunks": self.chunks,
-            "chunks_embedded": self.chunks_embedded, "chunks_embedded_phase2": self.chunks_embedded_phase2,
-            "chunks_encoded": self.chunks_encoded, "chunks_deferred": self.chunks_deferred,
-            "searchable_seconds": round(self.searchable_seconds, 3),
-            "skipped": [{"path": s.path, "reason": s.reason, **({"detail": s.detail} if s.detail else {})} for s in self.skipped],
-            "skipped_by_reason": self.skipped_by_reason,
-            "pruned": [{"path": s.path, "reason": s.reason, **({"detail": s.detail} if s.detail else {})} for s in self.pruned],
-            "gitignored_files": self.gitignored_files,
-            "partial": [{"path": p, "reason": r} for p, r in self.partial],
-            "graph_seconds": round(self.graph_seconds, 3), "graph_files_per_second": round(self.graph_files_per_second, 1),
-            "embedding_seconds": round(self.embedding_seconds, 3), "chunks_per_second": round(self.chunks_per_second, 1),
-            "elapsed_seconds": round(self.elapsed_seconds, 3), "index_bytes": self.index_bytes,
-            "model_loaded": self.model_loaded, "model_id": self.model_id, "nothing_to_do": self.nothing_to_do,
-            "notes": list(self.notes),
-        }
 
 
 @contextmanager
@@ -218,8 +158,8 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
                     parse_workers(likely, settings) as pool:
                 store = open_store(repo, settings, create=True)
                 try:
-                    _run(repo, index_dir, settings, walked.files, store, embedder, full, progress, report, pool, embed,
-                         stop, writer)
+                    _run(RunOptions(repo, index_dir, settings, embedder, progress, full, embed, stop), walked.files,
+                         store, report, pool, writer)
                 finally:
                     store.close()
             if not settings.qdrant_url and not report.chunks_deferred:  # else the next run has phase 2 to do
@@ -233,7 +173,7 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
 @contextmanager
 def _writer_for(likely: Sequence[SourceFile], repo: Path, settings: Settings, embedder: Embedder,
                 index_dir: Path) -> Iterator[StoreWriter | None]:
-    """A writer process for phase 1's chunks (store_writer.py) when the run is a big one on an embedded
+    """A writer process for phase 1's chunks (writer.py) when the run is a big one on an embedded
     index and a second core can take the writes; else None (the run writes them itself)."""
     if not writes_beside(len(likely), settings):
         yield None
@@ -263,26 +203,35 @@ def _report_from_state(report: IndexReport, state: dict) -> None:
 
 # ---- the run ---------------------------------------------------------------------------------
 
-def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: Store,
-         embedder: Embedder, full: bool, progress: ProgressCallback, report: IndexReport,
-         pool: ProcessPoolExecutor | None = None, embed: bool = True, stop: threading.Event | None = None,
-         writer: StoreWriter | None = None) -> None:
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What index_repo asks of one run, fixed before it starts; every stage of the run reads it."""
+
+    repo: Path
+    index_dir: Path
+    settings: Settings
+    embedder: Embedder
+    progress: ProgressCallback
+    full: bool = False  # re-derive every file (vectors still come from the embedding cache)
+    embed: bool = True  # False: stop after phase 1
+    stop: threading.Event | None = None  # once set, phase 2 ends after the batch it is embedding
+
+
+@dataclass
+class Phase1:
+    """What phase 1 leaves for the commit: every file's parse and the resolved graph (dropped before phase 2)."""
+
+    parsed: list[ParsedFile]
+    update: GraphUpdate
+    written: Written | None  # what a writer process stored; None: the run stored the chunks itself
+
+
+def _run(run: RunOptions, files: list[SourceFile], store: Store, report: IndexReport,
+         pool: ProcessPoolExecutor | None = None, writer: StoreWriter | None = None) -> None:
+    """One run on the open store: the fingerprint check, the write-ahead, phase 1, its commit, then phase 2."""
     run_started = time.perf_counter()
-    meta = store.read_meta()
-    if embedder.dimension == 0:  # an endpoint whose size we learn from one call
-        embedder.encode(["dimension probe"])
-    wanted_meta = index_meta(embedder, settings)
-    stale_model = bool(meta) and any(meta.get(k) != wanted_meta[k] for k in VECTOR_META_KEYS if wanted_meta[k])
-    stale = stale_fingerprint(meta, wanted_meta) if meta else []
-    if full or stale_model or stale:
-        if stale_model:
-            report.notes.append(f"The index was embedded with {meta.get('model_id')}; rebuilt with {embedder.model_id}.")
-        elif stale and not full:
-            report.notes.append(f"The index was built with {', '.join(FINGERPRINT_WORDS[k] for k in stale)}; "
-                                "re-derived every file (vectors from the embedding cache).")
-        store.drop_all()  # vectors from two models, or graphs from two query sets, must never mix
-        meta = {}
-    store.ensure_schema(embedder.dimension)
+    meta, wanted_meta = _check_fingerprint(run, store, report)
     manifest = store.manifest()
     current = {f.path: f for f in files}
     changed = [f for f in files if f.path not in manifest or manifest[f.path].sha256 != f.sha256]
@@ -290,117 +239,157 @@ def _run(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile
     report.files_changed, report.files_deleted = len(changed), len(deleted)
     report.files_unchanged = len(files) - len(changed)
     if not changed and not deleted and meta and not meta.get("graph_dirty"):
-        report.symbols = meta.get("symbols", 0)
-        report.references = meta.get("references", 0)
-        report.references_by_confidence = meta.get("references_by_confidence", {})
-        report.files_by_language = dict(Counter(e.language or "text" for e in manifest.values()))
-        report.chunks = store.count_chunks()
-        report.partial = sorted((p, e.reason or e.status) for p, e in manifest.items() if e.status == "partial")
-        report.chunks_deferred = sum(e.chunks for e in pending_files(manifest))
-        report.nothing_to_do = not (embed and report.chunks_deferred)
-        if not report.nothing_to_do:  # only phase 2 is left: an earlier run deferred it or was stopped in it
-            with closing(EmbeddingCache(index_dir / "embeddings.sqlite")) as cache:
-                _fill_dense(store, embedder, cache, settings, progress, report, stop)
+        _report_unchanged(run, store, manifest, meta, report)
         return
-    store.write_meta({**meta, **wanted_meta, "graph_dirty": True, "repo": str(repo)}, publish=False)
-    # write-ahead: every file this run touches is pending before any of its points changes
-    touched = deleted + [f.path for f in changed]
-    stale_paths = [p for p in touched if p in manifest]
-    progress("delete", 0, len(stale_paths))
-    store.mark_pending(touched)
-    store.delete_files(stale_paths)
-    store.delete_manifest(deleted)
-    progress("delete", len(stale_paths), len(stale_paths))
-
+    _write_ahead(run, store, meta, wanted_meta, manifest, changed, deleted)
     fingerprint = parse_fingerprint(wanted_meta)
-    parse_cache = ParseCache(index_dir / "parsed.sqlite")
+    parse_cache = ParseCache(run.index_dir / "parsed.sqlite")
     # what each file's resolution read last time, so that only what a change can move is resolved
     # again (embedded mode: a server's references may be written by other machines too)
     previous = None
-    if not settings.qdrant_url and meta and not meta.get("graph_dirty"):
-        with closing(GraphState(index_dir / GRAPH_STATE_FILE)) as state:
+    if not run.settings.qdrant_url and meta and not meta.get("graph_dirty"):
+        with closing(GraphState(run.index_dir / GRAPH_STATE_FILE)) as state:
             previous = state.load(fingerprint)
-    # phase 1: chunks with their BM25 vectors (and dense ones where the embedding cache has them) are
-    # stored batch by batch as files are parsed; a file's manifest entry gets its hash last
-    cache = EmbeddingCache(index_dir / "embeddings.sqlite")
+    cache = EmbeddingCache(run.index_dir / "embeddings.sqlite")
     try:
-        stored = [0]  # files stored (by this process; a writer counts its own)
-        sealer = Sealer(store, SEAL_CHUNKS)
-        if writer is not None:  # it writes the chunks from here on: what this process wrote is on disk, let go
-            store.flush()
-            store.release()
-            writer.start()
-
-        def store_batch(batch: list) -> None:
-            if writer is not None:
-                writer.add([packed for _, packed in batch])
-                progress("store", writer.stored, len(changed))
-                return
-            report.chunks_embedded += store_chunks(store, embedder, cache, batch)
-            stored[0] += len(batch)
-            sealer.stored(sum(len(chunks) for _, chunks in batch))  # a big phase 1 seals its segment as it grows
-            progress("store", stored[0], len(changed))
-
-        def parse_done() -> None:
-            if writer is not None:
-                writer.end_input()  # it ends once it has stored the rest, and its memory goes with it
-            else:
-                sealer.done()  # a big run lets the shard go: it is not in memory while references are resolved
-
-        def step(stage: str, done: int, total: int) -> None:
-            progress(stage, done, total)
-            if writer is not None and stage == "resolve":  # the writer stores meanwhile
-                progress("store", writer.stored, len(changed))
-
-        staged: list[Reference] = []
-
-        def stage(references: list[Reference]) -> None:  # into the store as they are resolved, not all at the end
-            staged.extend(references)
-            if len(staged) >= STAGE_REFERENCES:
-                store.stage_references(staged)
-                staged.clear()
-
-        try:
-            graph_started = time.perf_counter()
-            _, parsed, update = graph_stage(changed, files, settings, parse_cache, fingerprint, pool, step, previous,
-                                            on_parsed=store_batch, on_resolved=stage, on_parse_done=parse_done,
-                                            pack=writer is not None)
-            store.stage_references(staged)
-            written = None
-            if writer is not None:
-                written = writer.finish(lambda n: progress("store", n, len(changed)))
-                report.chunks_embedded += written.chunks_embedded
-                progress("store", len(changed), len(changed))
-            report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve + chunk writes
-            parse_cache.prune({parse_cache.key(f, fingerprint) for f in files})
-        finally:
-            parse_cache.close()
-        report.partial = sorted((pf.file.path, pf.error) for pf in parsed if pf.error)
-        report.files_by_language = dict(Counter(pf.file.language or "text" for pf in parsed))
+        phase1 = _phase1(run, files, changed, store, cache, parse_cache, fingerprint, previous, report, pool, writer)
+        report.partial = sorted((pf.file.path, pf.error) for pf in phase1.parsed if pf.error)
+        report.files_by_language = dict(Counter(pf.file.language or "text" for pf in phase1.parsed))
         # final: only the references are written after this (a writer counted them: loading the chunks here
         # would add them to the resolution's memory, not yet handed back)
-        report.chunks = written.total_chunks if written is not None else store.count_chunks()
+        report.chunks = phase1.written.total_chunks if phase1.written is not None else store.count_chunks()
         pending = pending_files(store.manifest())
         report.chunks_deferred = sum(e.chunks for e in pending)
-        _commit_graph(repo, index_dir, settings, files, store, wanted_meta, report, parsed, update, len(changed),
-                      fingerprint, written is None and not (embed and pending), progress)  # a writer optimized
-        del parsed, update  # phase 2 needs none of it
+        _commit_graph(run, files, store, wanted_meta, report, phase1, len(changed), fingerprint,
+                      phase1.written is None and not (run.embed and pending))  # a writer optimized
+        del phase1  # phase 2 needs none of it
         report.searchable_seconds = time.perf_counter() - run_started
-        if embed and pending:
-            progress("searchable", report.chunks, report.chunks_deferred)
-            _fill_dense(store, embedder, cache, settings, progress, report, stop)
+        if run.embed and pending:
+            run.progress("searchable", report.chunks, report.chunks_deferred)
+            _fill_dense(run, store, cache, report)
         if report.chunks_embedded:
             cache.prune(keep=max(EMBED_CACHE_MIN, EMBED_CACHE_FACTOR * report.chunks))
     finally:
         cache.close()
 
 
-def _commit_graph(repo: Path, index_dir: Path, settings: Settings, files: list[SourceFile], store: Store,
-                  wanted_meta: dict, report: IndexReport, parsed: list, update, changed: int, fingerprint: str,
-                  optimize: bool, progress: ProgressCallback) -> None:
+def _check_fingerprint(run: RunOptions, store: Store, report: IndexReport) -> tuple[dict, dict]:
+    """The stored meta and the one this run writes. An index built by another model or with another
+    fingerprint (or any, with `full`) is dropped first, and the report says why: (`{}`, wanted) then."""
+    embedder = run.embedder
+    meta = store.read_meta()
+    if embedder.dimension == 0:  # an endpoint whose size we learn from one call
+        embedder.encode(["dimension probe"])
+    wanted_meta = index_meta(embedder, run.settings)
+    stale_model = bool(meta) and any(meta.get(k) != wanted_meta[k] for k in VECTOR_META_KEYS if wanted_meta[k])
+    stale = stale_fingerprint(meta, wanted_meta) if meta else []
+    if run.full or stale_model or stale:
+        if stale_model:
+            report.notes.append(f"The index was embedded with {meta.get('model_id')}; rebuilt with {embedder.model_id}.")
+        elif stale and not run.full:
+            report.notes.append(f"The index was built with {', '.join(FINGERPRINT_WORDS[k] for k in stale)}; "
+                                "re-derived every file (vectors from the embedding cache).")
+        store.drop_all()  # vectors from two models, or graphs from two query sets, must never mix
+        meta = {}
+    store.ensure_schema(embedder.dimension)
+    return meta, wanted_meta
+
+
+def _report_unchanged(run: RunOptions, store: Store, manifest: dict, meta: dict, report: IndexReport) -> None:
+    """No file changed since the last complete phase 1: the report from the meta, and phase 2 if any is left."""
+    report.symbols = meta.get("symbols", 0)
+    report.references = meta.get("references", 0)
+    report.references_by_confidence = meta.get("references_by_confidence", {})
+    report.files_by_language = dict(Counter(e.language or "text" for e in manifest.values()))
+    report.chunks = store.count_chunks()
+    report.partial = sorted((p, e.reason or e.status) for p, e in manifest.items() if e.status == "partial")
+    report.chunks_deferred = sum(e.chunks for e in pending_files(manifest))
+    report.nothing_to_do = not (run.embed and report.chunks_deferred)
+    if not report.nothing_to_do:  # only phase 2 is left: an earlier run deferred it or was stopped in it
+        with closing(EmbeddingCache(run.index_dir / "embeddings.sqlite")) as cache:
+            _fill_dense(run, store, cache, report)
+
+
+def _write_ahead(run: RunOptions, store: Store, meta: dict, wanted_meta: dict, manifest: dict,
+                 changed: list[SourceFile], deleted: list[str]) -> None:
+    """Every file this run touches is pending before any of its points changes (a killed run's next redoes it)."""
+    store.write_meta({**meta, **wanted_meta, "graph_dirty": True, "repo": str(run.repo)}, publish=False)
+    touched = deleted + [f.path for f in changed]
+    stale_paths = [p for p in touched if p in manifest]
+    run.progress("delete", 0, len(stale_paths))
+    store.mark_pending(touched)
+    store.delete_files(stale_paths)
+    store.delete_manifest(deleted)
+    run.progress("delete", len(stale_paths), len(stale_paths))
+
+
+def _phase1(run: RunOptions, files: list[SourceFile], changed: list[SourceFile], store: Store,
+            cache: EmbeddingCache, parse_cache: ParseCache, fingerprint: str, previous, report: IndexReport,
+            pool: ProcessPoolExecutor | None, writer: StoreWriter | None) -> Phase1:
+    """Phase 1: chunks with their BM25 vectors (and dense ones where the embedding cache has them) are
+    stored batch by batch as files are parsed, a file's manifest entry getting its hash last; references
+    are resolved and staged in the store as they come. Closes `parse_cache`."""
+    progress = run.progress
+    stored = [0]  # files stored (by this process; a writer counts its own)
+    sealer = Sealer(store, SEAL_CHUNKS)
+    if writer is not None:  # it writes the chunks from here on: what this process wrote is on disk, let go
+        store.flush()
+        store.release()
+        writer.start()
+
+    def store_batch(batch: list) -> None:
+        if writer is not None:
+            writer.add([packed for _, packed in batch])
+            progress("store", writer.stored, len(changed))
+            return
+        report.chunks_embedded += store_chunks(store, run.embedder, cache, batch)
+        stored[0] += len(batch)
+        sealer.stored(sum(len(chunks) for _, chunks in batch))  # a big phase 1 seals its segment as it grows
+        progress("store", stored[0], len(changed))
+
+    def parse_done() -> None:
+        if writer is not None:
+            writer.end_input()  # it ends once it has stored the rest, and its memory goes with it
+        else:
+            sealer.done()  # a big run lets the shard go: it is not in memory while references are resolved
+
+    def step(stage: str, done: int, total: int) -> None:
+        progress(stage, done, total)
+        if writer is not None and stage == "resolve":  # the writer stores meanwhile
+            progress("store", writer.stored, len(changed))
+
+    staged: list[Reference] = []
+
+    def stage(references: list[Reference]) -> None:  # into the store as they are resolved, not all at the end
+        staged.extend(references)
+        if len(staged) >= STAGE_REFERENCES:
+            store.stage_references(staged)
+            staged.clear()
+
+    try:
+        graph_started = time.perf_counter()
+        _, parsed, update = graph_stage(changed, files, run.settings, parse_cache, fingerprint, pool, step, previous,
+                                        on_parsed=store_batch, on_resolved=stage, on_parse_done=parse_done,
+                                        pack=writer is not None)
+        store.stage_references(staged)
+        written = None
+        if writer is not None:
+            written = writer.finish(lambda n: progress("store", n, len(changed)))
+            report.chunks_embedded += written.chunks_embedded
+            progress("store", len(changed), len(changed))
+        report.graph_seconds = time.perf_counter() - graph_started  # parse + chunk + resolve + chunk writes
+        parse_cache.prune({parse_cache.key(f, fingerprint) for f in files})
+    finally:
+        parse_cache.close()
+    return Phase1(parsed, update, written)
+
+
+def _commit_graph(run: RunOptions, files: list[SourceFile], store: Store, wanted_meta: dict, report: IndexReport,
+                  phase1: Phase1, changed: int, fingerprint: str, optimize: bool) -> None:
     """The references, then the meta that makes the run's phase 1 the index readers see."""
+    progress, parsed, update = run.progress, phase1.parsed, phase1.update
     progress("references", 0, 1)
-    graph_state = None if settings.qdrant_url else GraphState(index_dir / GRAPH_STATE_FILE)
+    graph_state = None if run.settings.qdrant_url else GraphState(run.index_dir / GRAPH_STATE_FILE)
     try:
         if graph_state is not None:
             graph_state.begin()  # until finish(), the stored references are no run's: the next resolves all
@@ -416,7 +405,7 @@ def _commit_graph(repo: Path, index_dir: Path, settings: Settings, files: list[S
             by_confidence.update(dict(g.by_confidence))
             used.update(dict(g.used))
         report.references_by_confidence = dict(by_confidence)
-        store.write_meta({**store.read_meta(), **wanted_meta, "graph_dirty": False, "repo": str(repo),
+        store.write_meta({**store.read_meta(), **wanted_meta, "graph_dirty": False, "repo": str(run.repo),
                           "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                           "files": len(files), "symbols": report.symbols, "references": report.references,
                           "references_by_confidence": report.references_by_confidence, "chunks": report.chunks,
@@ -431,9 +420,9 @@ def _commit_graph(repo: Path, index_dir: Path, settings: Settings, files: list[S
             graph_state.close()
 
 
-def _fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, settings: Settings,
-                progress: ProgressCallback, report: IndexReport, stop: threading.Event | None = None) -> None:
-    """Phase 2 (dense_stage.py), then the meta that says how far semantic search has come."""
+def _fill_dense(run: RunOptions, store: Store, cache: EmbeddingCache, report: IndexReport) -> None:
+    """Phase 2 (dense.py), then the meta that says how far semantic search has come."""
+    embedder, progress = run.embedder, run.progress
 
     def load_model() -> float:  # before the first text the cache lacks: with every vector cached, never
         if not hasattr(embedder, "load") or getattr(embedder, "loaded", False):
@@ -448,8 +437,8 @@ def _fill_dense(store: Store, embedder: Embedder, cache: EmbeddingCache, setting
         meta = store.read_meta()
         store.write_meta({**meta, "chunks_embedded": int(meta.get("chunks") or report.chunks) - pending})
 
-    dense = fill_dense(store, embedder, cache, settings.embedding_batch_size, progress, publish, load_model, stop,
-                       DENSE_SEAL_CHUNKS)
+    dense = fill_dense(store, embedder, cache, run.settings.embedding_batch_size, progress, publish, load_model,
+                       run.stop, DENSE_SEAL_CHUNKS)
     report.chunks_embedded += dense.chunks_embedded
     report.chunks_embedded_phase2 += dense.chunks_embedded
     report.chunks_encoded += dense.chunks_encoded

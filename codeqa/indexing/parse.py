@@ -2,11 +2,11 @@
 
 One generic function serves every language; what differs lives in the .scm files, compiled into
 one query so a tree is walked once. Output: `Symbol`s with stable ids and qualified names, and
-unresolved `Reference`s (codeqa/graph/ resolves them). The captures this module understands:
+unresolved `Reference`s (codeqa/indexing/graph/ resolves them). The captures this module understands:
 
   definitions  @definition.<kind> (whole node), @name, @doc, @receiver (Go/C++ method owner)
   references   @name.reference.<kind>; @receiver (`obj` of obj.name), @module and @alias (imports);
-               @ignore (a name that is no reference); type evidence for codeqa/graph/: @assigned (the
+               @ignore (a name that is no reference); type evidence for indexing/graph/: @assigned (the
                variable a value goes to), @assigned + @assigned.type and @returns.type (annotation
                regions), @declares (the annotation a name is what it declares of), @returns
   locals       @local.scope, @local.definition (tree-sitter locals convention)
@@ -29,19 +29,21 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from operator import attrgetter
+from pathlib import Path
 
 from .embedded import script_regions
-from .languages import get_parser, get_query_set, language_by_name
+from ..languages import get_parser, get_query_set, language_by_name
 from .parse_defs import _build_symbols, _collect_definitions, _Def, _text
-from .types import CLASS_LIKE, RETURNS, ParsedFile, Reference, SourceFile
+from ..types import CLASS_LIKE, RETURNS, ParsedFile, Reference, SourceFile
 
 # When two patterns capture the same name node, the first kind in this order wins; "ignore" is no
 # kind: it drops the name (keyword names, module paths), unless an import capture is at the same place.
 KIND_PRIORITY = ("import", "ignore", "inheritance", "instantiation", "call", "type", "attribute")
 PARSE_TIMEOUT_SECONDS = 30.0
 LINE_TEXT_MAX_CHARS = 240
-def parse_source(file: SourceFile, text: str):
-    """(ParsedFile, tree) for a file whose language has a grammar; tree is None without one."""
+def parse_source(file: SourceFile, text: str, query_dir: Path | None = None):
+    """(ParsedFile, tree) for a file whose language has a grammar; tree is None without one. The
+    queries come from `query_dir` (Settings.queries_dir), else the installed queries/."""
     if file.language is None:
         return ParsedFile(file, (), ()), None
     language = file.language
@@ -76,7 +78,7 @@ def parse_source(file: SourceFile, text: str):
         return ParsedFile(file, (), (), error=f"parse failed: {exc}"), None
     lines = text.splitlines()
     try:
-        queries = get_query_set(language)
+        queries = get_query_set(language, query_dir)
         matches = queries.run(tree.root_node) if queries is not None else []
         defs = _collect_definitions(queries.select(matches, "definitions") if matches else [], source,
                                     language_by_name(language).equations)
@@ -85,7 +87,8 @@ def parse_source(file: SourceFile, text: str):
         names = queries.run_names(tree.root_node) if queries is not None else {}
         scopes = _LocalScopes.collect(queries.select(matches, "locals") if matches else [], names, source,
                                       def_name_starts)
-        references = _collect_references(file, language, matches, names, scopes, source, lines, defs, def_name_starts)
+        references = _collect_references(file, language, matches, names, scopes, source, lines, defs, def_name_starts,
+                                         query_dir)
     except Exception as exc:  # a pathological tree (or a bug) in one file must not end the run
         return ParsedFile(file, (), (), error=f"symbol extraction failed ({type(exc).__name__}: {exc})"), None
     error = None
@@ -94,15 +97,15 @@ def parse_source(file: SourceFile, text: str):
     return ParsedFile(file, tuple(symbols), tuple(references), error=error), tree
 
 
-def prepare_language(language: str) -> None:
+def prepare_language(language: str, query_dir: Path | None = None) -> None:
     """Build what parsing `language` needs (its parser, the compiled queries: ~0.1 s for a big query
     set) once, here: forked parse workers then inherit it instead of each compiling its own copy."""
     row = language_by_name(language)
     scripts = ("javascript", "typescript", "tsx") if row.script_regions else ()
     for name in filter(None, (language, row.retry_as, *(other for other, _ in row.written_as), *scripts)):
         get_parser(name)
-        if get_query_set(name) is not None:
-            _reference_patterns(name)
+        if get_query_set(name, query_dir) is not None:
+            _reference_patterns(name, query_dir)
 
 
 class ParseTimeout(Exception):
@@ -165,13 +168,14 @@ def _first_error_line(node) -> int:
 
 
 def _collect_references(file: SourceFile, language: str, matches: list, names: dict[str, list], scopes: "_LocalScopes",
-                        source: bytes, lines: list[str], defs: list[_Def], def_name_starts: set[int]) -> list[Reference]:
+                        source: bytes, lines: list[str], defs: list[_Def], def_name_starts: set[int],
+                        query_dir: Path | None = None) -> list[Reference]:
     if not matches and not names:
         return []
     best: dict[int, tuple[int, str, dict]] = {}  # name start byte -> (rank, capture key, captures) that wins
     regions: list[tuple[int, int, str]] = []  # annotations: (start byte, end byte, what they type)
     declared: set[tuple[int, int]] = set()  # (name start byte, start byte of the annotation it declares)
-    patterns = _reference_patterns(language)
+    patterns = _reference_patterns(language, query_dir)
     nameable = _nameable(language, defs, [c for i, c in matches if patterns[i][0] == _IMPORT_KEY], source)
     nameable_bytes = {n.encode("utf-8") for n in nameable} if nameable is not None else None
     skip = scopes.binding_starts | def_name_starts  # where a name is bound or defined: no reference
@@ -314,13 +318,13 @@ def _rank(key: str, captures) -> int:
 
 
 @lru_cache(maxsize=None)
-def _reference_patterns(language: str) -> tuple[tuple[str | bool | None, int, bool], ...]:
+def _reference_patterns(language: str, query_dir: Path | None = None) -> tuple[tuple[str | bool | None, int, bool], ...]:
     """Per pattern of the language's combined query: (its reference capture, its rank, whether the rank
     is worked out per match). The capture is "" for a references.scm pattern without one (an annotation
     region), None for an alternation of kinds (ranked per match, as its receiver may be missing too),
     and False for the patterns of the other query files."""
     table = []
-    for names in get_query_set(language).pattern_captures("references"):
+    for names in get_query_set(language, query_dir).pattern_captures("references"):
         if not names:  # a pattern of another query file
             table.append((False, 0, False))
             continue
@@ -364,7 +368,7 @@ class _LocalScopes:
                 definitions: Collection[int] = ()) -> "_LocalScopes":
         """From locals.scm's matches, and the captures of its patterns that run apart (QuerySet.names).
         A binding that names a definition (`const f = () => {}` inside a function: a nested symbol,
-        found through the scopes of codeqa/graph/) is that definition, not a local variable."""
+        found through the scopes of codeqa/indexing/graph/) is that definition, not a local variable."""
         scopes = cls()
         scope_nodes = list(captured.get("local.scope", ()))
         binding_nodes = list(captured.get("local.definition", ()))

@@ -33,9 +33,9 @@ from itertools import chain, repeat
 from operator import attrgetter
 from pathlib import Path
 
-from .languages import language_by_name
-from .plain_sqlite import open_plain_sqlite
-from .types import ParsedFile, Reference, SourceFile, Symbol
+from ..languages import language_by_name
+from ..plain_sqlite import open_plain_sqlite
+from ..types import ParsedFile, Reference, SourceFile, Symbol
 
 # 2: no "partial" flag (a ParsedFile with an error is partial); 3: two parts (data, rest); 4: no path
 # column, the positions of the first part's references in the `rest` part, which has a header of its own;

@@ -16,16 +16,17 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator, Sequence
 
 from .chunk import NestingTooDeep, chunk_file
-from .config import Settings
-from .files import read_source_text
-from .redact import redact_source
+from ..config import Settings
+from ..source_text import read_source_text
+from ..redact import redact_source
 from .parse import parse_source, prepare_language
 from .parse_cache import decode_parsed, encode_parsed
-from .store_writer import pack
-from .types import Chunk, ParsedFile, SourceFile
+from .writer import pack
+from ..types import Chunk, ParsedFile, SourceFile
 
 # Below these many changed files, starting worker processes costs more than it saves: a forked
 # worker starts in milliseconds (it inherits the imported modules); a spawned one imports everything
@@ -33,13 +34,14 @@ from .types import Chunk, ParsedFile, SourceFile
 PARALLEL_PARSE_MIN_FILES = {"fork": 48, "spawn": 400}
 PARSE_JOBS_PER_TASK = 2
 
-def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list[Chunk]]:
+def _parse_and_chunk(job: tuple[SourceFile, int, int], query_dir: Path | None = None) -> tuple[ParsedFile, list[Chunk]]:
+    """One file read, parsed (with the queries of `query_dir`, Settings.queries_dir) and chunked."""
     file, max_chars, min_chars = job
     try:
         text = redact_source(read_source_text(file.abs_path))  # credentials never reach symbols, chunks or vectors
     except (OSError, UnicodeDecodeError) as exc:
         return ParsedFile(file, (), (), error=f"unreadable: {exc}"), []
-    parsed, tree = parse_source(file, text)
+    parsed, tree = parse_source(file, text, query_dir)
     try:
         chunks = chunk_file(file, text, tree, parsed.symbols, max_chars, min_chars)
     except Exception as exc:  # too deep, or a chunker bug on one file: it must not end the run
@@ -49,16 +51,17 @@ def _parse_and_chunk(job: tuple[SourceFile, int, int]) -> tuple[ParsedFile, list
     return parsed, chunks
 
 
-def _parse_chunk_encode(job: tuple[SourceFile, int, int, bool, bool]) -> tuple[ParsedFile | None, list[Chunk] | bytes, bytes]:
+def _parse_chunk_encode(job: tuple[SourceFile, int, int, bool, bool, Path | None],
+                        ) -> tuple[ParsedFile | None, list[Chunk] | bytes, bytes]:
     """One changed file: its parse, chunks, and the parse as the cache stores it (plain JSON).
     A worker encodes, so the parent only writes the bytes. With the job's `cut`, no parse comes
     back (None): the parent reads the cut it keeps (parse_cache.table_only: what resolving other
     files reads) from the blob's first part, where the encoding put it as columns. Pickling the cut
     parse instead cost the worker a Python call per symbol and reference, and the parent as many
     to unpickle them and again to share their strings (site-packages: ~55 s of CPU in the parse).
-    With its `pack`, the chunks come back packed for a store writer (store_writer.pack), which the
+    With its `pack`, the chunks come back packed for a store writer (writer.pack), which the
     parent only passes on."""
-    parsed, chunks = _parse_and_chunk(job[:3])
+    parsed, chunks = _parse_and_chunk(job[:3], job[5])
     blob = encode_parsed(parsed)
     return (None if job[3] else parsed), (pack(parsed, chunks) if job[4] else chunks), blob
 
@@ -71,7 +74,7 @@ def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, pool: Proc
     come back in that order. With `cut`, each parse holds only what resolving other files reads
     (parse_cache.table_only; the blob has it all), decoded here from the blob with `strings`
     (parse_cache.decode_parsed: equal strings one object across the parses given one dict). With
-    `packed`, each file's chunks come as store_writer.pack's bytes.
+    `packed`, each file's chunks come as writer.pack's bytes.
 
     A worker pool that breaks (a worker killed, out of memory) costs nothing but time: the files it
     had not returned are parsed here.
@@ -80,7 +83,7 @@ def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, pool: Proc
         with parse_workers(files, settings) as own:
             yield from _parse_and_chunk_all(files, settings, own, cut, packed, strings)
         return
-    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars, cut, packed) for f in files]
+    jobs = [(f, settings.chunk_max_chars, settings.chunk_min_chars, cut, packed, settings.queries_dir) for f in files]
     if pool is None:
         results = map(_parse_chunk_encode, jobs)
     else:
@@ -143,7 +146,8 @@ def parse_workers(files: Sequence[SourceFile], settings: Settings) -> Iterator[P
     # languages most files share are prepared in every worker; one a single file has is left to
     # the worker that meets it
     languages = tuple(sorted(lang for lang, count in counts.items() if count > 1))
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(), languages),
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker,
+                               initargs=(os.getpid(), languages, settings.queries_dir),
                                mp_context=multiprocessing.get_context(_start_method()))
     try:
         # frozen, the parent's objects are left alone by the workers' garbage collections (and their
@@ -164,13 +168,13 @@ def parse_workers(files: Sequence[SourceFile], settings: Settings) -> Iterator[P
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _start_worker(parent: int, languages: Sequence[str] = ()) -> None:
+def _start_worker(parent: int, languages: Sequence[str] = (), query_dir: Path | None = None) -> None:
     """A parse worker dies with the index run that started it: killed mid-run (Ctrl-C, SIGKILL), the
     run must not leave workers behind holding its lock and output pipes. A forked worker has a copy of
     the parent's stdout/stderr objects whose locks another thread (the progress display's) may have held
     at the fork: it never writes to them, not even the flush at exit. Then it prepares `languages`."""
     sys.stdout = sys.stderr = open(os.devnull, "w")
-    # forked from a graph stage that paused the collector (graph_stage._gc_paused), a worker would keep
+    # forked from a graph stage that paused the collector (graph/stage.py, _gc_paused), a worker would keep
     # every cycle its parses leave: on site-packages each worker grew past 4 GB
     gc.enable()
     if sys.platform.startswith("linux"):
@@ -184,6 +188,6 @@ def _start_worker(parent: int, languages: Sequence[str] = ()) -> None:
         os._exit(1)
     for language in languages:
         try:
-            prepare_language(language)
+            prepare_language(language, query_dir)
         except Exception:  # a grammar that fails to load: each of its files reports that when parsed
             pass

@@ -46,8 +46,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Collection, Mapping, Sequence
 
-from ..languages import Language
-from ..types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, ParsedFile, Reference, Symbol
+from ...languages import Language
+from ...types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, ParsedFile, Reference, Symbol
 from .dotted import imported_module, module_value, star_member
 from .imports import binds_no_name, import_local, outside_if_explicit, skip_inline_modules, static_import_members
 from .incremental import WEB_FILES_KEPT

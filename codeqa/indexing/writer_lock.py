@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 
 from filelock import FileLock, Timeout
 
-from .errors import IndexLockedError
+from ..errors import IndexLockedError
 
 LOCK_FILE = "index.lock"
 _POLL_SECONDS = 0.1  # how often a wait tries the lock: one system call, no walk

@@ -19,8 +19,8 @@ import re
 from dataclasses import replace
 from typing import Iterable, Protocol, Sequence
 
-from ..languages import Language
-from ..types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, Reference, Symbol
+from ...languages import Language
+from ...types import CLASS_LIKE, FUNCTION_KINDS, RETURNS, Reference, Symbol
 from .dotted import MODULE_NAME
 from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex, file_shape, last_component, name_in_file
 from .values import OUTSIDE, UNKNOWN, Memo, Value, likely, receiver_chain, union

@@ -14,10 +14,10 @@ import shutil
 from pathlib import Path
 from typing import Sequence
 
-from .config import Settings
-from .fingerprint import FINGERPRINT_KEYS, VECTOR_META_KEYS
-from .store import INDEX_FORMAT
-from .types import SourceFile
+from ..config import Settings
+from ..fingerprint import FINGERPRINT_KEYS, VECTOR_META_KEYS
+from ..store import INDEX_FORMAT
+from ..types import SourceFile
 
 
 # ---- the previous engine's index ----------------------------------------------------------------

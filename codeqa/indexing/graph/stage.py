@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Collection, Iterator, Sequence
 
-from .config import Settings
-from .graph import GraphIndex
-from .graph.incremental import FileGraph, file_graph, files_to_resolve, summarize
-from .graph.resolve import resolve_by_file
-from .parse_cache import ParseCache
-from .parse_pool import _parse_and_chunk, _parse_and_chunk_all
-from .types import Chunk, ParsedFile, Reference, SourceFile
+from ...config import Settings
+from . import GraphIndex
+from .incremental import FileGraph, file_graph, files_to_resolve, summarize
+from .resolve import resolve_by_file
+from ..parse_cache import ParseCache
+from ..parse_pool import _parse_and_chunk, _parse_and_chunk_all
+from ...types import Chunk, ParsedFile, Reference, SourceFile
 
 FILE_BATCH = 64  # parsed files written to the parse cache at a time
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
@@ -64,7 +64,7 @@ def graph_stage(changed: list[SourceFile], files: Sequence[SourceFile], settings
     resolved file's references go to it (index.py stages them in the store) and the GraphUpdate holds
     none. `on_parse_done()` is called once every changed file went to `on_parsed`, before resolution
     begins. With `pack` (and `on_parsed`), each file's chunks go to `on_parsed` as the bytes of
-    store_writer.pack, for a writer process to store."""
+    writer.pack, for a writer process to store."""
     progress = progress or (lambda stage, done, total: None)
     fresh: dict[str, tuple[ParsedFile, list[Chunk]]] = {}
     kept: dict[str, ParsedFile] = {}  # with on_parsed: the changed files' parses, cut to what others read
@@ -161,7 +161,8 @@ def _complete_parses(paths: Collection[str], parsed: Sequence[ParsedFile], compl
     need = [by_path[p].file for p in paths if p not in complete]
     found = cache.get_many(need, fingerprint, known=by_path)  # only the references `parsed` lacks are built
     for f in need:  # gone from the cache meanwhile: parsed again
-        out[f.path] = found.get(f.path) or _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars))[0]
+        out[f.path] = found.get(f.path) or _parse_and_chunk((f, settings.chunk_max_chars, settings.chunk_min_chars),
+                                                            settings.queries_dir)[0]
     return out
 
 

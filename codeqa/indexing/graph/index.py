@@ -19,8 +19,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from ..languages import Language, language_by_name
-from ..types import CLASS_LIKE, ParsedFile, Reference, Symbol, split_symbol_id
+from ...languages import Language, language_by_name
+from ...types import CLASS_LIKE, ParsedFile, Reference, Symbol, split_symbol_id
 
 _MODULE_SEPARATORS = re.compile(r"::|/|\\|\.")  # PHP namespaces use one backslash
 _STRIP_MODULE_PREFIXES = ("crate.", "self.", "super.", "@.", "~.")

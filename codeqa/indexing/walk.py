@@ -23,10 +23,11 @@ from pathlib import Path
 
 import pathspec
 
-from .errors import RepoNotFoundError
-from .languages import detect_language
+from ..errors import RepoNotFoundError
+from ..languages import detect_language
 from .prune import OUTPUT_NAMES, GitListing, git_listing, is_junk, output_evidence
-from .types import SkippedFile, SourceFile
+from ..source_text import NotRegularFile, read_regular
+from ..types import SkippedFile, SourceFile
 
 LOCK_FILES = frozenset({
     "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Pipfile.lock", "Cargo.lock",
@@ -161,8 +162,8 @@ def _ignore_spec(directory: str, rel_dir: str, name: str) -> _Specs:
     if not os.path.isfile(path):
         return ()
     try:
-        data = _read_regular(path, 1_000_000)
-    except (OSError, _NotRegular):
+        data = read_regular(path, 1_000_000)
+    except (OSError, NotRegularFile):
         return ()
     lines = data.decode("utf-8", errors="replace").splitlines()
     return ((rel_dir + "/" if rel_dir else "", _parse_gitignore(lines)),)
@@ -219,8 +220,8 @@ def _consider_file(root: Path, rel: str, entry: os.DirEntry, max_bytes: int, res
         result.skipped.append(SkippedFile(rel, "too-large", f"{st.st_size} bytes"))
         return
     try:
-        data = _read_regular(entry.path, max_bytes)
-    except _NotRegular:
+        data = read_regular(entry.path, max_bytes)
+    except NotRegularFile:
         result.skipped.append(SkippedFile(rel, "special-file"))
         return
     except OSError as exc:
@@ -246,38 +247,6 @@ def _consider_file(root: Path, rel: str, entry: os.DirEntry, max_bytes: int, res
         result.skipped.append(SkippedFile(rel, "not-source"))
         return
     result.files.append(SourceFile(rel, Path(entry.path), language, len(data), hashlib.sha256(data).hexdigest()))
-
-
-class _NotRegular(Exception):
-    pass
-
-
-def _read_regular(path: str, max_bytes: int) -> bytes:
-    """The bytes of a regular file, at most max_bytes + 1. Opened non-blocking and checked with fstat
-    on the open descriptor, so a file swapped for a FIFO after the walk looked at it cannot hang us."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _NotRegular(path)
-        parts, left = [], max_bytes + 1
-        while left > 0:
-            part = os.read(fd, min(left, 1 << 20))
-            if not part:
-                break
-            parts.append(part)
-            left -= len(part)
-        return b"".join(parts)
-    finally:
-        os.close(fd)
-
-
-def read_source_text(path: Path) -> str:
-    """A walked file's text for the later stages (same checks as the walk: regular file, UTF-8)."""
-    try:
-        data = _read_regular(str(path), 1 << 40)
-    except _NotRegular:
-        raise OSError(f"{path} is no longer a regular file")
-    return data.decode("utf-8")
 
 
 def _inside(root: Path, path: str) -> bool:

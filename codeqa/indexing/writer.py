@@ -43,15 +43,15 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .chunk import chunk_embedding_text
-from .dense_stage import cached_vectors
-from .embed import Embedder, EmbeddingCache
-from .config import Settings
-from .errors import StoreError
-from .store import ManifestEntry, Store, open_store
-from .types import Chunk, ParsedFile, SourceFile, Symbol
+from .dense import cached_vectors
+from ..embed import Embedder, EmbeddingCache
+from ..config import Settings
+from ..errors import StoreError
+from ..store import ManifestEntry, Store, open_store
+from ..types import Chunk, ParsedFile, SourceFile, Symbol
 
 FILE_BATCH = 256  # files per store_chunks call: each ends with a flush of the shard (~40-70 ms measured), and 64
-# made 570 of them on site-packages; a run without a writer stores graph_stage.FILE_BATCH at a time
+# made 570 of them on site-packages; a run without a writer stores graph/stage.py's FILE_BATCH at a time
 WRITER_MIN_FILES = 2000  # changed files below which the writes stay in the run's process
 WRITER_NICE = 10  # the writer's priority below the run's and the parse workers'
 _IDLE_WAIT = 0.05  # seconds the writer sleeps when the spool has nothing new

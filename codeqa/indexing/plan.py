@@ -30,16 +30,17 @@ from typing import Sequence
 import numpy as np
 
 from .chunk import chunk_embedding_text, chunk_file
-from .config import Settings
-from .embed import Embedder, embedder_from_settings
-from .files import read_source_text, walk_repository
-from .redact import redact_source
+from ..config import Settings
+from ..embed import Embedder, embedder_from_settings
+from .walk import walk_repository
+from ..source_text import read_source_text
+from ..redact import redact_source
 from .graph import resolve_references
-from .store_writer import writes_beside
+from .writer import writes_beside
 from .parse_pool import PARALLEL_PARSE_MIN_FILES
 from .parse import parse_source
 from .parse_cache import encode_parsed
-from .types import Chunk, ParsedFile, SkippedFile, SourceFile
+from ..types import Chunk, ParsedFile, SkippedFile, SourceFile
 
 SAMPLE_SECONDS = 3.0  # parse + chunk random files until this much time is spent...
 SAMPLE_MAX_FILES = 400  # ...or this many files are done
@@ -107,7 +108,7 @@ class IndexPlan:
     bytes: int
     by_language: tuple[LanguageShare, ...]
     skipped: tuple[SkippedFile, ...]
-    pruned: tuple[SkippedFile, ...]  # folders left out unread, once each (files.WalkResult)
+    pruned: tuple[SkippedFile, ...]  # folders left out unread, once each (walk.WalkResult)
     gitignored_files: int  # files a .gitignore matches
     folders: tuple[FolderShare, ...]  # the biggest, indexed or not, and every one with a suggestion
     walk_seconds: float
@@ -125,7 +126,7 @@ class IndexPlan:
     embed_sample_seconds: float
     embed_seconds: float  # estimated, model load excluded
     notes: tuple[str, ...] = ()
-    store_beside: bool = False  # a writer process stores the chunks while references are resolved (store_writer.py)
+    store_beside: bool = False  # a writer process stores the chunks while references are resolved (writer.py)
 
     @property
     def skipped_by_reason(self) -> dict[str, int]:
@@ -263,7 +264,7 @@ def _parse_and_chunk(file: SourceFile, settings: Settings) -> tuple[ParsedFile, 
         text = redact_source(read_source_text(file.abs_path))
     except (OSError, UnicodeDecodeError) as exc:
         return ParsedFile(file, (), (), error=f"unreadable: {exc}"), []
-    parsed, tree = parse_source(file, text)
+    parsed, tree = parse_source(file, text, settings.queries_dir)
     try:
         chunks = chunk_file(file, text, tree, parsed.symbols, settings.chunk_max_chars, settings.chunk_min_chars)
     except Exception:  # the run falls back to line windows for this file: so does the estimate
@@ -316,7 +317,7 @@ def _embed_seconds(embedder: Embedder, sample_seconds: float, sample: Sequence[s
     if not sample:
         return 0.0
     if getattr(embedder, "pads_batches", False):
-        from .embed.local import word_pieces
+        from ..embed.local import word_pieces
 
         pieces = sorted(word_pieces(sample), reverse=True)
         batch = max(settings.embedding_batch_size, 1)
@@ -346,7 +347,7 @@ def _time_store(repo: Path, settings: Settings, parsed: Sequence[ParsedFile], ch
                 texts: Sequence[str], references, dimension: int) -> float:
     """Seconds to write the sample as index_repo writes a run (chunks with dense and sparse vectors,
     symbols, manifest, references, optimize) into a scratch embedded store, removed after."""
-    from .store import ManifestEntry, open_store
+    from ..store import ManifestEntry, open_store
 
     if not chunks:
         return 0.0

@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
 from .doc_sections import DocumentOutline, code_languages, document_grammar, document_outline, heading_paths, section_label
-from .embed.text import embedding_text
+from ..embed.text import embedding_text
 from .embedded import script_regions
-from .languages import language_by_name
-from .types import Chunk, SourceFile, Symbol
+from ..languages import language_by_name
+from ..types import Chunk, SourceFile, Symbol
 
 WINDOW_LINES = 40
 WINDOW_OVERLAP = 15

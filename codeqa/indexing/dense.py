@@ -21,10 +21,10 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .chunk import chunk_embedding_text
-from .embed import Embedder, EmbeddingCache, longest_first
-from .roles import ROLE_ORDER, path_role
-from .store import ManifestEntry, Store
-from .types import Chunk, Symbol
+from ..embed import Embedder, EmbeddingCache, longest_first
+from ..roles import ROLE_ORDER, path_role
+from ..store import ManifestEntry, Store
+from ..types import Chunk, Symbol
 
 BATCH_CHUNKS = 512  # chunks embedded, stored and committed together
 PUBLISH_SECONDS = 30.0  # how often readers are told how far semantic search has come

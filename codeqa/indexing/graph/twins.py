@@ -10,7 +10,7 @@ import posixpath
 from collections import defaultdict
 from typing import Any, Iterable
 
-from ..types import CLASS_LIKE
+from ...types import CLASS_LIKE
 
 
 def stub_twins(resolver: Any) -> dict[str, tuple[str, ...]]:

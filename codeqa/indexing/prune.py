@@ -1,4 +1,4 @@
-"""Which folders the walk (files.py) leaves out without looking at their files, and why.
+"""Which folders the walk (walk.py) leaves out without looking at their files, and why.
 
     junk by name      JUNK_DIRS: version control, caches, installed dependencies, editor settings. Never
                       source; left out unread, reported with the reason "ignored-dir".
