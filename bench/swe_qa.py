@@ -4,6 +4,9 @@
     python bench/swe_qa.py --split dev           # tune on this one only
     python bench/swe_qa.py --split test          # look at this one to confirm a change, never to find one
     python bench/swe_qa.py --json OUT.json       # metrics and per-question rows (gold, what came back)
+    python bench/swe_qa.py --search-only --limit 12 --rerank
+                                                 # the first 12 questions a project, the configured chat
+                                                 # model (OPENAI_BASE_URL, CODEQA_MODEL) reranking (query/rerank.py)
 
 The split is by project, frozen before any tuning (commit 1 of issue 42) and never changed since:
 
@@ -30,15 +33,19 @@ snippets of `codeqa ask QUESTION --no-llm` (what an LLM is shown):
     span_rr       1/rank of the first result overlapping a gold span (search only; MRR@10 in the mean)
     def_cover     share of gold spans of named definitions that a result overlaps (ask: "is the function
                   that does the work in the evidence")
+    search_s      seconds a search took (mean; with --rerank, the model's reading and reply included), and
+                  the 1-minute load average at the start and end of each project (this machine is shared)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -95,7 +102,8 @@ def measure(hits: list[dict], g: dict) -> dict:
             "def_cover": len(covered) / len(g["definitions"]) if g["definitions"] else None}
 
 
-def run_project(project: str, top_k: int, ask: bool, index: bool) -> list[dict]:
+def run_project(project: str, top_k: int, ask: bool, index: bool, limit: int | None = None,
+                rerank: bool = False) -> list[dict]:
     repo, index_dir = DATA / project, INDEX_ROOT / project
     if index:
         ensure_index(repo, index_dir, log=lambda m: print(m, file=sys.stderr))
@@ -103,12 +111,18 @@ def run_project(project: str, top_k: int, ask: bool, index: bool) -> list[dict]:
     questions = [json.loads(line) for line in (SWE_QA / f"{name}.jsonl").read_text().splitlines() if line.strip()]
     rows = []
     with Session(repo, index_dir) as session:
-        for number, q in enumerate(questions):
+        if rerank:  # the Session leaves the chat endpoint out; the reranker alone gets it
+            from codeqa.config import Settings
+            from codeqa.query.rerank import reranker_from_settings
+
+            session.retriever.reranker = reranker_from_settings(Settings.load().with_(rerank="llm"))
+        for number, q in enumerate(questions[:limit]):
             g = gold(q, repo, session.retriever)
             row = {"project": name, "number": number, "question": q["question"], "gold": g}
             if g["files"]:
+                started = time.perf_counter()
                 hits = session.search(q["question"], top_k=top_k)
-                row["search"] = measure(hits, g)
+                row["search"] = {**measure(hits, g), "search_s": time.perf_counter() - started}
                 row["search_hits"] = [f"{h['path']}:L{h['start_line']}-L{h['end_line']}" for h in hits]
                 if ask:
                     snippets = session.ask(q["question"]).get("snippets") or []
@@ -125,8 +139,8 @@ def summarise(rows: list[dict]) -> dict:
         part = [r[side] for r in scored if side in r]
         if not part:
             continue
-        for metric in ("file_recall", "span_hit", "span_rr", "def_cover"):
-            values = [p[metric] for p in part if p[metric] is not None]
+        for metric in ("file_recall", "span_hit", "span_rr", "def_cover", "search_s"):
+            values = [p[metric] for p in part if p.get(metric) is not None]
             out[f"{side}.{metric}"] = round(statistics.fmean(values), 3) if values else None
     return out
 
@@ -138,6 +152,9 @@ def main(argv=None) -> int:
     ap.add_argument("--top-k", type=int, default=10)
     ap.add_argument("--search-only", action="store_true", help="skip `ask` (its columns are then absent)")
     ap.add_argument("--no-index", action="store_true", help="use the indexes as they are")
+    ap.add_argument("--limit", type=int, help="only the first N questions of each project (a fixed subsample)")
+    ap.add_argument("--rerank", action="store_true",
+                    help="rerank with the configured chat model (OPENAI_BASE_URL, CODEQA_MODEL; query/rerank.py)")
     ap.add_argument("--json", type=Path, help="write the summary and every row here")
     args = ap.parse_args(argv)
     splits = ["dev", "test"] if args.split == "both" else [args.split]
@@ -147,8 +164,9 @@ def main(argv=None) -> int:
         for project in SPLIT[split]:
             if args.project and project not in args.project:
                 continue
-            part = run_project(project, args.top_k, not args.search_only, not args.no_index)
-            report[f"{split}/{project}"] = summarise(part)
+            load = os.getloadavg()[0]
+            part = run_project(project, args.top_k, not args.search_only, not args.no_index, args.limit, args.rerank)
+            report[f"{split}/{project}"] = {**summarise(part), "load": f"{load:.1f}-{os.getloadavg()[0]:.1f}"}
             rows += part
         if rows:
             report[split] = summarise(rows)

@@ -61,6 +61,11 @@ class Settings:
     # where the server constrains output (llama.cpp): every line of an answer ends with a snippet number
     cite_grammar: int = 1
     judge_model: str | None = None
+    # "llm": the chat model reorders the top rerank_candidates results of a question asked in words
+    # (query/rerank.py), waiting at most rerank_timeout seconds; "off" (the default) leaves the search's order
+    rerank: str = "off"
+    rerank_candidates: int = 12
+    rerank_timeout: float = 60.0
     # parallel parse workers; 0 -> automatic
     parse_workers: int = 0
     # another folder of tree-sitter queries (for working on them); None -> the installed queries/
@@ -80,6 +85,8 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise UsageError(f"CODEQA_{name.upper()}={value!r} must be at least 1 (a whole number); fix or unset it.")
+        if self.rerank not in ("off", "llm"):
+            raise UsageError(f"CODEQA_RERANK={self.rerank!r} is neither off nor llm; fix or unset it.")
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -153,7 +160,7 @@ def default_cache_home() -> Path:
 
 # settings that count something (results, tokens, chunks, requests): at least one
 POSITIVE_COUNTS = ("top_k", "context_tokens", "usage_sites_listed", "answer_tokens", "embedding_batch_size",
-                   "embedding_concurrency", "chunk_max_chars", "files_max_bytes")
+                   "embedding_concurrency", "chunk_max_chars", "files_max_bytes", "rerank_candidates")
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 

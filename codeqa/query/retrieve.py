@@ -24,6 +24,7 @@ from ..errors import IndexMissingError
 from ..roles import ROLE_ORDER, path_role, top_folder
 from .lookup import USE_ORDER, GraphQueries, group_references, list_sites
 from .pack import pack_hits
+from .rerank import reranker_from_settings
 from .question import FILE_NAME, Mention, ParsedQuestion, choose_symbols, parse_question, select_mentions
 from .searcher import Searcher
 from .words import code_terms
@@ -69,6 +70,7 @@ class Retriever:
         self.source = SourceFiles(self.repo, self._indexed_hashes)
         self.graph = GraphQueries(store)
         self.searcher = Searcher(store, embedder, self.graph, self.source) if embedder is not None else None
+        self.reranker = reranker_from_settings(settings) if embedder is not None else None  # CODEQA_RERANK
         self._generation = store.generation()
 
     @classmethod
@@ -160,7 +162,14 @@ class Retriever:
         if self.searcher is None:
             raise IndexMissingError("This index was opened for graph lookups only; open it with the embedding model to search.")
         self.refresh()
-        return self.searcher.search(query, top_k, spread=spread)
+        if self.reranker is None:
+            return self.searcher.search(query, top_k, spread=spread)
+        # the reranker sees up to its candidates (more than top k: a reranked hit can enter the top k);
+        # with `spread` only the top k reorder, and the evidence from other files stays after them
+        if spread:
+            hits = self.searcher.search(query, top_k, spread=True)
+            return self.reranker.rerank(query, hits[:top_k], self.graph) + hits[top_k:]
+        return self.reranker.rerank(query, self.searcher.search(query, max(top_k, self.reranker.candidates)), self.graph)[:top_k]
 
     # ---- routing + packing ----------------------------------------------------------------------
     def retrieve(self, question: str, top_k: int | None = None, search_query: str | None = None,
