@@ -40,6 +40,10 @@ class Settings:
     # openai:<model> only: requests in flight at once, and seconds a request waits for its answer before a retry
     embedding_concurrency: int = 4
     embedding_timeout: float = 60.0
+    # openai:<model> only: what an asymmetric model is sent before a search query / a chunk; None -> the
+    # model's own when its name is known (embed/openai_api.py PROMPTS), "none" -> nothing
+    embedding_query_prompt: str | None = None
+    embedding_document_prompt: str | None = None
     # openai:<model> only: the embeddings server, when it is not the chat endpoint (see embeddings_endpoint)
     embeddings_base_url: str | None = None
     embeddings_api_key: str | None = field(default=None, repr=False)
@@ -85,8 +89,6 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise UsageError(f"CODEQA_{name.upper()}={value!r} must be at least 1 (a whole number); fix or unset it.")
-        if self.rerank not in ("off", "llm"):
-            raise UsageError(f"CODEQA_RERANK={self.rerank!r} is neither off nor llm; fix or unset it.")
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":

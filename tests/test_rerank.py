@@ -9,7 +9,7 @@ import pytest
 
 from codeqa.config import Settings
 from codeqa.errors import UsageError
-from codeqa.query.rerank import grammar_for, parse_order, reorder
+from codeqa.query.rerank import grammar_for, parse_order, reorder, reranker_from_settings
 from codeqa.query.retrieve import Retriever
 from codeqa.types import Hit
 
@@ -66,7 +66,7 @@ def test_an_identifier_is_not_sent_to_the_model(indexed_repo, embedder, rerank_s
 
 def test_rerank_settings_are_checked():
     with pytest.raises(UsageError, match="CODEQA_RERANK='yes' is neither off nor llm"):
-        Settings.load(env={"CODEQA_RERANK": "yes"})
+        reranker_from_settings(Settings.load(env={"CODEQA_RERANK": "yes"}))
     with pytest.raises(UsageError, match="CODEQA_RERANK_CANDIDATES"):
         Settings.load(env={"CODEQA_RERANK_CANDIDATES": "0"})
 

@@ -142,6 +142,8 @@ def reranker_from_settings(settings: Settings) -> Reranker | None:
     (OPENAI_BASE_URL / CODEQA_MODEL) and waits at most CODEQA_RERANK_TIMEOUT seconds a question."""
     if settings.rerank == "off":
         return None
+    if settings.rerank not in RERANK_CHOICES:
+        raise UsageError(f"CODEQA_RERANK={settings.rerank!r} is neither off nor llm; fix or unset it.")
     if not settings.llm_configured or not settings.model:
         raise UsageError("CODEQA_RERANK=llm reorders results with the chat model, but none is configured: set "
                          "OPENAI_BASE_URL (and OPENAI_API_KEY) and CODEQA_MODEL, or unset CODEQA_RERANK.")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..config import Settings
-from ..embed import Embedder, embedder_from_settings
+from ..embed import Embedder, embedder_from_settings, query_embedder
 from ..errors import IndexMissingError
 from ..roles import ROLE_ORDER, path_role, top_folder
 from .lookup import USE_ORDER, GraphQueries, group_references, list_sites
@@ -69,7 +69,7 @@ class Retriever:
         self._manifest: dict[str, str] | None = None
         self.source = SourceFiles(self.repo, self._indexed_hashes)
         self.graph = GraphQueries(store)
-        self.searcher = Searcher(store, embedder, self.graph, self.source) if embedder is not None else None
+        self.searcher = Searcher(store, query_embedder(embedder), self.graph, self.source) if embedder is not None else None
         self.reranker = reranker_from_settings(settings) if embedder is not None else None  # CODEQA_RERANK
         self._generation = store.generation()
 
