@@ -187,7 +187,7 @@ def test_settings_reach_the_embedder():
 
 
 def test_index_and_search_through_a_concurrent_endpoint(tmp_path, server):
-    server.jitter = 0.01
+    server.jitter = 0.05  # long enough that three requests overlap on a loaded machine
     repo = copy_fixture_repo(tmp_path / "repo")
     settings = Settings.load(env={"CODEQA_EMBEDDINGS": "openai:stub-embed", "OPENAI_BASE_URL": server.base_url,
                                   "CODEQA_EMBEDDING_BATCH_SIZE": "4", "CODEQA_EMBEDDING_CONCURRENCY": "3",
