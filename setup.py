@@ -1,6 +1,6 @@
 """Which packages the wheel holds; the rest of the metadata lives in pyproject.toml.
 
-codeqa's own packages are discovered, so a new sub-package (codeqa/graph/, codeqa/embed/, ...) ships
+codeqa's own packages are discovered, so a new sub-package (codeqa/indexing/graph/, codeqa/embed/, ...) ships
 without an edit here. queries/ and ui/ sit beside codeqa/ in the checkout and ship inside it, as
 codeqa.queries and codeqa.ui, where `languages.queries_dir()` and `codeqa ui` look for them. Folders
 that hold only data (queries/<language>/, codeqa/adapters/) are listed as namespace packages, which is

@@ -40,11 +40,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from codeqa.chunk import chunk_embedding_text  # noqa: E402
+from codeqa.indexing.chunk import chunk_embedding_text  # noqa: E402
 from codeqa.config import Settings  # noqa: E402
 from codeqa.embed.local import SentenceTransformerEmbedder, length_order, longest_first, model_tokenizer  # noqa: E402
-from codeqa.files import walk_repository  # noqa: E402
-from codeqa.parse_pool import _parse_and_chunk  # noqa: E402
+from codeqa.indexing.walk import walk_repository  # noqa: E402
+from codeqa.indexing.parse_pool import _parse_and_chunk  # noqa: E402
 
 FILE_BATCH = 64  # files a group, as index.py embeds them
 

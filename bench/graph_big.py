@@ -18,10 +18,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from codeqa.config import Settings  # noqa: E402
-from codeqa.files import walk_repository  # noqa: E402
-from codeqa.graph_stage import graph_stage  # noqa: E402
-from codeqa.parse_cache import ParseCache  # noqa: E402
-from codeqa.parse_pool import parse_workers  # noqa: E402
+from codeqa.indexing.walk import walk_repository  # noqa: E402
+from codeqa.indexing.graph.stage import graph_stage  # noqa: E402
+from codeqa.indexing.parse_cache import ParseCache  # noqa: E402
+from codeqa.indexing.parse_pool import parse_workers  # noqa: E402
 
 FINGERPRINT = "bench-graph-big"
 

@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 COLD_RUN = """
 import json, sys, tempfile, time
 from pathlib import Path
-from codeqa import index
+from codeqa.indexing import index
 from codeqa.config import Settings
-from codeqa.files import walk_repository
-from codeqa.parse_cache import ParseCache
+from codeqa.indexing.walk import walk_repository
+from codeqa.indexing.parse_cache import ParseCache
 
 files = walk_repository(Path(sys.argv[1])).files
 with tempfile.TemporaryDirectory() as cache:
@@ -47,7 +47,7 @@ import json, sys, tempfile
 import numpy as np
 from pathlib import Path
 from codeqa.config import Settings
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 
 class ConstantEmbedder:
     model_id, dimension = "constant", 8

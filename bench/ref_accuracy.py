@@ -52,9 +52,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from codeqa.files import walk_repository  # noqa: E402
-from codeqa.graph import resolve_references  # noqa: E402
-from codeqa.parse import parse_source  # noqa: E402
+from codeqa.indexing.walk import walk_repository  # noqa: E402
+from codeqa.indexing.graph import resolve_references  # noqa: E402
+from codeqa.indexing.parse import parse_source  # noqa: E402
 from codeqa.types import ParsedFile, Reference, Symbol  # noqa: E402
 
 Pair = tuple[str, int]  # (path relative to the project, 1-based line)

@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from codeqa.files import walk_repository  # noqa: E402
-from codeqa.graph import resolve_references  # noqa: E402
+from codeqa.indexing.walk import walk_repository  # noqa: E402
+from codeqa.indexing.graph import resolve_references  # noqa: E402
 from codeqa.languages import language_by_name  # noqa: E402
-from codeqa.parse import parse_source  # noqa: E402
+from codeqa.indexing.parse import parse_source  # noqa: E402
 
 
 def main() -> None:

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from codeqa.config import Settings  # noqa: E402
 from codeqa.embed import make_embedder  # noqa: E402
-from codeqa.files import walk_repository  # noqa: E402
-from codeqa.index import index_repo  # noqa: E402
+from codeqa.indexing.walk import walk_repository  # noqa: E402
+from codeqa.indexing.index import index_repo  # noqa: E402
 from codeqa.eval.questions import MIN_DOCSTRING_WORDS, strip_docstrings  # noqa: E402
 from codeqa.query.retrieve import Retriever  # noqa: E402
 

@@ -42,8 +42,8 @@ ADDED = "\n\ndef added_by_save_latency_benchmark(value):\n    return value\n"
 
 def child(repo: Path, index_dir: Path, touches: list[str], trials: int) -> dict:
     from codeqa.config import Settings
-    from codeqa.index import index_repo
-    import codeqa.graph_stage as graph_stage
+    from codeqa.indexing.index import index_repo
+    import codeqa.indexing.graph.stage as graph_stage
 
     resolved: list = []
     original = graph_stage.resolve_by_file
@@ -96,8 +96,8 @@ def watched(repo: Path, index_dir: Path, touches: list[str], trials: int, deboun
     import threading
 
     from codeqa.config import Settings
-    from codeqa.index import index_repo
-    from codeqa.watch import RepoWatcher
+    from codeqa.indexing.index import index_repo
+    from codeqa.indexing.watch import RepoWatcher
 
     settings = Settings.load(index_dir=index_dir)
     index_repo(repo, settings, full=True, embed=False)

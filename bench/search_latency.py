@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from codeqa.config import Settings  # noqa: E402
 from codeqa.embed import make_embedder  # noqa: E402
-from codeqa.files import walk_repository  # noqa: E402
-from codeqa.index import index_meta  # noqa: E402
+from codeqa.indexing.walk import walk_repository  # noqa: E402
+from codeqa.indexing.index import index_meta  # noqa: E402
 from codeqa.query.retrieve import Retriever  # noqa: E402
 from codeqa.store import open_store, point_id, query_sparse_vector  # noqa: E402
 from codeqa.types import Chunk  # noqa: E402

@@ -1,4 +1,4 @@
-"""The store writer's spool codec (store_writer.pack / unpack) on a real tree: time and size.
+"""The store writer's spool codec (indexing/writer.py: pack / unpack) on a real tree: time and size.
 
     python bench/spool_codec.py REPO [--files 400] [--rounds 5] [--codeqa PATH]
 
@@ -27,10 +27,10 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(args.codeqa))
 
-    from codeqa import store_writer
+    from codeqa.indexing import writer as store_writer
     from codeqa.config import Settings
-    from codeqa.files import walk_repository
-    from codeqa.parse_pool import _parse_and_chunk
+    from codeqa.indexing.walk import walk_repository
+    from codeqa.indexing.parse_pool import _parse_and_chunk
 
     unpack = getattr(store_writer, "unpack", None) or store_writer._unpack  # the name before the JSON codec
     settings = Settings.load(env={})

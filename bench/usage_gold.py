@@ -50,8 +50,11 @@ class Project:
 
     def __init__(self, root: Path):
         self.root = root.resolve()
-        extra = [str(self.root / "src")] if (self.root / "src").is_dir() else []
-        self.project = jedi.Project(path=str(self.root), added_sys_path=extra)
+        # a src/ layout goes first on the path: Jedi puts added paths after site-packages, so a copy of the
+        # package installed there (python-dateutil is, as a dependency) took every import in the tests
+        first = [str(self.root / "src")] if (self.root / "src").is_dir() else []
+        self.project = jedi.Project(path=str(self.root),
+                                    sys_path=first + list(jedi.get_default_environment().get_sys_path()))
         self._scripts: dict[Path, jedi.Script] = {}
 
     def script(self, path: Path) -> jedi.Script:

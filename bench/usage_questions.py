@@ -25,7 +25,15 @@ the question, what was expected, what came first and the sites missed.
 Projects are unpacked sdists under /tmp/data/<project> (env CODEQA_BENCH_DATA), indexed first with
 the real bundled model into /tmp/bench-idx/<project> (env CODEQA_BENCH_INDEX_ROOT) by
 `python -m codeqa index` (incremental: an up-to-date index costs seconds; --no-index skips it).
-The sdists: rich==13.9.4 and tomlkit==0.13.2 (`pip download --no-deps --no-binary :all: PKG==VER`).
+The sdists: rich==13.9.4, tomlkit==0.13.2, arrow==1.3.0 and python-dateutil==2.9.0.post0 (unpacked
+as /tmp/data/dateutil-2.9.0.post0) (`pip download --no-deps --no-binary :all: PKG==VER`).
+
+Splits (issue 42), frozen before any tuning: each question line may say `"split": "dev"` or `"test"`
+(default dev) and `"ambiguous": true` when the name it asks about is shared by several definitions
+(the gold is the one the question's words mean: the public API unless they say otherwise). rich and
+tomlkit are dev (rules were added for their misses); arrow-1.3.0 is dev; the whole of
+python-dateutil-2.9.0.post0 is test: look at its failures only to report them, never to add a rule.
+The table reports dev and test, and each one's ambiguous subset, beside every project.
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ def score_question(q: dict, result: dict) -> dict:
             "first_ok": first_ok, "first_tight": first_tight, "first": span(first) if first else None, "route": result.get("route"),
             "sites": len(q["refs"]), "sites_cited": len(cited), "missed": [f"{r['path']}:L{r['line']}" for r in missed],
             "citations": len(citations), "unverified": sum(1 for c in citations if not c.get("verified", True)),
-            "has_summary": "summary" in result}
+            "has_summary": "summary" in result, "split": q.get("split", "dev"), "ambiguous": bool(q.get("ambiguous"))}
 
 
 def aggregate(rows: list[dict]) -> dict:
@@ -122,6 +130,12 @@ def main(argv=None) -> int:
         everything += rows
         print_failures(project, rows)
     report["overall"] = {"metrics": aggregate(everything)}
+    for split in ("dev", "test"):  # the frozen split (see the docstring), and its ambiguous-name subset
+        rows = [r for r in everything if r["split"] == split]
+        if rows:
+            report[split] = {"metrics": aggregate(rows)}
+            if any(r["ambiguous"] for r in rows):
+                report[f"{split} ambiguous"] = {"metrics": aggregate([r for r in rows if r["ambiguous"]])}
     print("\nproject                 questions  first=definition  (starts there)  sites cited (micro)  (per-question mean)"
           "  unverified")
     for name, part in report.items():

@@ -15,7 +15,7 @@ from importlib import import_module
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "Settings": "config", "index_repo": "index", "IndexReport": "index", "search": "query.retrieve", "Retriever": "query.retrieve",
+    "Settings": "config", "index_repo": "indexing.index", "IndexReport": "indexing.index", "search": "query.retrieve", "Retriever": "query.retrieve",
     "ask": "answer", "Answerer": "answer", "Conversation": "answer", "Answer": "types", "Hit": "types",
     "Citation": "types", "Symbol": "types", "Reference": "types", "Chunk": "types", "CodeQAError": "errors",
     "UsageError": "errors", "IndexMissingError": "errors", "IndexMismatchError": "errors", "LLMError": "errors",

@@ -40,6 +40,10 @@ class Settings:
     # openai:<model> only: requests in flight at once, and seconds a request waits for its answer before a retry
     embedding_concurrency: int = 4
     embedding_timeout: float = 60.0
+    # openai:<model> only: what an asymmetric model is sent before a search query / a chunk; None -> the
+    # model's own when its name is known (embed/openai_api.py PROMPTS), "none" -> nothing
+    embedding_query_prompt: str | None = None
+    embedding_document_prompt: str | None = None
     # openai:<model> only: the embeddings server, when it is not the chat endpoint (see embeddings_endpoint)
     embeddings_base_url: str | None = None
     embeddings_api_key: str | None = field(default=None, repr=False)
@@ -61,8 +65,15 @@ class Settings:
     # where the server constrains output (llama.cpp): every line of an answer ends with a snippet number
     cite_grammar: int = 1
     judge_model: str | None = None
+    # "llm": the chat model reorders the top rerank_candidates results of a question asked in words
+    # (query/rerank.py), waiting at most rerank_timeout seconds; "off" (the default) leaves the search's order
+    rerank: str = "off"
+    rerank_candidates: int = 12
+    rerank_timeout: float = 60.0
     # parallel parse workers; 0 -> automatic
     parse_workers: int = 0
+    # another folder of tree-sitter queries (for working on them); None -> the installed queries/
+    queries_dir: Path | None = None
     # where local-onnx keeps the model it exports at first use; None -> ~/.cache/codeqa/onnx
     onnx_cache: Path | None = None
     # the shells: a token the MCP server over HTTP and the page ask for (`codeqa mcp --token`, `codeqa ui --token`);
@@ -93,7 +104,7 @@ class Settings:
             if env.get(var) and name not in values:
                 values[name] = env[var]
         values.update({k: v for k, v in overrides.items() if v is not None})
-        for name in ("index_dir", "cache_home", "onnx_cache"):
+        for name in ("index_dir", "cache_home", "onnx_cache", "queries_dir"):
             if isinstance(values.get(name), (str, Path)):
                 values[name] = Path(values[name]).expanduser()
         return cls(**values)
@@ -151,7 +162,7 @@ def default_cache_home() -> Path:
 
 # settings that count something (results, tokens, chunks, requests): at least one
 POSITIVE_COUNTS = ("top_k", "context_tokens", "usage_sites_listed", "answer_tokens", "embedding_batch_size",
-                   "embedding_concurrency", "chunk_max_chars", "files_max_bytes")
+                   "embedding_concurrency", "chunk_max_chars", "files_max_bytes", "rerank_candidates")
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 

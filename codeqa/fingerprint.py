@@ -23,10 +23,11 @@ VECTOR_META_KEYS = ("model_id",)  # index meta that, changed, makes every stored
 # (their vectors mostly come from the embedding cache).
 FINGERPRINT_KEYS = ("codeqa_version", "queries_hash", "chunker_version", "chunk_max_chars", "chunk_min_chars")
 
-def queries_hash() -> str:
-    """A hash of every tree-sitter query file: edited queries make other symbols and references."""
+def queries_hash(query_dir: Path | None = None) -> str:
+    """A hash of every tree-sitter query file (in `query_dir`, else the installed queries/): edited
+    queries make other symbols and references."""
     digest = hashlib.sha256()
-    root = queries_dir()
+    root = queries_dir(query_dir)
     for path in sorted(root.rglob("*.scm")):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
@@ -34,8 +35,9 @@ def queries_hash() -> str:
 
 def fingerprint(settings: Settings) -> dict:
     """FINGERPRINT_KEYS as this codeqa and these settings make them."""
-    return {"codeqa_version": __version__, "queries_hash": queries_hash(), "chunker_version": CHUNKER_VERSION,
-            "chunk_max_chars": settings.chunk_max_chars, "chunk_min_chars": settings.chunk_min_chars}
+    return {"codeqa_version": __version__, "queries_hash": queries_hash(settings.queries_dir),
+            "chunker_version": CHUNKER_VERSION, "chunk_max_chars": settings.chunk_max_chars,
+            "chunk_min_chars": settings.chunk_min_chars}
 
 
 def index_meta(embedder: Embedder, settings: Settings) -> dict:

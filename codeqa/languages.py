@@ -77,7 +77,7 @@ class Language:
     # `package:args/src/parser.dart` is args/lib/src/parser.dart (a package's own lib/ folder)
     import_rewrites: tuple[tuple[str, str], ...] = ()
     # a module is a symbol named by its full dotted name, in any file (Elixir `defmodule Shop.Cart`): an
-    # import's module string names that symbol (`alias Shop.Cart` binds Cart; codeqa/graph/dotted.py), a
+    # import's module string names that symbol (`alias Shop.Cart` binds Cart; codeqa/indexing/graph/dotted.py), a
     # receiver written as a module name (`Shop.Cart.add()`) is that module, and one none of ours is not ours
     module_symbols: bool = False
     # languages a file of this row may be written in, each with a pattern only that language writes: where
@@ -284,11 +284,11 @@ def detect_language(path: str, first_line: str = "") -> str | None:
     return None
 
 
-def queries_dir() -> Path:
-    """queries/ from CODEQA_QUERIES_DIR, else the installed package data, else the source checkout."""
-    override = os.environ.get("CODEQA_QUERIES_DIR")
-    if override:
-        return Path(override)
+def queries_dir(query_dir: Path | None = None) -> Path:
+    """queries/: `query_dir` when given (Settings.queries_dir, CODEQA_QUERIES_DIR), else the installed
+    package data, else the source checkout."""
+    if query_dir is not None:
+        return Path(query_dir)
     here = Path(__file__).resolve().parent
     installed = here / "queries"  # a wheel puts queries/ inside the package
     return installed if installed.is_dir() else here.parent / "queries"
@@ -311,18 +311,18 @@ def get_ts_language(name: str):
 _INHERITS = re.compile(r"^;\s*inherits:\s*([\w, ]+?)\s*$", re.MULTILINE)
 
 
-def query_text(name: str, kind: str) -> str | None:
+def query_text(name: str, kind: str, query_dir: Path | None = None) -> str | None:
     """The text of queries/<name>/<kind>.scm with the files it inherits first.
 
     A line `; inherits: typescript` pulls in queries/typescript/<kind>.scm, so a grammar that extends
     another (TSX over TypeScript) only adds its own patterns.
     """
-    path = queries_dir() / name / f"{kind}.scm"
+    path = queries_dir(query_dir) / name / f"{kind}.scm"
     if not path.is_file():
         return None
     text = path.read_text(encoding="utf-8")
     parents = [p.strip() for m in _INHERITS.finditer(text) for p in m.group(1).split(",") if p.strip()]
-    return "\n".join([query_text(parent, kind) or "" for parent in parents] + [text])
+    return "\n".join([query_text(parent, kind, query_dir) or "" for parent in parents] + [text])
 
 
 QUERY_KINDS = ("definitions", "references", "locals")  # queries/<language>/<kind>.scm
@@ -367,11 +367,12 @@ class QuerySet:
 
 
 @lru_cache(maxsize=None)
-def get_query_set(name: str) -> QuerySet | None:
-    """queries/<name>/{definitions,references,locals}.scm as one QuerySet; None without any of them."""
+def get_query_set(name: str, query_dir: Path | None = None) -> QuerySet | None:
+    """queries/<name>/{definitions,references,locals}.scm as one QuerySet (from `query_dir`, see
+    queries_dir); None without any of them."""
     from tree_sitter import Query
 
-    texts = [(kind, text) for kind in QUERY_KINDS if (text := query_text(name, kind)) is not None]
+    texts = [(kind, text) for kind in QUERY_KINDS if (text := query_text(name, kind, query_dir)) is not None]
     if not texts:
         return None
     # one compile (the costly step): each pattern belongs to the file whose bytes it starts in

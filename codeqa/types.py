@@ -9,7 +9,8 @@ from pathlib import Path
 _NOT_KEY = re.compile(r"[^a-z0-9.]")
 
 # Symbol kinds that hold members (methods, fields, nested types): classes and their kin.
-CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "module", "type"})
+# "object": a JavaScript object literal that holds methods (queries/ecmascript/definitions.scm)
+CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "module", "type", "object"})
 FUNCTION_KINDS = frozenset({"function", "method"})  # symbol kinds that can be called and return
 RETURNS = "return"  # Reference.assigned of a value or type the enclosing function returns
 
@@ -97,7 +98,7 @@ class Reference:
     alias: str | None = None
     # the variable this call/type was assigned or declared to (`x = Foo()`, `Foo x`, `x: Foo`,
     # `self.x = ...`), or "return" for what the enclosing function returns:
-    # lets codeqa/graph/ resolve a later `x.method()` to Foo.method
+    # lets codeqa/indexing/graph/ resolve a later `x.method()` to Foo.method
     assigned: str | None = None
 
 
@@ -262,6 +263,9 @@ class Retrieval:
     # usage route: definitions that matched the name as well as `definitions` (the name was ambiguous)
     ambiguous: tuple[Symbol, ...] = ()
     listed: "SiteList | None" = None  # usage route: the reference sites an answer lists
+    # usage route: same-named definitions the question was not taken to mean (its words or the public
+    # API decided); the answer names them and how to ask about them
+    passed_over: tuple[Symbol, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from codeqa.embed.adapter import TRAINING_PROJECTS  # noqa: E402  (the one list; `codeqa eval` reads it too)
 from codeqa.embed.text import embedding_text  # noqa: E402
-from codeqa.parse import parse_source  # noqa: E402
+from codeqa.indexing.parse import parse_source  # noqa: E402
 from codeqa.types import SourceFile  # noqa: E402
 
 STDLIB_SKIP = {"test", "tests", "idlelib", "lib2to3", "site-packages", "__pycache__"}

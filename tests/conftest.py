@@ -221,7 +221,7 @@ def index_snapshot(repo: Path, settings):
 def indexed_repo(tmp_path_factory, embedder):
     """A copy of tests/fixtures/repo with a complete index (read-only for tests: copy it to modify)."""
     from codeqa.config import Settings
-    from codeqa.index import index_repo
+    from codeqa.indexing.index import index_repo
 
     repo = copy_fixture_repo(tmp_path_factory.mktemp("indexed") / "repo")
     settings = Settings.load(env={})

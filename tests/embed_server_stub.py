@@ -9,7 +9,7 @@
 POST /v1/embeddings answers tests/llm_stub.py's bag-of-words vectors, listed in shuffled order (each
 with its `index`), as base64 float32 when asked (`encoding_format`) unless `floats_only` (Ollama does
 that), each request after a random wait of up to `jitter` seconds so that parallel requests finish out
-of order. An Answer can fail with a status and an error body, send headers, wait, or drop the
+of order (`seconds_per_text` more for each text, as a CPU server takes). An Answer can fail with a status and an error body, send headers, wait, or drop the
 connection without a reply, or send a body of its own.
 """
 
@@ -41,6 +41,7 @@ class Answer:
 class EmbedServerStub(LocalServer):
     jitter: float = 0.0
     floats_only: bool = False
+    seconds_per_text: float = 0.0  # a CPU server: each text of a request adds this wait
     requests: list[RecordedRequest] = field(default_factory=list)
     most_in_flight: int = 0
     thread_name = "embed-server-stub"
@@ -87,7 +88,7 @@ class _Handler(JSONHandler):
         body = json.loads(raw or b"{}")
         answer, wait = self.owner._begin(RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body))
         try:
-            time.sleep(wait)
+            time.sleep(wait + self.owner.seconds_per_text * len(body.get("input") or []))
             if answer.drop:
                 self.close_connection = True
                 return

@@ -11,7 +11,7 @@ from codeqa.embed.adapter import TARGET_SUFFIXES, default_adapter_path, load_ada
 from codeqa.config import Settings
 from codeqa.embed import BASE_MODEL_ID, SentenceTransformerEmbedder, make_embedder
 from codeqa.errors import IndexMismatchError, UsageError
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 from codeqa.query.retrieve import Retriever
 from conftest import copy_fixture_repo
 

@@ -49,7 +49,7 @@ def retriever(indexed_repo, embedder, settings):
 @pytest.fixture(scope="module")
 def secret_repo(tmp_path_factory, embedder):
     """The fixture repo plus a module with credentials in it, indexed."""
-    from codeqa.index import index_repo
+    from codeqa.indexing.index import index_repo
 
     repo = copy_fixture_repo(tmp_path_factory.mktemp("secret") / "repo")
     (repo / "app" / "service.py").write_text(SECRET_MODULE)

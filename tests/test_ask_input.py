@@ -35,7 +35,7 @@ def test_keys_never_show_in_a_settings_repr():
 
 
 def test_paths_with_brackets_print_as_they_are(capsys, tmp_path, embedder):
-    from codeqa.index import index_repo
+    from codeqa.indexing.index import index_repo
 
     repo = tmp_path / "site"
     (repo / "app" / "[slug]").mkdir(parents=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from codeqa.config import Settings
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 from codeqa.query.retrieve import Retriever
 from conftest import remove_deep_tree
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from hypothesis import given, settings as hsettings, strategies as st
 
-from codeqa.chunk import chunk_embedding_text, chunk_file, line_windows, nonws_len, reassemble
-from codeqa.files import walk_repository
+from codeqa.indexing.chunk import chunk_embedding_text, chunk_file, line_windows, nonws_len, reassemble
+from codeqa.indexing.walk import walk_repository
 from codeqa.languages import detect_language
-from codeqa.parse import parse_source
+from codeqa.indexing.parse import parse_source
 from codeqa.types import SourceFile
 from conftest import FIXTURES
 
@@ -178,7 +178,7 @@ def test_row_sizes_count_characters_not_bytes_and_follow_splitlines():
     """Chunk sizes come from every line's non-whitespace characters, worked out over the file's UTF-8
     bytes: a character of several bytes counts once, a lone surrogate too, and a file with line breaks
     other than \\n (which splitlines sees) is counted line by line."""
-    from codeqa.chunk import _row_sizes
+    from codeqa.indexing.chunk import _row_sizes
 
     for text in ("é é\n\tü\n", "€\n€€ \n😀x\n", "x\ud800y\n  z", "\r\n\r\n", "a\x0cb\nc\n", "a\u2028b\n",
                  "def f():\n    return 'ß'\n", "  \t\n"):

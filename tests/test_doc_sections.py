@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from codeqa.chunk import chunk_embedding_text, chunk_file
+from codeqa.indexing.chunk import chunk_embedding_text, chunk_file
 from codeqa.types import SourceFile
 from conftest import FIXTURES
 from test_chunk import assert_tiles
@@ -66,7 +66,7 @@ def test_the_embedded_text_leads_with_the_heading_path_and_the_code_language():
 
 def test_a_search_for_a_documented_concept_returns_its_section(tmp_path, embedder, settings):
     from codeqa.answer.extractive import extractive_answer
-    from codeqa.index import index_repo
+    from codeqa.indexing.index import index_repo
     from codeqa.query.retrieve import Retriever
 
     repo = tmp_path / "repo"

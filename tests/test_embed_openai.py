@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from codeqa.config import Settings
-from codeqa.embed import OpenAIEmbedder, embedder_from_settings
+from codeqa.embed import OpenAIEmbedder, embedder_from_settings, query_embedder
 from codeqa.errors import EmbeddingError, UsageError
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 from codeqa.query.retrieve import Retriever
 from conftest import copy_fixture_repo
 from embed_server_stub import Answer, EmbedServerStub
@@ -113,7 +113,41 @@ def test_a_timeout_is_retried_then_names_the_timeout_setting(server):
     server.always(Answer(delay=1.0))
     with pytest.raises(EmbeddingError, match=r"within 0.2 s\. Raise CODEQA_EMBEDDING_TIMEOUT"):
         embedder_for(server, timeout=0.2, max_attempts=2).encode(TEXTS[:3])
-    assert len(server.requests) == 2
+    # the batch of 3 halves down to one text first (3 -> 2 -> 1), then that text is tried twice
+    assert [len(r.body["input"]) for r in server.requests] == [3, 2, 1, 1]
+
+
+def test_a_slow_cpu_server_gets_smaller_batches_instead_of_the_same_one_again(server):
+    """llama.cpp on two cores: a batch of 64 chunks takes minutes. A batch that times out is split, and
+    the batches after it go out at the size that worked, instead of failing after five tries of the same."""
+    server.seconds_per_text = 0.1
+    texts = TEXTS[:16]
+    vectors = embedder_for(server, timeout=0.35, concurrency=1, max_attempts=1).encode(texts, batch_size=8)
+    np.testing.assert_allclose(vectors, expected(texts), rtol=1e-5)
+    sizes = [len(r.body["input"]) for r in server.requests]
+    assert sizes[:2] == [8, 4] and set(sizes[2:]) == {2} and sum(sizes[2:]) == 16
+
+
+def test_a_text_longer_than_llama_cpps_batch_fails_at_once_naming_the_server_flag(server):
+    server.always(Answer(500, "input (3000 tokens) is too large to process. increase the physical batch size "
+                              "(current batch size: 512)"))
+    with pytest.raises(EmbeddingError, match=r"-ub and -b.*3000 tokens.*CODEQA_CHUNK_MAX_CHARS"):
+        embedder_for(server).encode(["a long text"])
+    assert len(server.requests) == 1
+
+
+def test_an_asymmetric_model_gets_its_query_and_document_prompts(server):
+    embedder = OpenAIEmbedder("nomic-embed-text-v1.5", server.base_url)
+    embedder.encode(["def parse(): ..."])
+    query_embedder(embedder).encode(["how is text parsed?"])
+    assert [r.body["input"] for r in server.requests] == [["search_document: def parse(): ..."],
+                                                         ["search_query: how is text parsed?"]]
+    assert embedder.model_id.startswith("openai:nomic-embed-text-v1.5+doc-")
+    own = embedder_from_settings(Settings.load(env={
+        "CODEQA_EMBEDDINGS": "openai:multilingual-e5-small", "OPENAI_BASE_URL": server.base_url,
+        "CODEQA_EMBEDDING_QUERY_PROMPT": "Q: ", "CODEQA_EMBEDDING_DOCUMENT_PROMPT": "none"}))
+    assert (own.query_prompt, own.document_prompt, own.model_id) == ("Q: ", "", "openai:multilingual-e5-small")
+    assert OpenAIEmbedder("text-embedding-3-small").query_prompt == ""  # a symmetric model: nothing added
 
 
 def test_an_unreachable_server_names_the_base_url_setting():
@@ -153,7 +187,7 @@ def test_settings_reach_the_embedder():
 
 
 def test_index_and_search_through_a_concurrent_endpoint(tmp_path, server):
-    server.jitter = 0.01
+    server.jitter = 0.05  # long enough that three requests overlap on a loaded machine
     repo = copy_fixture_repo(tmp_path / "repo")
     settings = Settings.load(env={"CODEQA_EMBEDDINGS": "openai:stub-embed", "OPENAI_BASE_URL": server.base_url,
                                   "CODEQA_EMBEDDING_BATCH_SIZE": "4", "CODEQA_EMBEDDING_CONCURRENCY": "3",
@@ -162,4 +196,17 @@ def test_index_and_search_through_a_concurrent_endpoint(tmp_path, server):
     assert report.chunks_embedded == report.chunks > 10 and server.most_in_flight == 3
     with Retriever.open(repo, settings) as retriever:
         hits = retriever.search("tokenize text into words", top_k=5)
+    assert any(h.symbol == "tokenize" for h in hits)
+
+
+def test_search_sends_the_query_prompt_and_the_index_the_document_prompt(tmp_path, server):
+    repo = copy_fixture_repo(tmp_path / "repo")
+    settings = Settings.load(env={"CODEQA_EMBEDDINGS": "openai:nomic-embed-text-v1.5", "OPENAI_BASE_URL": server.base_url,
+                                  "CODEQA_INDEX_DIR": str(tmp_path / "index")})
+    index_repo(repo, settings)
+    texts = [t for r in server.requests for t in r.body["input"]]
+    assert len(texts) > 10 and all(t.startswith("search_document: ") for t in texts)
+    with Retriever.open(repo, settings) as retriever:
+        hits = retriever.search("tokenize text into words", top_k=5)
+    assert server.requests[-1].body["input"] == ["search_query: tokenize text into words"]
     assert any(h.symbol == "tokenize" for h in hits)

@@ -11,7 +11,7 @@ from codeqa.answer import Answerer
 from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.embed import embedder_from_settings
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 from codeqa.query.retrieve import Retriever
 from conftest import copy_fixture_repo
 from llm_stub import LLMStub

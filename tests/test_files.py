@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from codeqa.files import walk_repository
-from codeqa.prune import OUTPUT_NAMES
+from codeqa.indexing.walk import walk_repository
+from codeqa.indexing.prune import OUTPUT_NAMES
 from conftest import FIXTURE_REPO, copy_fixture_repo, remove_deep_tree
 
 
@@ -184,7 +184,7 @@ def test_unreadable_file_and_folder_are_reported(tmp_path: Path):
     (tmp_path / "closed").mkdir()
     (tmp_path / "closed" / "inside.py").write_text("x = 3\n")
     (tmp_path / "closed").chmod(0)
-    code = ("import json, sys; from codeqa.files import walk_repository; r = walk_repository(sys.argv[1]);"
+    code = ("import json, sys; from codeqa.indexing.walk import walk_repository; r = walk_repository(sys.argv[1]);"
             "print(json.dumps([[f.path for f in r.files], {s.path: [s.reason, s.detail] for s in r.skipped}]))")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     preexec = _without_file_capabilities if os.geteuid() == 0 else None
@@ -289,7 +289,7 @@ def test_walking_again_the_paths_a_watcher_named_equals_a_whole_walk(tmp_path: P
     """files.walk_again (a watcher's runs): a file saved, one deleted, one made minified and an editor's
     temporary file gone give what a whole walk gives; a new file, a renamed one and an ignore file
     need a whole walk (None)."""
-    from codeqa.files import walk_again
+    from codeqa.indexing.walk import walk_again
 
     repo = copy_fixture_repo(tmp_path / "repo")
     first = walk_repository(repo)

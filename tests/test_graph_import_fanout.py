@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codeqa.files import walk_repository
-from codeqa.graph import resolve
-from codeqa.graph import resolve_references
-from codeqa.graph.values import Memo
-from codeqa.parse import parse_source
+from codeqa.indexing.walk import walk_repository
+from codeqa.indexing.graph import resolve
+from codeqa.indexing.graph import resolve_references
+from codeqa.indexing.graph.values import Memo
+from codeqa.indexing.parse import parse_source
 
 WIDGETS = 8
 

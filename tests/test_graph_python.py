@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from codeqa.files import walk_repository
-from codeqa.graph import resolve_references
-from codeqa.parse import parse_source
+from codeqa.indexing.walk import walk_repository
+from codeqa.indexing.graph import resolve_references
+from codeqa.indexing.parse import parse_source
 from codeqa.types import Reference
 
 ROOT = Path(__file__).parent / "fixtures" / "pyrefs"
@@ -205,7 +205,7 @@ def test_a_web_of_star_imports_is_searched_once_per_name(tmp_path, monkeypatch):
     """Modules that star-import each other in cycles (site-packages): answers met in a cycle are not kept,
     so looking a name up through the web walked every path of it, for hours. A name no module of the web
     has is now refused at once, and one that is there is still found."""
-    import codeqa.graph.resolve as resolve
+    import codeqa.indexing.graph.resolve as resolve
 
     size = 24
     pkg = tmp_path / "web"
@@ -232,7 +232,7 @@ def test_a_name_declared_all_over_a_web_is_left_unresolved_there(tmp_path, provi
     """A C++ include web (torch/include: thousands of headers) declares names such as Tensor in hundreds
     of files: joining them all for every scope of the web took more than 10 minutes on site-packages,
     and a reference to hundreds of declarations says nothing. Past WEB_PROVIDERS_MAX it stays unresolved."""
-    from codeqa.graph.resolve import WEB_PROVIDERS_MAX
+    from codeqa.indexing.graph.resolve import WEB_PROVIDERS_MAX
 
     assert 3 <= WEB_PROVIDERS_MAX < 17
     size = 20

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from codeqa.graph.stars import StarWebs
+from codeqa.indexing.graph.stars import StarWebs
 
 PASSES = SimpleNamespace(reexports=True, imports_are_transitive=False)
 STOPS = SimpleNamespace(reexports=False, imports_are_transitive=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codeqa.graph.values import Memo, Reads
+from codeqa.indexing.graph.values import Memo, Reads
 
 
 def test_a_kept_answer_keeps_its_reads_frozen_and_its_users_see_them():
@@ -64,7 +64,7 @@ def test_forget_drops_the_local_answers_of_one_file_and_asking_again_gives_the_s
 
 
 def test_a_popular_part_keeps_its_flattened_reads_and_flattens_give_the_same():
-    from codeqa.graph import values
+    from codeqa.indexing.graph import values
 
     def web(prefix: str, width: int) -> Reads:  # a part over `width` leaves, one atom each, with a shared leaf
         shared_leaf = Reads(["shared"]).shared()

@@ -1,4 +1,4 @@
-"""Incremental resolution (codeqa/graph/incremental.py): after each edit, an incremental index holds
+"""Incremental resolution (codeqa/indexing/graph/incremental.py): after each edit, an incremental index holds
 exactly the symbols and references (every field, target_ids included) of a clean index of the same
 tree, while resolving fewer files than there are.
 
@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from codeqa.config import Settings
-from codeqa.graph import resolve_references
-from codeqa.graph.incremental import GraphState
-from codeqa.graph.resolve import resolve_by_file
-from codeqa.index import GRAPH_STATE_FILE, index_repo
+from codeqa.indexing.graph import resolve_references
+from codeqa.indexing.graph.incremental import GraphState
+from codeqa.indexing.graph.resolve import resolve_by_file
+from codeqa.indexing.index import GRAPH_STATE_FILE, index_repo
 from codeqa.store import open_store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -90,7 +90,7 @@ def resolved_files(monkeypatch, names: bool = False) -> list:
         seen.append(None if result.complete else set(result.references) if names else len(result.references))
         return result
 
-    monkeypatch.setattr("codeqa.graph_stage.resolve_by_file", spy)
+    monkeypatch.setattr("codeqa.indexing.graph.stage.resolve_by_file", spy)
     return seen
 
 
@@ -228,8 +228,8 @@ def test_a_state_that_is_no_database_is_started_over(tree, tmp_path, monkeypatch
 
 
 def test_resolving_some_files_gives_them_the_references_of_resolving_all(tree):
-    from codeqa.files import walk_repository
-    from codeqa.parse_pool import _parse_and_chunk
+    from codeqa.indexing.walk import walk_repository
+    from codeqa.indexing.parse_pool import _parse_and_chunk
 
     parsed = [_parse_and_chunk((f, 4000, 40))[0] for f in walk_repository(tree).files]
     every = resolve_by_file(parsed)
@@ -241,9 +241,9 @@ def test_resolving_some_files_gives_them_the_references_of_resolving_all(tree):
 
 
 def test_resolution_reports_its_progress_file_by_file(tree, monkeypatch):
-    from codeqa.files import walk_repository
-    from codeqa.graph import resolve as resolve_module
-    from codeqa.parse_pool import _parse_and_chunk
+    from codeqa.indexing.walk import walk_repository
+    from codeqa.indexing.graph import resolve as resolve_module
+    from codeqa.indexing.parse_pool import _parse_and_chunk
 
     monkeypatch.setattr(resolve_module, "PROGRESS_FILES", 4)
     parsed = [_parse_and_chunk((f, 4000, 40))[0] for f in walk_repository(tree).files]
@@ -259,8 +259,8 @@ def test_a_file_that_read_a_big_star_web_keeps_any_file_and_still_equals_a_clean
     the file is resolved again on any change, so incremental runs still equal clean ones."""
     import json
 
-    import codeqa.graph.incremental as incremental
-    from codeqa.graph.incremental import FileGraph
+    import codeqa.indexing.graph.incremental as incremental
+    from codeqa.indexing.graph.incremental import FileGraph
 
     monkeypatch.setattr(incremental, "WEB_FILES_KEPT", 0)  # every web is a big one
     settings = Settings.load(env={}, index_dir=tmp_path / "index")
@@ -282,7 +282,7 @@ def test_a_file_that_read_a_big_star_web_keeps_any_file_and_still_equals_a_clean
 
 
 def test_a_file_graph_that_read_every_file_is_moved_by_any_change_and_only_by_one():
-    from codeqa.graph.incremental import FileGraph, _read_any
+    from codeqa.indexing.graph.incremental import FileGraph, _read_any
 
     graph = FileGraph("0" * 64, "python", ("a.py",), ("e:x",), False, False, 0, (), (), read_every_file=True)
     assert _read_any(graph, {"far/away.py"}, set(), False, False)
@@ -310,7 +310,7 @@ def test_a_watcher_keeping_its_state_between_runs_equals_a_clean_index_after_eac
     deletion and renames included, hold what a clean index holds after each; and they do take the
     parses and graphs from memory, not from the index's caches."""
     from codeqa.parse_cache import ParseCache
-    from codeqa.resident import ResidentIndex
+    from codeqa.indexing.resident import ResidentIndex
 
     settings = Settings.load(env={}, index_dir=tmp_path / "index")
     resident = ResidentIndex()
@@ -350,7 +350,7 @@ def test_a_watcher_state_left_behind_by_another_writer_is_not_used(tree, tmp_pat
     """A `codeqa index` from elsewhere between two of the watcher's runs: the next run finds the index
     moved on from what it kept, and reads the index's own state instead. (A file edited, indexed there,
     and edited back: what the watcher kept matches the files again, but not the stored references.)"""
-    from codeqa.resident import ResidentIndex
+    from codeqa.indexing.resident import ResidentIndex
 
     settings = Settings.load(env={}, index_dir=tmp_path / "index")
     resident = ResidentIndex()

@@ -15,7 +15,7 @@ import pytest
 from codeqa.config import Settings
 from codeqa.embed import EmbeddingCache, SentenceTransformerEmbedder
 from codeqa.errors import IndexLockedError, IndexMismatchError, IndexMissingError
-from codeqa.index import index_lock, index_repo, index_status, open_store
+from codeqa.indexing.index import index_lock, index_repo, index_status, open_store
 from codeqa.query.retrieve import Retriever
 from conftest import CountingEmbedder, copy_fixture_repo, index_snapshot
 
@@ -107,7 +107,7 @@ def test_a_cache_from_before_pruning_is_upgraded_in_place(tmp_path):
 
 def test_churn_does_not_grow_the_embedding_cache_past_its_cap(repo, settings, embedder, monkeypatch):
     """Every edit leaves the old chunks' vectors behind; after a run the cache holds at most the cap."""
-    import codeqa.index as index_module
+    import codeqa.indexing.index as index_module
 
     monkeypatch.setattr(index_module, "EMBED_CACHE_MIN", 0)
     monkeypatch.setattr(index_module, "EMBED_CACHE_FACTOR", 1)
@@ -216,15 +216,15 @@ def test_concurrent_index_from_the_command_line_is_refused(repo, settings):
 CHILD = """
 import sys
 from pathlib import Path
-import codeqa.dense_stage
+import codeqa.indexing.dense
 from codeqa.config import Settings
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 
-codeqa.dense_stage.BATCH_CHUNKS = 32  # phase 2 commits several batches here, so a kill can land between them
-if sys.argv[2:] == ["writer"]:  # phase 1's chunks from a writer process, as a big run's (store_writer.py)
-    import codeqa.store_writer
-    codeqa.store_writer.WRITER_MIN_FILES = 1
-    codeqa.store_writer.FILE_BATCH = 64  # several batches of GENERATED files, to be killed between
+codeqa.indexing.dense.BATCH_CHUNKS = 32  # phase 2 commits several batches here, so a kill can land between them
+if sys.argv[2:] == ["writer"]:  # phase 1's chunks from a writer process, as a big run's (indexing/writer.py)
+    import codeqa.indexing.writer
+    codeqa.indexing.writer.WRITER_MIN_FILES = 1
+    codeqa.indexing.writer.FILE_BATCH = 64  # several batches of GENERATED files, to be killed between
 
 def progress(stage, done, total):
     print("STAGE", stage, done, total, flush=True)
@@ -321,7 +321,7 @@ def test_sigkill_at_any_moment_then_rerun_equals_clean_index(repo, settings, emb
     assert index_repo(repo, settings, embedder=embedder).nothing_to_do
 
 
-def test_a_changed_fingerprint_is_refused_then_rederived_from_the_cache(repo, settings, embedder, tmp_path, monkeypatch):
+def test_a_changed_fingerprint_is_refused_then_rederived_from_the_cache(repo, settings, embedder, tmp_path):
     counting = CountingEmbedder(embedder)
     index_repo(repo, settings, embedder=counting)
     assert counting.texts > 10
@@ -335,14 +335,14 @@ def test_a_changed_fingerprint_is_refused_then_rederived_from_the_cache(repo, se
     shutil.copytree(ROOT / "queries", queries)
     with open(queries / "python" / "references.scm", "a") as fh:
         fh.write("\n; an edit\n")
-    monkeypatch.setenv("CODEQA_QUERIES_DIR", str(queries))
+    edited = settings.with_(queries_dir=queries)  # CODEQA_QUERIES_DIR
     with pytest.raises(IndexMismatchError, match="other tree-sitter queries"):
-        Retriever.open(repo, settings, embedder=embedder)
+        Retriever.open(repo, edited, embedder=embedder)
     counting.texts = 0
-    report = index_repo(repo, settings, embedder=counting)
+    report = index_repo(repo, edited, embedder=counting)
     assert report.files_changed == report.files_total and counting.texts == 0
     assert any("other tree-sitter queries" in note for note in report.notes)
-    with Retriever.open(repo, settings, embedder=embedder) as retriever:
+    with Retriever.open(repo, edited, embedder=embedder) as retriever:
         assert retriever.search("tokenize", top_k=3)[0].path == "encoders/encoder.py"
 
 

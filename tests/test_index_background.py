@@ -1,4 +1,4 @@
-"""Phase 2 in the background (index_background.py): update() returns once phase 1 is committed, a thread
+"""Phase 2 in the background (indexing/background.py): update() returns once phase 1 is committed, a thread
 embeds the rest, and a stop (another update, close) ends it between batches without losing anything.
 
 The embedder here waits at a gate the test opens, so every "while phase 2 runs" below is a state the
@@ -12,10 +12,10 @@ import threading
 import numpy as np
 import pytest
 
-import codeqa.dense_stage as dense_stage
+import codeqa.indexing.dense as dense_stage
 from codeqa.errors import EmbeddingError
-from codeqa.index import index_repo, index_status
-from codeqa.index_background import BackgroundIndexer
+from codeqa.indexing.index import index_repo, index_status
+from codeqa.indexing.background import BackgroundIndexer
 from codeqa.query.retrieve import Retriever
 from codeqa.store import open_store
 from conftest import copy_fixture_repo, index_snapshot, wait_for

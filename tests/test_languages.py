@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from codeqa.files import walk_repository
-from codeqa.graph import resolve_references
+from codeqa.indexing.walk import walk_repository
+from codeqa.indexing.graph import resolve_references
 from codeqa.languages import LANGUAGES, queries_dir
-from codeqa.parse import parse_source
+from codeqa.indexing.parse import parse_source
 from codeqa.types import ParsedFile, Reference
 from conftest import FIXTURE_REPO, FIXTURES
 
@@ -333,7 +333,7 @@ def test_bash_functions_reached_through_source_and_a_shebang():
 def test_vue_and_svelte_scripts_are_parsed_in_their_language_and_the_markup_stays_text():
     """`<script setup lang="ts">` is TypeScript, a bare `<script>` JavaScript, at the file's own lines;
     a `<script>` inside a template comment is none; template and style become text chunks."""
-    from codeqa.chunk import chunk_file
+    from codeqa.indexing.chunk import chunk_file
 
     parsed, _ = sample("vue")
     counter = next(pf for pf in parsed if pf.file.path == "Counter.vue")
@@ -347,3 +347,33 @@ def test_vue_and_svelte_scripts_are_parsed_in_their_language_and_the_markup_stay
     svelte, _ = sample("svelte")
     tally = next(pf for pf in svelte if pf.file.path == "tally.svelte")
     assert {s.language for s in tally.symbols} == {"javascript"}
+
+
+def test_the_queries_folder_is_a_setting_not_read_behind_settings_back(tmp_path, monkeypatch):
+    """CODEQA_QUERIES_DIR reaches the parse and the fingerprint through Settings.queries_dir (issue 39): the
+    edited queries make other symbols and another fingerprint, and a library call given its own Settings is
+    not changed by the process environment."""
+    import shutil
+
+    from codeqa.config import Settings
+    from codeqa.fingerprint import fingerprint
+    from codeqa.indexing.parse_pool import _parse_and_chunk_all
+
+    queries = tmp_path / "queries"
+    shutil.copytree(queries_dir(), queries)
+    (queries / "python" / "definitions.scm").write_text("(class_definition name: (identifier) @name) @definition.class\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "shapes.py").write_text("class Shape:\n    pass\n\n\ndef area(shape):\n    return 0\n")
+    files = walk_repository(project).files
+
+    def kinds(settings: Settings) -> list[str]:
+        return sorted(s.kind for parsed, _, _ in _parse_and_chunk_all(files, settings) for s in parsed.symbols)
+
+    edited = Settings.load(env={"CODEQA_QUERIES_DIR": str(queries)})
+    assert edited.queries_dir == queries
+    assert kinds(Settings()) == ["class", "function"]
+    assert kinds(edited) == ["class"]
+    assert fingerprint(edited)["queries_hash"] != fingerprint(Settings())["queries_hash"]
+    monkeypatch.setenv("CODEQA_QUERIES_DIR", str(queries))
+    assert fingerprint(Settings())["queries_hash"] == fingerprint(Settings.load(env={}))["queries_hash"]

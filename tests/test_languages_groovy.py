@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codeqa.parse import parse_source
+from codeqa.indexing.parse import parse_source
 from codeqa.types import SourceFile
 from test_languages import one, refs, symbols_by_qualified_name, targets
 

@@ -4,7 +4,7 @@ qualified names, and names that are neither defined nor imported being the Prelu
 
 from __future__ import annotations
 
-from codeqa.graph.index import GraphIndex
+from codeqa.indexing.graph.index import GraphIndex
 from test_languages import one, refs, sample, symbols_by_qualified_name, targets
 
 MAIN, CART, ITEM = "app/Main.hs", "src/Shop/Cart.hs", "src/Shop/Item.hs"

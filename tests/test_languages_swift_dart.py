@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from test_languages import one, project, refs, symbols_by_qualified_name, targets
 
-from codeqa.graph.index import module_folder
+from codeqa.indexing.graph.index import module_folder
 
 
 def test_swift_kinds_extensions_and_initializers():

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from codeqa import index, parse_pool
+from codeqa.indexing import index, parse_pool
 from codeqa.config import Settings
-from codeqa.files import walk_repository
+from codeqa.indexing.walk import walk_repository
 from conftest import index_snapshot
 
 MODULES = 60  # above the fork threshold, so the workers really start
@@ -62,7 +62,7 @@ def test_workers_give_the_serial_result_and_encode_every_file(project, tmp_path,
 def test_cut_parses_come_back_with_what_other_files_read_and_the_blob_with_everything(project):
     """An index run (graph_stage with on_parsed) has the workers cut each parse to what resolving the
     other files reads; the cache entry they encode keeps every reference for the file's own resolution."""
-    from codeqa.parse_cache import decode_parsed, table_only
+    from codeqa.indexing.parse_cache import decode_parsed, table_only
 
     files = walk_repository(project).files
     whole = {r[0].file.path: r for r in _run(project, workers=2)}
@@ -89,12 +89,12 @@ def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch)
     parse = parse_pool._parse_and_chunk
     log = tmp_path / "parsed-by"
 
-    def dying(job):
+    def dying(job, query_dir=None):
         if os.getpid() != parent and job[0].path.endswith("mod_30.py"):
             os._exit(3)  # a worker killed mid-run (out of memory, a grammar crash)
         with open(log, "a") as fh:
             fh.write(f"{os.getpid()} {job[0].path}\n")
-        return parse(job)
+        return parse(job, query_dir)
 
     monkeypatch.setattr(parse_pool, "_parse_and_chunk", dying)  # forked workers inherit the patch
     files = walk_repository(project).files
@@ -112,7 +112,7 @@ def test_a_worker_that_dies_costs_time_not_files(project, tmp_path, monkeypatch)
 
 
 def test_an_index_run_parses_in_workers_started_before_the_store_opens(project, tmp_path, monkeypatch, embedder):
-    from codeqa.index import index_repo
+    from codeqa.indexing.index import index_repo
     from codeqa.store import open_store
 
     serial = Settings(parse_workers=1, index_dir=tmp_path / "serial")
@@ -140,7 +140,7 @@ def test_workers_started_in_a_graph_stage_collect_their_garbage(project):
     cycle its parses leave (on site-packages, workers grew past 4 GB)."""
     import gc
 
-    from codeqa.graph_stage import _gc_paused
+    from codeqa.indexing.graph.stage import _gc_paused
 
     files = walk_repository(project).files
     with _gc_paused():

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from codeqa.languages import LANGUAGES, queries_dir
-from codeqa.parse import parse_source
+from codeqa.indexing.parse import parse_source
 from codeqa.types import ParsedFile, SourceFile, symbol_id
 
 
@@ -577,7 +577,7 @@ def test_a_dot_h_file_showing_cpp_syntax_is_parsed_as_cpp_first_and_as_c_only_wh
     """The C grammar took ~4x as long as the C++ one on C++ headers, recovering from errors: a .h with a
     namespace, template, class body or access specifier goes to the C++ grammar first. C code that only
     looks like it (a variable named `template`) still ends as C."""
-    import codeqa.parse as parse_module
+    import codeqa.indexing.parse as parse_module
 
     grammars: list[str] = []
     real = parse_module.get_parser
@@ -608,8 +608,10 @@ def test_patterns_run_apart_as_captures_find_what_they_find_as_matches(monkeypat
     """One-capture patterns (names, scopes, bindings) run as plain captures (QuerySet.names), not as
     matches of the combined query: every fixture file, in every language, parses to the same symbols
     and references as with every pattern in the combined query."""
-    from codeqa import languages, parse
-    from codeqa.files import read_source_text, walk_repository
+    from codeqa import languages
+    from codeqa.indexing import parse
+    from codeqa.indexing.walk import walk_repository
+    from codeqa.source_text import read_source_text
 
     fixtures = Path(__file__).parent / "fixtures"
     files = [f for root in ("languages", "repo", "pyrefs") for f in walk_repository(fixtures / root).files if f.language]

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from codeqa.files import read_source_text, walk_repository
+from codeqa.indexing.walk import walk_repository
+from codeqa.source_text import read_source_text
 from codeqa.redact import redact_source
-from codeqa.parse import parse_source
-from codeqa.parse_cache import FORMAT_VERSION, TABLE_REFERENCE_KINDS, ParseCache, decode_parsed, encode_parsed, table_only
+from codeqa.indexing.parse import parse_source
+from codeqa.indexing.parse_cache import FORMAT_VERSION, TABLE_REFERENCE_KINDS, ParseCache, decode_parsed, encode_parsed, table_only
 from codeqa.types import ParsedFile, Reference, SourceFile, Symbol
 
 FIXTURE_REPO = Path(__file__).parent / "fixtures" / "repo"

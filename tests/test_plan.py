@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import codeqa.plan
+import codeqa.indexing.plan
 from codeqa.config import Settings
-from codeqa.files import walk_repository
-from codeqa.index import index_repo
-from codeqa.plan import plan_index
+from codeqa.indexing.walk import walk_repository
+from codeqa.indexing.index import index_repo
+from codeqa.indexing.plan import plan_index
 from conftest import copy_fixture_repo
 
 
@@ -38,7 +38,7 @@ class TimedEmbedder:
         self.loaded = True
 
     def encode(self, texts, batch_size: int = 64) -> np.ndarray:
-        time.sleep(self.per_char * sum(min(len(t), codeqa.plan.EMBED_CHARS_READ) for t in texts))
+        time.sleep(self.per_char * sum(min(len(t), codeqa.indexing.plan.EMBED_CHARS_READ) for t in texts))
         self.texts.extend(texts)
         vectors = np.ones((len(texts), self.dimension), dtype=np.float32)
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -112,11 +112,11 @@ def test_estimates_scale_the_measured_sample(tmp_path):
 
 def test_a_big_trees_estimate_counts_the_store_writes_beside_the_references(tmp_path, monkeypatch):
     """From WRITER_MIN_FILES changed files a writer process stores the chunks while references are
-    resolved (store_writer.py): phase 1 is the parse, then the longer of the two."""
+    resolved (indexing/writer.py): phase 1 is the parse, then the longer of the two."""
     import dataclasses
     import sys
 
-    import codeqa.store_writer as store_writer
+    import codeqa.indexing.writer as store_writer
 
     repo = copy_fixture_repo(tmp_path / "repo")
     monkeypatch.setattr(store_writer, "WRITER_MIN_FILES", 1)
@@ -137,7 +137,7 @@ def test_embedding_time_follows_the_length_of_every_chunk(tmp_path):
     assert plan.sample_files == plan.files and plan.embed_sample_chunks == min(64, plan.chunks)
     everything = TimedEmbedder()
     index_repo(repo, Settings.load(env={}, index_dir=tmp_path / "real"), embedder=everything)
-    expected = per_char * sum(min(len(t), codeqa.plan.EMBED_CHARS_READ) for t in everything.texts)
+    expected = per_char * sum(min(len(t), codeqa.indexing.plan.EMBED_CHARS_READ) for t in everything.texts)
     assert expected * 0.95 <= plan.embed_seconds <= expected * 3  # sleeps: never shorter, longer on a busy machine
     assert plan.chunks_per_second == pytest.approx(plan.chunks / plan.embed_seconds)
 
@@ -164,8 +164,8 @@ def test_big_skippable_folders_get_ignore_lines(tmp_path, monkeypatch):
     for n in range(4):
         (repo / "manual" / f"page{n}.html").write_text("<p>text</p>\n" * 3000)
     (repo / "manual" / "_static" / "search.js").write_text("var x = 1;\n" * 100)
-    monkeypatch.setattr(codeqa.plan, "SUGGEST_BYTES", 100_000)
-    monkeypatch.setattr(codeqa.plan, "TOP_FOLDERS", 20)  # list the small ones too
+    monkeypatch.setattr(codeqa.indexing.plan, "SUGGEST_BYTES", 100_000)
+    monkeypatch.setattr(codeqa.indexing.plan, "TOP_FOLDERS", 20)  # list the small ones too
     plan = plan_index(repo, Settings.load(env={}), embedder=TimedEmbedder())
     lines = {(f.ignore_file, f.suggestion, f.kind) for f in plan.suggestions}  # not fixtures/: skippable by name, but small
     assert lines == {(".codeqaignore", "/third_party/", "vendored"), (".codeqaignore", "/data/", "data"),
@@ -179,7 +179,7 @@ def test_big_skippable_folders_get_ignore_lines(tmp_path, monkeypatch):
     assert venv.left_out_files == 2 and venv.left_out_bytes == os.path.getsize(repo / ".venv" / "lib" / "big.py") + 16
     assert folders["docs_vendor"].status == "codeqaignore" and folders["generated"].status == "gitignore"
     # third_party/gen/ is generated and big enough for a line of its own, but inside a suggested folder
-    assert (repo / "third_party" / "gen" / "g.py").stat().st_size >= codeqa.plan.SUGGEST_SHARE * plan.bytes
+    assert (repo / "third_party" / "gen" / "g.py").stat().st_size >= codeqa.indexing.plan.SUGGEST_SHARE * plan.bytes
     assert "third_party/gen" not in {f.path for f in plan.folders}
     assert plan.to_dict()["suggestions"][0]["line"] in ("/third_party/", "/data/", "/manual/**/*.html")
 
@@ -198,4 +198,4 @@ def test_a_local_models_estimate_counts_word_pieces_not_the_samples_padding(tmp_
     expected = per_piece * sum(pieces)  # every text at its own length
     padded = per_piece * len(pieces) * max(pieces)  # what scaling the padded sample by chunk count gives
     assert expected * 3 < padded  # the fixture's chunks differ in length enough to tell the two apart
-    assert expected * 0.95 <= plan.embed_seconds <= expected * codeqa.plan.RUN_PADDING * 2  # longer on a busy machine
+    assert expected * 0.95 <= plan.embed_seconds <= expected * codeqa.indexing.plan.RUN_PADDING * 2  # longer on a busy machine

@@ -11,8 +11,8 @@ import threading
 import pytest
 
 from codeqa.config import Settings
-from codeqa.files import walk_repository
-from codeqa.index import index_repo, parse_workers
+from codeqa.indexing.walk import walk_repository
+from codeqa.indexing.index import index_repo, parse_workers
 from conftest import FIXTURE_REPO, copy_fixture_repo
 
 LOAD_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY")
@@ -68,7 +68,7 @@ def test_index_repo_changes_no_process_state(tmp_path, embedder):
 
 def test_graph_stages_in_two_threads_share_one_collector_pause():
     """The collector stays off until the last of two overlapping stages ends, then is as it was."""
-    from codeqa.graph_stage import _gc_paused
+    from codeqa.indexing.graph.stage import _gc_paused
 
     first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
     seen: dict[str, bool] = {}

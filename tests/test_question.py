@@ -133,9 +133,9 @@ def test_container_narrows_to_the_members_of_that_class():
     plain = choose("Who calls invoke?", [*overloads, command])
     assert plain.ambiguous and {s.qualified_name for s in plain.symbols + plain.others} == {"Command.invoke",
                                                                                             "Context.invoke"}
-    # overloads of one method are one definition
+    # overloads of one method are one definition; the implementation, written after them, comes first
     context = choose("Who calls the invoke method of Context?", [*overloads, command])
-    assert context.symbols == tuple(overloads) and not context.ambiguous
+    assert context.symbols == tuple(reversed(overloads)) and not context.ambiguous
 
 
 def test_the_class_in_package_code_beats_its_uses_in_docs_and_tutorials():
@@ -169,6 +169,25 @@ def test_a_bare_name_prefers_a_top_level_definition_to_a_method():
     method = sym("Client.send", "pkg/client.py", "method")
     assert choose("where is send called", [method, function]).symbols == (function,)
     assert choose("where is the send method called", [method, function]).symbols == (method,)
+
+
+def test_a_bare_verb_name_is_the_subject_of_a_usage_question():
+    for question in ("Where is get called?", "Which parts of the code call get?", "Show me callers of get"):
+        parsed = parse_question(question)
+        assert parsed.intent == "usage" and parsed.subject.text == "get", question
+    assert parse_question("Where is the main used?").subject is None  # after an article it is a word
+
+
+def test_which_parts_of_the_code_call_is_a_usage_question():
+    parsed = parse_question("Which parts of the code call is_error?")
+    assert parsed.intent == "usage" and parsed.subject.text == "is_error"
+
+
+def test_a_helper_in_a_private_module_loses_to_the_public_function():
+    public = sym("is_error", "pkg/status.py")
+    helper = sym("is_error", "pkg/_compat.py")
+    choice = choose("Which functions call is_error?", [helper, public])
+    assert choice.symbols == (public,) and not choice.ambiguous and choice.passed_over == (helper,)
 
 
 def test_mentions_carry_their_spans():

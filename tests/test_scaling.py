@@ -12,7 +12,7 @@ import pytest
 from codeqa import cli
 from codeqa.config import Settings
 from codeqa.errors import StoreError
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 from codeqa.query.retrieve import Retriever
 from codeqa.store.identity import collection_prefix
 from conftest import copy_fixture_repo

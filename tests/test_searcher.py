@@ -74,14 +74,57 @@ def test_a_question_shorter_than_the_head_or_a_small_top_k_is_left_as_ranked():
 def test_a_file_named_by_the_question_gets_a_slot_even_when_search_missed_it():
     ranked = [hit("rich/status.py", 10 * i, 0.9 - i / 100) for i in range(12)]
     spinners = [hit("rich/_spinners.py", 1, 0.0), hit("rich/_spinners.py", 30, 0.0)]
-    spinners[1] = Hit("rich/_spinners.py", 30, 40, 0.0, "block", None, "SPINNERS = {'dots': ...} animate spinner",
-                      "python")
+    spinners[1] = Hit("rich/_spinners.py", 30, 40, 0.0, "block", None,
+                      "SPINNERS = {'dots': ...} frames that animate a spinner in a status indicator", "python")
     store = FakeStore({}, {"rich/_spinners.py": spinners})
     top = Searcher(store, None, None, FakeSource())._spread_question(
         "How does the status indicator animate its spinner?", ranked, 10)
     named = [h for h in top if h.path == "rich/_spinners.py"]
     assert len(named) == 1 and named[0].start_line == 30 and "file name" in named[0].reasons
     assert top[:QUESTION_HEAD] == ranked[:QUESTION_HEAD]
+
+
+def test_a_file_the_search_missed_needs_more_than_its_name_to_get_a_slot():
+    """"the Basic authentication credential processor" named conan's new/basic.py (a project template) by one
+    word: a file the search missed gets a slot only when a chunk of it shares NAMED_FILE_SHARED_WORDS words
+    with the question."""
+    from codeqa.query.searcher import NAMED_FILE_SHARED_WORDS
+
+    ranked = [hit("rich/status.py", 10 * i, 0.9 - i / 100) for i in range(12)]
+    spinners = [Hit("rich/_spinners.py", 1, 9, 0.0, "block", None, "SPINNERS = {'dots': ...} spinner", "python")]
+    top = Searcher(FakeStore({}, {"rich/_spinners.py": spinners}), None, None, FakeSource())._spread_question(
+        "How does the status indicator animate its spinner?", ranked, 10)
+    assert "rich/_spinners.py" not in [h.path for h in top] and NAMED_FILE_SHARED_WORDS >= 2
+    # found by the search, the file keeps its slot on its name
+    found = ranked[:11] + [hit("rich/_spinners.py", 1, 0.2)]
+    top = Searcher(FakeStore({}, {}), None, None, FakeSource())._spread_question(
+        "How does the status indicator animate its spinner?", found, 10)
+    assert [h.path for h in top].count("rich/_spinners.py") == 1
+
+
+def test_an_answers_evidence_adds_what_the_best_hits_hand_the_work_to():
+    """"How are routes matched?" finds Route.__init__; the work is in Route.matches, which it calls: the
+    callees that share words with the question join the evidence, from any file (the hit's own too), most
+    shared words first; a callee sharing none (a logging helper) does not."""
+    init = "app/routing.py#Route.__init__@10"
+    matches = "app/routing.py#Route.matches@40"
+    trace = "app/output.py#Output.trace@5"
+    compile_ = "app/compile.py#compile_path@1"
+    ranked = [Hit("app/routing.py", 10, 20, 0.9, "method", "Route.__init__", "def __init__(self, path): ...",
+                  "python", (init,), ("dense",))]
+    chunks = {"app/routing.py": [Hit("app/routing.py", 40, 60, 0.0, "method", "Route.matches",
+                                     "def matches(self, scope): match the route against a path", "python", (matches,))],
+              "app/output.py": [Hit("app/output.py", 5, 9, 0.0, "method", "Output.trace", "def trace(self, msg): ...",
+                                    "python", (trace,))],
+              "app/compile.py": [Hit("app/compile.py", 1, 9, 0.0, "function", "compile_path", "def compile_path(path): ...",
+                                     "python", (compile_,))]}
+    store = FakeStore({init: [trace, trace, trace, compile_, matches]}, chunks)
+    work = Searcher(store, None, None, FakeSource())._work(ranked, "How are routes matched to a path?")
+    assert [h.symbol for h in work] == ["Route.matches", "compile_path"]
+    assert all(h.reasons == ("work",) and h.score < ranked[-1].score for h in work)
+    # already shown: not again
+    assert Searcher(store, None, None, FakeSource())._work(ranked + work[:1], "How are routes matched to a path?")[0].symbol \
+        == "compile_path"
 
 
 def test_a_further_file_far_below_the_best_score_gets_no_slot():

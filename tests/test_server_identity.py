@@ -12,10 +12,11 @@ import time
 import numpy as np
 import pytest
 
-from codeqa import cli, index
+from codeqa import cli
+from codeqa.indexing import index
 from codeqa.config import Settings
 from codeqa.errors import IndexLockedError, StoreError
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 from codeqa.store.identity import collection_prefix, git_remote, index_identity, normalise_remote
 from codeqa.store.lease import WriterLease
 from codeqa.store.server import ServerStore

@@ -10,7 +10,7 @@ import pytest
 
 from codeqa.answer import Answerer
 from codeqa.config import Settings
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 from codeqa.query.retrieve import Retriever
 from codeqa.query.shared_reader import IndexReopenedError, SharedRetriever
 from conftest import copy_fixture_repo

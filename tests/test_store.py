@@ -110,7 +110,7 @@ def test_the_embedding_cache_stores_float16_and_still_reads_float32_rows(tmp_pat
 
 
 def test_an_edge_store_that_let_go_sees_what_another_writer_stored_meanwhile(tmp_path):
-    """An index run hands its chunk writes to a writer process (store_writer.py): after release(), the
+    """An index run hands its chunk writes to a writer process (indexing/writer.py): after release(), the
     run's own store object loads the chunks again with the writer's points in them."""
     from codeqa.store.edge import EdgeStore
     from store_contract import DIM, chunk, fill, vec

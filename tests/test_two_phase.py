@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from codeqa.dense_stage import pending_files
+from codeqa.indexing.dense import pending_files
 from codeqa.embed import SentenceTransformerEmbedder
-from codeqa.index import index_repo, index_status
+from codeqa.indexing.index import index_repo, index_status
 from codeqa.query.retrieve import Retriever, semantic_note
 from codeqa.store import ManifestEntry, open_store
 from conftest import CountingEmbedder, copy_fixture_repo, index_snapshot
@@ -119,7 +119,7 @@ def test_both_phases_seal_their_segments_as_they_go_and_find_the_same(repo, tmp_
     built in one go."""
     import numpy as np
 
-    import codeqa.index as index_module
+    import codeqa.indexing.index as index_module
     from codeqa.config import Settings
     from codeqa.store import query_sparse_vector
 
@@ -155,7 +155,7 @@ def test_both_phases_seal_their_segments_as_they_go_and_find_the_same(repo, tmp_
 
     monkeypatch.setattr(edge.EdgeStore, "optimize", optimize)
     once = built("once")
-    import codeqa.graph_stage as graph_stage
+    import codeqa.indexing.graph.stage as graph_stage
 
     monkeypatch.setattr(graph_stage, "FILE_BATCH", 2)  # stored two files at a time
     monkeypatch.setattr(index_module, "SEAL_CHUNKS", 5)
@@ -163,7 +163,7 @@ def test_both_phases_seal_their_segments_as_they_go_and_find_the_same(repo, tmp_
     assert all(once[1]) and sealed[:2] == once[:2]
     assert once[2] == 1 and sealed[2] > 2
     # phase 2 seals as it embeds too (setting a vector moves the point into an appendable segment)
-    import codeqa.dense_stage as dense_stage
+    import codeqa.indexing.dense as dense_stage
 
     monkeypatch.setattr(dense_stage, "BATCH_CHUNKS", 4)
     monkeypatch.setattr(index_module, "DENSE_SEAL_CHUNKS", 5)
@@ -177,8 +177,8 @@ def test_both_phases_seal_their_segments_as_they_go_and_find_the_same(repo, tmp_
 def test_a_big_phase_1_resolves_references_with_the_chunks_shard_let_go(repo, tmp_path, monkeypatch, embedder):
     """Resolution never reads the chunks: once a run has sealed (a big one), it seals the rest after the
     parse and the shard is not in memory while references are resolved; the index is the same."""
-    import codeqa.graph_stage as graph_stage
-    import codeqa.index as index_module
+    import codeqa.indexing.graph.stage as graph_stage
+    import codeqa.indexing.index as index_module
     import codeqa.store.edge as edge
     from codeqa.config import Settings
 
@@ -206,17 +206,17 @@ def test_a_big_phase_1_resolves_references_with_the_chunks_shard_let_go(repo, tm
 
 def _writer_on(monkeypatch) -> None:
     """The fixture repo is far below WRITER_MIN_FILES: a run with the writer, as a big one has it."""
-    import codeqa.store_writer as store_writer
+    import codeqa.indexing.writer as store_writer
 
     monkeypatch.setattr(store_writer, "WRITER_MIN_FILES", 1)
 
 
 def test_a_writer_process_stores_phase_1_and_the_index_is_the_same(repo, tmp_path, monkeypatch, embedder):
-    """A big embedded run stores its chunks from a writer process (store_writer.py) while it resolves
+    """A big embedded run stores its chunks from a writer process (indexing/writer.py) while it resolves
     references: the index equals one written in the run's process, sealed segments included."""
-    import codeqa.graph_stage as graph_stage
-    import codeqa.index as index_module
-    import codeqa.store_writer as store_writer
+    import codeqa.indexing.graph.stage as graph_stage
+    import codeqa.indexing.index as index_module
+    import codeqa.indexing.writer as store_writer
     from codeqa.config import Settings
 
     once = Settings.load(env={}, index_dir=tmp_path / "once", parse_workers=1)
@@ -246,8 +246,8 @@ def test_a_writer_that_dies_fails_the_run_and_the_next_run_completes(repo, tmp_p
     import os
     import signal
 
-    import codeqa.graph_stage as graph_stage
-    import codeqa.store_writer as store_writer
+    import codeqa.indexing.graph.stage as graph_stage
+    import codeqa.indexing.writer as store_writer
     from codeqa.config import Settings
     from codeqa.errors import StoreError
 
@@ -271,7 +271,7 @@ def test_a_writer_that_dies_fails_the_run_and_the_next_run_completes(repo, tmp_p
 
 
 def test_a_writer_error_is_the_runs_message():
-    from codeqa.store_writer import write_outcome
+    from codeqa.indexing.writer import write_outcome
 
     def full():
         raise OSError(28, "No space left on device")
@@ -300,7 +300,7 @@ def test_a_pickle_in_the_writers_spool_is_refused_not_run(tmp_path):
 
     from codeqa.config import Settings
     from codeqa.errors import StoreError
-    from codeqa.store_writer import CacheKeys, StoreWriter, pack, unpack
+    from codeqa.indexing.writer import CacheKeys, StoreWriter, pack, unpack
 
     repo = copy_fixture_repo(tmp_path / "repo")
     settings = Settings.load(env={}, index_dir=tmp_path / "index")
@@ -339,7 +339,7 @@ def test_a_killed_run_takes_its_writer_with_it(tmp_path):
 import time
 from pathlib import Path
 from codeqa.config import Settings
-from codeqa.store_writer import CacheKeys, StoreWriter
+from codeqa.indexing.writer import CacheKeys, StoreWriter
 w = StoreWriter(Path({str(tmp_path)!r}), Settings(), CacheKeys("m", 8), Path({str(tmp_path / 'index')!r}), 10)
 print(w.pid, flush=True)
 time.sleep(60)

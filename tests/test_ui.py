@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 import codeqa.embed
 from codeqa.config import Settings
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 from codeqa.query.lookup import list_sites
 from codeqa.store import open_store
 from codeqa.query.retrieve import Retriever

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from codeqa.config import Settings
-from codeqa.index import index_repo
+from codeqa.indexing.index import index_repo
 from conftest import copy_fixture_repo
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from codeqa.answer import Answerer
-from codeqa.index import index_lock, index_repo
+from codeqa.indexing.index import index_lock, index_repo
 from codeqa.query.retrieve import Retriever
-from codeqa.watch import RepoWatcher
+from codeqa.indexing.watch import RepoWatcher
 from conftest import copy_fixture_repo, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +52,7 @@ def test_a_save_while_another_writer_runs_waits_for_it_without_walking_again(tmp
                                                                             monkeypatch):
     """Another writer holds the index lock: the watcher's run finds it taken (one walk), then waits on the
     lock instead of walking and hashing the repository every debounce, and indexes the save once it is free."""
-    from codeqa.resident import ResidentIndex
+    from codeqa.indexing.resident import ResidentIndex
 
     repo = copy_fixture_repo(tmp_path / "repo")
     index_repo(repo, settings, embedder=embedder)
@@ -78,7 +78,7 @@ def test_a_save_while_another_writer_runs_waits_for_it_without_walking_again(tmp
 def test_saves_under_a_watcher_walk_only_the_paths_its_events_named(tmp_path, settings, embedder, monkeypatch):
     """The watcher's runs keep a ResidentIndex: after its first run, a save is walked as the one path the
     events named, and a folder created is walked in full; each save is indexed."""
-    import codeqa.resident as resident_module
+    import codeqa.indexing.resident as resident_module
 
     repo = copy_fixture_repo(tmp_path / "repo")
     index_repo(repo, settings, embedder=embedder)

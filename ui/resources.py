@@ -19,7 +19,7 @@ import streamlit as st
 
 from codeqa import embed
 from codeqa.config import Settings
-from codeqa.index import IndexStatus, index_status
+from codeqa.indexing.index import IndexStatus, index_status
 from codeqa.query.retrieve import Retriever
 from codeqa.query.shared_reader import SharedRetriever
 
@@ -59,7 +59,7 @@ def cached_status(repo: str, index_dir: str | None, last_indexed: str | None, _r
 def live_sync(repo: str, _settings: Settings):
     """`codeqa ui --watch`: one watcher per repository for the server's life; its runs reach every session
     through the index (an open retriever sees a finished run on its next question)."""
-    from codeqa.watch import RepoWatcher
+    from codeqa.indexing.watch import RepoWatcher
 
     def failed(exc: Exception) -> None:
         log.warning("live sync of %s: %s", repo, exc)

@@ -16,7 +16,7 @@ from codeqa.ui.answer_view import code_span, llm_description, plain, time_ago
 from codeqa.answer import Conversation
 from codeqa.config import Settings
 from codeqa.errors import CodeQAError, IndexMissingError
-from codeqa.index import IndexStatus, index_repo
+from codeqa.indexing.index import IndexStatus, index_repo
 from codeqa.store import semantic_search_at
 from codeqa.query.shared_reader import IndexReopenedError, SharedRetriever
 from codeqa.ui.resources import cached_status, embedder_for, live_sync, open_index, release_index

@@ -93,6 +93,13 @@ def _extract_usage(retrieval: Retrieval, retriever: Retriever, cover: _Coverage,
         out.append(f"\n`{name}` is ambiguous: it names {len(readings)} definitions ({', '.join(readings)}), and the "
                    f"uses below are those of all of them. Ask about {_how_to_name(retrieval.definitions[0])} "
                    f"or {_how_to_name(retrieval.ambiguous[0])} for one.")
+    elif retrieval.passed_over and retrieval.definitions:
+        chosen = retrieval.definitions[0]
+        aside = retrieval.passed_over[:3]
+        also = ", ".join(f"`{s.qualified_name}` in `{s.path}`" for s in aside)
+        out.append(f"\n`{chosen.name}` also names {also}{' and more' if len(retrieval.passed_over) > 3 else ''}; the uses "
+                   f"below are those of `{chosen.qualified_name}` in `{chosen.path}`. Ask about "
+                   f"{_how_to_name(aside[0])} for {'that one' if len(aside) == 1 else 'another'}.")
     refs = retrieval.references
     if not refs:
         out.append(f"\nNo reference to {names} was found in the index: it may be unused, or used only in ways the "
@@ -225,7 +232,26 @@ def _extract_search(retrieval: Retrieval, retriever: Retriever, cover: _Coverage
         out.append(_code_block(snippet, start, end))
         if len(seen) >= max_items:
             break
+    out += _work_lines(retrieval, retriever, cover, seen)
     return "\n".join(out)
+
+
+def _work_lines(retrieval: Retrieval, retriever: Retriever, cover: _Coverage, seen: set[tuple[str, int]],
+                limit: int = 3) -> list[str]:
+    """What the best hits hand the work to (the searcher's "work" evidence: definitions they call that share
+    words with the question), one cited line each, when not shown above."""
+    lines: list[str] = []
+    for h in retrieval.hits:
+        if "work" not in h.reasons or len(lines) >= limit:
+            continue
+        span = cover.clip(h.path, h.start_line, h.end_line)
+        snippet = cover.snippet_at(h.path, h.start_line)
+        if not span or not snippet or (h.path, span[0]) in seen:
+            continue
+        seen.add((h.path, span[0]))
+        start, end = _trim(snippet, *span)
+        lines.append(f"- {span_label(h.path, start, end)} — {_explain_span(retriever, h.path, start, end)}")
+    return ["\nThe code above hands the work to:", *lines] if lines else []
 
 
 def _best_hits(retrieval: Retrieval, cover: _Coverage) -> list[Hit]:

@@ -131,6 +131,10 @@ def graph_fact_lines(retrieval: Retrieval, summary: UsageSummary | None = None) 
             lines.append("The name is ambiguous; it also names: " + "; ".join(
                 f"{o.qualified_name} ({o.kind}) at {o.path}:L{o.start_line}" for o in retrieval.ambiguous[:6])
                 + ". Say which one the answer is about.")
+        elif retrieval.passed_over:
+            lines.append("The question was taken to mean the definition above; the name also names: " + "; ".join(
+                f"{o.qualified_name} ({o.kind}) at {o.path}:L{o.start_line}" for o in retrieval.passed_over[:6])
+                + ". The sites below are not theirs; say so.")
         if summary is not None:
             lines.extend(describe_counts(summary))
         listed = retrieval.listed or list_sites(retrieval.references)

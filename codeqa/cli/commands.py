@@ -14,7 +14,7 @@ from ..config import Settings
 from ..errors import UsageError
 
 if TYPE_CHECKING:
-    from ..index import IndexReport
+    from ..indexing.index import IndexReport
 
 _SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding codeqa/ (and ui/ in a source checkout)
 
@@ -28,7 +28,7 @@ def _repo(path: Path) -> Path:
 
 
 def cmd_index(args, settings: Settings) -> int:
-    from ..index import index_repo
+    from ..indexing.index import index_repo
 
     repo = _repo(args.path)
     if getattr(args, "dry_run", False):
@@ -180,7 +180,7 @@ def _print_left_out(pruned: list[dict], console, limit: int) -> None:
 
 
 def _index_dry_run(repo: Path, settings: Settings, as_json: bool) -> int:
-    from ..plan import plan_index
+    from ..indexing.plan import plan_index
 
     if as_json:
         print(json.dumps(plan_index(repo, settings).to_dict(), indent=2))
@@ -432,7 +432,7 @@ def _watcher(repo: Path, settings: Settings, debounce: float | None = None, quie
              index: Callable[[], IndexReport] | None = None, resident=None):
     """Live sync beside another command; what it does goes to stderr (stdout may be a protocol). `index`: how
     a run indexes (the MCP server's own runs, with their `resident`), by default both phases."""
-    from ..watch import RepoWatcher
+    from ..indexing.watch import RepoWatcher
 
     def report(r) -> None:
         if not quiet or not r.nothing_to_do:
@@ -450,7 +450,7 @@ def _watcher(repo: Path, settings: Settings, debounce: float | None = None, quie
 def cmd_watch(args, settings: Settings) -> int:
     import time
 
-    from ..index import index_repo
+    from ..indexing.index import index_repo
 
     import signal
 

@@ -43,14 +43,15 @@ class Embedder(Protocol):
 def make_embedder(spec: str = "local", adapter: str = "default", base_url: str | None = None,
                   api_key: str | None = None, *, concurrency: int = 4, timeout: float = 60.0,
                   settings_named: tuple[str, str] = ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
-                  onnx_cache: Path | None = None) -> Embedder:
+                  onnx_cache: Path | None = None, prompts: tuple[str | None, str | None] = (None, None)) -> Embedder:
     """The embedder CODEQA_EMBEDDINGS names: "local", "local-onnx", "local-onnx-int8" or "openai:<model>".
     `concurrency` and `timeout` (CODEQA_EMBEDDING_CONCURRENCY, CODEQA_EMBEDDING_TIMEOUT) apply to an
     endpoint only, and `settings_named` are the settings its messages name for the URL and the key.
-    `onnx_cache` (CODEQA_ONNX_CACHE) is where local-onnx keeps its export; None: ~/.cache/codeqa/onnx."""
+    `onnx_cache` (CODEQA_ONNX_CACHE) is where local-onnx keeps its export; None: ~/.cache/codeqa/onnx.
+    `prompts` (CODEQA_EMBEDDING_QUERY_PROMPT, _DOCUMENT_PROMPT) go to an endpoint's asymmetric model."""
     if spec.startswith("openai:"):
         return OpenAIEmbedder(spec.split(":", 1)[1], base_url, api_key, concurrency=concurrency, timeout=timeout,
-                              settings_named=settings_named)
+                              settings_named=settings_named, query_prompt=prompts[0], document_prompt=prompts[1])
     if spec in ("local-onnx", "local-onnx-int8"):
         from .local_onnx import OnnxEmbedder
 
@@ -66,8 +67,15 @@ def embedder_from_settings(settings: Settings) -> Embedder:
     end = settings.embeddings_endpoint
     return make_embedder(settings.embeddings, settings.embedding_adapter, end.base_url, end.api_key,
                          concurrency=settings.embedding_concurrency, timeout=settings.embedding_timeout,
-                         settings_named=(end.url_setting, end.key_setting), onnx_cache=settings.onnx_cache)
+                         settings_named=(end.url_setting, end.key_setting), onnx_cache=settings.onnx_cache,
+                         prompts=(settings.embedding_query_prompt, settings.embedding_document_prompt))
 
 
-__all__ = ["Embedder", "make_embedder", "embedder_from_settings", "EmbeddingCache", "SentenceTransformerEmbedder",
+def query_embedder(embedder: Embedder) -> Embedder:
+    """What embeds a search query: an asymmetric model's query side (`for_queries()`), else `embedder` itself."""
+    for_queries = getattr(embedder, "for_queries", None)
+    return for_queries() if callable(for_queries) else embedder
+
+
+__all__ = ["Embedder", "make_embedder", "embedder_from_settings", "query_embedder", "EmbeddingCache", "SentenceTransformerEmbedder",
            "OpenAIEmbedder", "BASE_MODEL_ID", "longest_first"]

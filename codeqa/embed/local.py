@@ -69,7 +69,7 @@ class SentenceTransformerEmbedder:
     """The bundled all-MiniLM-L6-v2, offline, with our LoRA merged in. Loads on first use."""
 
     dimension = DIMENSION
-    pads_batches = True  # a batch costs its texts padded to the longest one's word pieces (codeqa.plan reads it)
+    pads_batches = True  # a batch costs its texts padded to the longest one's word pieces (codeqa.indexing.plan reads it)
 
     def __init__(self, adapter: str = "default"):
         self.adapter_path = resolve_adapter(adapter)

@@ -51,7 +51,7 @@ class OnnxEmbedder:
     """Embedder protocol over an ONNX export of the bundled model (local.py), adapter merged."""
 
     dimension = DIMENSION
-    pads_batches = True  # a batch costs its texts padded to the longest one's word pieces (codeqa.plan reads it)
+    pads_batches = True  # a batch costs its texts padded to the longest one's word pieces (codeqa.indexing.plan reads it)
 
     def __init__(self, adapter: str = "default", cache_dir: Path | None = None, precision: str = "fp32",
                  threads: int = 0):

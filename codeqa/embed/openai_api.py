@@ -15,7 +15,17 @@ Failures:
     413                                              at once: a smaller CODEQA_EMBEDDING_BATCH_SIZE
     a base URL that is not http(s)                   at once: the base URL setting
     any other answer that is not embeddings          at once, with the server's own message
+    a timeout of a batch of several texts            split in half at once, and later batches go out at
+                                                     the smaller size: a slow CPU server (llama.cpp on two
+                                                     cores) takes minutes for 64 chunks
+    llama.cpp's "input is too large to process"      at once: the server's batch size (-ub/-b) or CODEQA_CHUNK_MAX_CHARS
 Every failure is an EmbeddingError; the API key never appears in one.
+
+Asymmetric models embed a search query and a document differently: each is sent with its prompt
+(`query_prompt`, `document_prompt`: CODEQA_EMBEDDING_QUERY_PROMPT / _DOCUMENT_PROMPT, else the model's
+own from PROMPTS, matched on its name). `encode` embeds documents; `for_queries()` is the same model
+embedding queries (what search uses). The document prompt is part of `model_id`: vectors made with
+another prompt are another model's.
 
 httpx, not the openai client: importing it costs ~0.15 s here against openai's ~0.7 s, and a one-file
 re-index pays the import every time. Vectors are asked for as base64 float32 (`encoding_format`, what the
@@ -25,6 +35,7 @@ openai client asks for too); a server that sends JSON numbers instead (Ollama) i
 from __future__ import annotations
 
 import base64
+import hashlib
 import random
 import re
 import threading
@@ -38,6 +49,14 @@ from ..errors import EmbeddingError, UsageError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_AFTER_MAX = 60.0  # seconds: a longer Retry-After is cut to this, so a run never sleeps unseen for long
+# (a pattern of the model's name, query prompt, document prompt): the prompts each model was trained with
+PROMPTS = (
+    (r"nomic-embed-text", "search_query: ", "search_document: "),
+    (r"(^|[/_-])e5([/_-]|$)", "query: ", "passage: "),
+    (r"bge-(small|base|large)-en", "Represent this sentence for searching relevant passages: ", ""),
+    (r"embeddinggemma", "task: search result | query: ", "title: none | text: "),
+)
+_TOO_LARGE = re.compile(r"input \((\d+) tokens\) is too large to process")  # llama.cpp: the text exceeds -ub
 _UNKNOWN_MODEL = re.compile(r"model.{0,80}(not found|does not exist|unknown|not exist|no such|not loaded)"
                             r"|(unknown|invalid|no such) model|model_not_found", re.IGNORECASE | re.DOTALL)
 
@@ -48,13 +67,20 @@ class OpenAIEmbedder:
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, dimension: int | None = None,
                  *, concurrency: int = 4, timeout: float = 60.0, max_attempts: int = 5, backoff_base: float = 0.5,
-                 backoff_max: float = 30.0, settings_named: tuple[str, str] = ("OPENAI_BASE_URL", "OPENAI_API_KEY")):
+                 backoff_max: float = 30.0, settings_named: tuple[str, str] = ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
+                 query_prompt: str | None = None, document_prompt: str | None = None):
         if concurrency < 1:
             raise UsageError(f"CODEQA_EMBEDDING_CONCURRENCY={concurrency} must be at least 1 (requests in flight).")
         if timeout <= 0:
             raise UsageError(f"CODEQA_EMBEDDING_TIMEOUT={timeout} must be a positive number of seconds.")
         self.model = model
+        preset = next(((q, d) for pattern, q, d in PROMPTS if re.search(pattern, model, re.IGNORECASE)), ("", ""))
+        # "none" turns a preset off ("" in the environment reads as unset)
+        self.query_prompt = _prompt(query_prompt, preset[0])
+        self.document_prompt = _prompt(document_prompt, preset[1])
         self.model_id = f"openai:{model}"
+        if self.document_prompt:
+            self.model_id += f"+doc-{hashlib.sha256(self.document_prompt.encode()).hexdigest()[:8]}"
         self.dimension = dimension or 0
         self.concurrency = concurrency
         self.timeout = timeout
@@ -65,12 +91,19 @@ class OpenAIEmbedder:
         self._url_setting, self._key_setting = settings_named  # what the messages tell the user to fix
         self._client: Any = None  # httpx.Client, made at the first encode (importing httpx is not free)
         self._client_lock = threading.Lock()
+        self._batch_cap: int | None = None  # set by a timed-out batch: later batches go out at most this big
+
+    def for_queries(self) -> "QueryEmbedder":
+        """This model embedding search queries (with the query prompt); `encode` embeds documents."""
+        return QueryEmbedder(self)
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
-        texts = list(texts)
+        return self._encode([self.document_prompt + t for t in texts], batch_size)
+
+    def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        batch_size = max(1, batch_size)
+        batch_size = max(1, min(batch_size, self._batch_cap or batch_size))
         batches = [texts[start:start + batch_size] for start in range(0, len(texts), batch_size)]
         call = _Call()
         if len(batches) == 1 or self.concurrency == 1:
@@ -119,8 +152,17 @@ class OpenAIEmbedder:
             return self._client
 
     def _embed_batch(self, batch: list[str], call: "_Call") -> np.ndarray:
+        cap = self._batch_cap
+        if cap and len(batch) > cap:  # a batch made before another one timed out
+            return np.concatenate([self._embed_batch(batch[i:i + cap], call) for i in range(0, len(batch), cap)])
         try:
-            return self._post(batch, call.stop)
+            try:
+                return self._post(batch, call.stop)
+            except _TimedOut:  # a slow server: the halves go out one after the other, and so do later batches
+                half = (len(batch) + 1) // 2
+                with self._client_lock:
+                    self._batch_cap = min(self._batch_cap or half, half)
+                return np.concatenate([self._embed_batch(batch[:half], call), self._embed_batch(batch[half:], call)])
         except _Stopped:
             raise
         except BaseException as exc:
@@ -144,6 +186,8 @@ class OpenAIEmbedder:
                 raise EmbeddingError(f"{self._url_setting}={self._base_url!r} is not a usable http(s) URL ({exc}); set it to "
                                      "the server's API root, such as http://gpu-box:8080/v1.") from exc
             except httpx.TimeoutException:
+                if len(batch) > 1:
+                    raise _TimedOut() from None
                 failure = (f"no answer to a batch of {len(batch)} texts within {self.timeout:g} s. Raise "
                            f"CODEQA_EMBEDDING_TIMEOUT or lower CODEQA_EMBEDDING_BATCH_SIZE (now {len(batch)})")
             except httpx.TransportError as exc:
@@ -152,7 +196,7 @@ class OpenAIEmbedder:
                 status = response.status_code
                 if 200 <= status < 300:
                     return self._vectors(response, len(batch))
-                if status not in (408, 429) and status < 500:
+                if (status not in (408, 429) and status < 500) or _TOO_LARGE.search(response.text or ""):
                     raise self._refused(response, len(batch))
                 wait = _retry_after(response.headers.get("retry-after"))
                 failure = f"{status} {_server_message(response)}"
@@ -191,6 +235,9 @@ class OpenAIEmbedder:
         elif status == 404 or _UNKNOWN_MODEL.search(message):
             fix = (f"Check the model name in CODEQA_EMBEDDINGS=openai:{self.model} (the server's GET /models lists them) "
                    f"and that {self._url_setting} is the API root (often ending in /v1)")
+        elif _TOO_LARGE.search(message):
+            fix = (f"Start llama-server with a physical batch as large as the model's window (-ub and -b, e.g. "
+                   f"-ub 2048 -b 2048; this text had {_TOO_LARGE.search(message)[1]} tokens), or lower CODEQA_CHUNK_MAX_CHARS")
         elif status == 413:
             fix = (f"Lower CODEQA_EMBEDDING_BATCH_SIZE (now {count}); if a text is too long for the model, lower "
                    "CODEQA_CHUNK_MAX_CHARS or let the server truncate (TEI: --auto-truncate)")
@@ -201,8 +248,36 @@ class OpenAIEmbedder:
         return EmbeddingError(f"{said}. {fix}.")
 
 
+class QueryEmbedder:
+    """An OpenAIEmbedder's view that embeds search queries: the query prompt, the same model_id and size."""
+
+    def __init__(self, documents: OpenAIEmbedder):
+        self.documents = documents
+
+    @property
+    def model_id(self) -> str:
+        return self.documents.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.documents.dimension
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        return self.documents._encode([self.documents.query_prompt + t for t in texts], batch_size)
+
+
+def _prompt(setting: str | None, preset: str) -> str:
+    if setting is None:
+        return preset
+    return "" if setting.strip().lower() == "none" else setting
+
+
 class _Stopped(Exception):
     """A batch left off because another batch of the same encode() failed for good."""
+
+
+class _TimedOut(Exception):
+    """A batch of several texts got no answer in time: it is split instead of sent again whole."""
 
 
 class _Call:
@@ -257,4 +332,4 @@ def _server_message(response: Any) -> str:
     return text[:300] + ("…" if len(text) > 300 else "")
 
 
-__all__ = ["OpenAIEmbedder", "DEFAULT_BASE_URL"]
+__all__ = ["OpenAIEmbedder", "QueryEmbedder", "DEFAULT_BASE_URL", "PROMPTS"]

@@ -33,7 +33,7 @@ from typing import Iterable, Sequence
 
 from ..config import Settings
 from ..errors import IndexMissingError, UsageError
-from ..files import is_secret_path
+from ..indexing.walk import is_secret_path
 from ..roles import path_role
 from ..languages import detect_language
 from ..store import open_store

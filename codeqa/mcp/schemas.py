@@ -14,7 +14,7 @@ from ..types import Symbol, span_label
 from .pages import LINE_WIDTH, PageInfo, clip, paging_line
 
 if TYPE_CHECKING:
-    from ..index_background import EmbeddingProgress
+    from ..indexing.background import EmbeddingProgress
 
 
 class SearchHit(BaseModel):

@@ -7,7 +7,7 @@
     serve_stdio(repo, settings, watch)              # --watch: `watch(indexer)` re-indexes saves through its update()
 
 The tools are tools.py (what each does), over reader.py (the one Retriever they share, path checks)
-and the server's background index runs (index_background.py); what they return is schemas.py.
+and the server's background index runs (indexing/background.py); what they return is schemas.py.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from mcp_types import ToolAnnotations
 from .. import __version__
 from ..config import Settings
 from ..errors import CodeQAError, UsageError
-from ..index_background import BackgroundIndexer
+from ..indexing.background import BackgroundIndexer
 from .tools import RepositoryTools
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")

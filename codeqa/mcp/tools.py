@@ -11,7 +11,7 @@ agent is a model, and a file's credentials never go into a prompt.
 They read through one shared Retriever (reader.py).
 
 reindex returns once phase 1 of the run is committed (search by keywords and the graph, references,
-ask) and phase 2, the dense vectors, goes on in a thread of the server (index_background.py): on a big
+ask) and phase 2, the dense vectors, goes on in a thread of the server (indexing/background.py): on a big
 repository that is hours with the bundled CPU model, and an agent must not wait for it. index_status
 says how far it is. A reindex (or a --watch run) meanwhile stops it after its batch in flight, indexes
 what changed and starts it again; the server stopping stops it too. Nothing embedded is lost: each
@@ -32,8 +32,8 @@ from pydantic import Field
 
 from ..answer import Answerer
 from ..config import Settings
-from ..index import index_status
-from ..index_background import BackgroundIndexer
+from ..indexing.index import index_status
+from ..indexing.background import BackgroundIndexer
 from ..query.retrieve import Retriever, semantic_note
 from ..types import Answer, Hit, span_label
 from .pages import TEXT_BUDGET, clip, fit_page, page_info, paging_line, size, text_page

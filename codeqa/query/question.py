@@ -12,14 +12,16 @@ retriever (retrieve.py) looks the mentions up in the store and routes on `intent
 Rules, each tested on question strings in tests/test_question.py:
 - A name is a name when written as code (`x`, snake_case, CamelCase, a.b), spelled over several words
   ("encoder class" -> EncoderClass), or when it stands in a subject slot (the noun next to "function",
-  "class" or "method"; what follows "how is", "where is", "who calls"). A plain English word anywhere
-  else ("output", "command", "options") is never a name on its own.
+  "class" or "method"; what follows "how is", "where is", "who calls"; there a bare verb that names
+  functions as often, get/set/run/call/main, counts too). A plain English word anywhere else ("output",
+  "command", "options") is never a name on its own.
 - A qualifier narrows: "the invoke method of Command" keeps members of Command; "in core" keeps
   symbols whose path or parent has that word; "function"/"class"/"method" keeps that kind.
 - When a name is still shared, package code beats tests, docs, examples and type stubs; public beats
   private (`_echo`); the exact spelling beats a case-insensitive match; a bare name prefers top-level
-  definitions to members. Symbols that still differ in qualified name after all that are ambiguous:
-  the answer names the one it chose and lists the others (`Choice.others`).
+  definitions to members; a public module beats a private one (`pkg/_compat.py`). Symbols that still
+  differ in qualified name after all that are ambiguous: the answer names the one it chose and lists
+  the others (`Choice.others`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from ..types import Symbol, name_key
 
 # ---- intents -------------------------------------------------------------------------------------
 
+# "which functions", "which parts of the code": the asker of a "which ... call X" question
+_WHICH = r"\w+(?:\s+of\s+(?:the\s+)?\w+)?"
 _PARTICIPLE = (r"(used|called|invoked|instantiated|referenced|imported|constructed|created|implemented|"
                r"subclassed|extended|overridden|inherited|raised|caught|handled|registered|triggered)")
 USAGE_PATTERN = re.compile(
@@ -44,7 +48,7 @@ USAGE_PATTERN = re.compile(
     r"|\bwho\s+(calls|uses|imports|instantiates|creates|invokes|subclasses|extends|references)\b"
     r"|\b(callers|usages?|uses|references?|call sites?|instances|instantiations) (of|to)\b"
     r"|\bwhat\s+(implements|extends|subclasses|inherits|calls|uses|imports|instantiates|invokes)\b"
-    r"|\bwhich\s+\w+\s+(call|use|implement|import|extend|inherit|invoke)s?\b|\b(implementations|subclasses) of\b"
+    r"|\bwhich\s+" + _WHICH + r"\s+(call|use|implement|import|extend|inherit|invoke)s?\b|\b(implementations|subclasses) of\b"
     r"|\bwhere\s+(is|are)\b.*\b(used|called)\b|\bwhat\s+(code|functions?|methods?|classes)\s+(calls?|uses?)\b",
     re.IGNORECASE)
 RELATION_PATTERN = re.compile(r"\b(connection|relationship|relation|related|relate|interact|link|between)\b", re.IGNORECASE)
@@ -122,8 +126,8 @@ _SUBJECT_SLOT = re.compile(
     + _PARTICIPLE + r"\b)"
     + r"|\bwhere\s+(?:does|do|did)\s+(?:the\s+|a\s+|an\s+)?(?:[A-Z]\w*(?:'s)?\s+)?" + _NAME
     + r"(?=(?:\s+[\w`()]+){0,3}?\s+get\s+\w+)"
-    + r"|\b(?:who|what|which\s+\w+)\s+(?:calls|uses|imports|instantiates|creates|invokes|subclasses|extends|implements|"
-      r"inherits from|references)\s+(?:the\s+|a\s+|an\s+)?" + _NAME
+    + r"|\b(?:who|what|which\s+" + _WHICH + r")\s+(?:calls?|uses?|imports?|instantiates?|creates?|invokes?|subclasses|"
+      r"subclass|extends?|implements?|inherits from|inherit from|references?)\s+(?:the\s+|a\s+|an\s+)?" + _NAME
     + r"|\b(?:callers|usages?|uses|references?|call sites?|instances|instantiations|implementations|subclasses)\s+(?:of|to)\s+"
       r"(?:the\s+|a\s+|an\s+)?" + _NAME
     + r"|\bhow\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:use|call)\s+(?:the\s+|a\s+|an\s+)?" + _NAME
@@ -147,6 +151,7 @@ implemented instantiated invoked imported created subclassed extended referenced
 instance instances usage usages caller callers object objects subclass subclasses implementation implementations
 site sites reference references""".split())
 ARTICLES = frozenset(("the", "a", "an"))
+VERB_NAMES = frozenset(("get", "set", "run", "call", "main"))  # stop words that are a usage question's subject when bare
 # a spelled-out name neither starts nor ends with these ("the encoder", "encoder used"); verbs that start
 # names (`get value` -> get_value) and kind words that end them (`encoder class` -> EncoderClass) may
 EDGE_STOP = STOP_NAMES - frozenset("get set run call main return value values file files test tests code work works "
@@ -194,10 +199,13 @@ class ParsedQuestion:
 class Choice:
     """The symbols a mention is taken to mean (one qualified name: its overloads, stubs and
     re-definitions together) and the other definitions that still matched (`others`: non-empty when the
-    name stayed ambiguous)."""
+    name stayed ambiguous). `passed_over`: package definitions of the same name that the rules set
+    aside (a method when the bare name meant a function, a helper in a private module), one each; the
+    answer names them, so no reading is dropped in silence."""
 
     symbols: tuple[Symbol, ...]
     others: tuple[Symbol, ...] = ()
+    passed_over: tuple[Symbol, ...] = ()
 
     @property
     def ambiguous(self) -> bool:
@@ -308,9 +316,15 @@ def _subject_slots(question: str) -> list[tuple[int, int, str]]:
         text = m.group(group)
         if text.lower() in KIND_WORDS:  # "how is the function echo used": the name follows the kind word
             continue
-        if text.lower() not in STOP_NAMES | ARTICLES:
+        if text.lower() not in STOP_NAMES | ARTICLES or _verb_name(question[:m.start(group)], text):
             slots.append((m.start(group), m.end(group), text))
     return slots
+
+
+def _verb_name(before: str, text: str) -> bool:
+    """A verb that names functions as often as it is English ("where is get called"), standing bare in a
+    subject slot: a name. After an article ("where is the main used") it stays a word."""
+    return text.lower() in VERB_NAMES and not re.search(r"\b(?:the|a|an)\s+$", before, re.IGNORECASE)
 
 
 def _qualify(question: str, m: Mention, slots: Sequence[tuple[int, int, str]]) -> Mention:
@@ -400,30 +414,39 @@ def _in_container(sym: Symbol, container: str) -> bool:
 
 def rank_key(sym: Symbol, mention: Mention | None = None) -> tuple:
     """Sort key: package code before tests/docs/examples/stubs, public before private, top-level before members
-    (unless a kind word or container asks for a member), classes before other kinds, then place."""
+    (unless a kind word or container asks for a member), a public module before a private one (`pkg/_utils.py`:
+    a helper beside the API), classes before other kinds, then place. The first six decide between readings."""
     role = path_role(sym.path)
     private = sym.name.startswith("_") and not (sym.name.startswith("__") and sym.name.endswith("__"))
     private_parent = any(part.startswith("_") and not part.startswith("__") for part in sym.qualified_name.split(".")[:-1])
     wants_member = bool(mention and (mention.container or "method" in mention.kinds))
     member = sym.parent_id is not None
     spelled = mention is not None and sym.name != mention.text.replace("::", ".").rpartition(".")[2]
+    private_module = any(part.startswith("_") and not part.startswith("__") for part in sym.path.split("/"))
     return (ROLE_ORDER.get(role, 0), private, spelled, private_parent,
-            member != wants_member, sym.kind not in ("class", "struct", "interface", "trait", "enum"),
+            member != wants_member, private_module, sym.kind not in ("class", "struct", "interface", "trait", "enum"),
             sym.path.count("/"), sym.path, sym.start_line)
 
 
 def choose_symbols(mention: Mention, symbols: Sequence[Symbol]) -> Choice:
     """What the mention means among `symbols` (all found under its lookup key): the best-ranked qualified
-    name with all its definitions, and the other package-code definitions that are as good a reading."""
+    name with all its definitions (in a file, the last first: the implementation after its overloads),
+    and the other package-code definitions that are as good a reading."""
     narrowed = matching_symbols(mention, symbols)
     if not narrowed:
         return Choice(())
     ranked = sorted(narrowed, key=lambda s: rank_key(s, mention))
     best = ranked[0]
-    chosen = tuple(s for s in ranked if _identity(s) == _identity(best))
-    best_key = rank_key(best, mention)[:5]
-    others = tuple(s for s in ranked if _identity(s) != _identity(best) and rank_key(s, mention)[:5] == best_key)
-    return Choice(chosen, others)
+    # overloads are written before their implementation (Python's @overload, TypeScript's signatures):
+    # the last definition in a file comes first, so the answer's first citation is the implementation
+    chosen = tuple(sorted((s for s in ranked if _identity(s) == _identity(best)),
+                          key=lambda s: (rank_key(s, mention)[:-1], -s.start_line)))
+    best_key = rank_key(best, mention)[:6]
+    others = tuple(s for s in ranked if _identity(s) != _identity(best) and rank_key(s, mention)[:6] == best_key)
+    taken = {_identity(s) for s in chosen + others}
+    passed = {_identity(s): s for s in reversed(ranked) if _identity(s) not in taken and s.name == best.name
+              and rank_key(s, mention)[0] == best_key[0]}  # same role: a test's helper is not a reading
+    return Choice(chosen, others, tuple(sorted(passed.values(), key=lambda s: rank_key(s, mention))))
 
 
 def _identity(sym: Symbol) -> tuple[str, str]:

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Sequence
 
 from ..config import Settings
-from ..embed import Embedder, embedder_from_settings
+from ..embed import Embedder, embedder_from_settings, query_embedder
 from ..errors import IndexMissingError
 from ..roles import ROLE_ORDER, path_role, top_folder
 from .lookup import USE_ORDER, GraphQueries, group_references, list_sites
 from .pack import pack_hits
+from .rerank import reranker_from_settings
 from .question import FILE_NAME, Mention, ParsedQuestion, choose_symbols, parse_question, select_mentions
 from .searcher import Searcher
 from .words import code_terms
@@ -43,6 +44,7 @@ class NameMatch:
     snake_case) or in a subject slot ("the echo function"), 2 spelled out over several words
     ("encoder class"), 1 one plain word. start/end: where the name is in the question.
     others: definitions that matched as well as `symbols` (the name stayed ambiguous).
+    passed_over: same-named definitions the question's words and the ranking set aside (Choice.passed_over).
     """
 
     text: str
@@ -52,6 +54,7 @@ class NameMatch:
     symbols: tuple[Symbol, ...]
     others: tuple[Symbol, ...] = ()
     subject: bool = False  # it stands where a usage question puts its subject ("how is X used")
+    passed_over: tuple[Symbol, ...] = ()
 
 
 class Retriever:
@@ -66,7 +69,8 @@ class Retriever:
         self._manifest: dict[str, str] | None = None
         self.source = SourceFiles(self.repo, self._indexed_hashes)
         self.graph = GraphQueries(store)
-        self.searcher = Searcher(store, embedder, self.graph, self.source) if embedder is not None else None
+        self.searcher = Searcher(store, query_embedder(embedder), self.graph, self.source) if embedder is not None else None
+        self.reranker = reranker_from_settings(settings) if embedder is not None else None  # CODEQA_RERANK
         self._generation = store.generation()
 
     @classmethod
@@ -139,7 +143,8 @@ class Retriever:
             in_files = [s for s in symbols if s.path in named_files]
             choice = choose_symbols(m, in_files or symbols)
             if choice.symbols:
-                chosen[(m.start, m.end)] = NameMatch(m.text, m.strength, m.start, m.end, choice.symbols, choice.others)
+                chosen[(m.start, m.end)] = NameMatch(m.text, m.strength, m.start, m.end, choice.symbols, choice.others,
+                                                   passed_over=choice.passed_over)
         kept = select_mentions(parsed, lambda m: (m.start, m.end) in chosen, files)
         out: dict[tuple[str, ...], NameMatch] = {}
         for m in kept:
@@ -157,7 +162,14 @@ class Retriever:
         if self.searcher is None:
             raise IndexMissingError("This index was opened for graph lookups only; open it with the embedding model to search.")
         self.refresh()
-        return self.searcher.search(query, top_k, spread=spread)
+        if self.reranker is None:
+            return self.searcher.search(query, top_k, spread=spread)
+        # the reranker sees up to its candidates (more than top k: a reranked hit can enter the top k);
+        # with `spread` only the top k reorder, and the evidence from other files stays after them
+        if spread:
+            hits = self.searcher.search(query, top_k, spread=True)
+            return self.reranker.rerank(query, hits[:top_k], self.graph) + hits[top_k:]
+        return self.reranker.rerank(query, self.searcher.search(query, max(top_k, self.reranker.candidates)), self.graph)[:top_k]
 
     # ---- routing + packing ----------------------------------------------------------------------
     def retrieve(self, question: str, top_k: int | None = None, search_query: str | None = None,
@@ -190,7 +202,8 @@ class Retriever:
             hits += self._usage_sites(references, prefer=prefer, home=home)
             hits += self._reference_lines(listed.references)  # only the listed sites: their files are read
             return Retrieval(question, route, tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(targets),
-                             tuple(references), ambiguous=tuple(first.others), listed=listed)
+                             tuple(references), ambiguous=tuple(first.others), listed=listed,
+                             passed_over=first.passed_over)
         if route == "relationship":
             first = matches[0]
             second = next((m for m in matches[1:] if {s.name for s in m.symbols} != {s.name for s in first.symbols}), None)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from ..files import read_source_text
+from ..source_text import read_source_text
 from ..redact import redact_source
 from ..types import Hit
 

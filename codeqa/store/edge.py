@@ -112,7 +112,7 @@ class EdgeStore:
 
     def release(self) -> None:
         """Let go of the chunks in this process (loaded again on next use, with what another process wrote
-        meanwhile): a run hands the chunk writes to its writer process (store_writer.py)."""
+        meanwhile): a run hands the chunk writes to its writer process (indexing/writer.py)."""
         self._release_shard()
         self._token_ids.clear()  # up to a million identifiers (~200 MB): a project's names repeat within a stretch
         _return_freed_memory()

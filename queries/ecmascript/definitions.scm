@@ -12,6 +12,54 @@
 (method_definition
   name: [(property_identifier) (private_property_identifier)] @name) @definition.function
 
+; an object literal that holds methods is their owner (kind `object`, class-like): a Vue Options API
+; component `export default { methods: { show() {} } }` (named `default`), `const api = { get() {} }`.
+; Its methods, also those one object deeper (`methods: {...}`, `computed: {...}`), are its members:
+; `this.show()` inside it is its own `show`, and a bare `show` elsewhere is not this method.
+(export_statement
+  "default" @name
+  value: (object)) @definition.object
+
+; `export default defineComponent({...})`, `export default Vue.extend({...})`: the object is the component
+(export_statement
+  "default" @name
+  value: (call_expression arguments: (arguments . (object)))) @definition.object
+
+; a component's watchers and prop validators are no members of it (`this.value` reads the prop
+; `value`, not the watcher `watch: { value() {} }`): they belong to an object of their own
+(export_statement
+  value: [(object
+           (pair
+             key: (property_identifier) @name
+             value: (object)
+             (#any-of? @name "watch" "props" "emits")) @definition.object)
+          (call_expression
+            arguments: (arguments . (object
+              (pair
+                key: (property_identifier) @name
+                value: (object)
+                (#any-of? @name "watch" "props" "emits")) @definition.object)))])
+
+(lexical_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: (object (method_definition)))) @definition.object
+
+(lexical_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: (object (pair value: (object (method_definition)))))) @definition.object
+
+(variable_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: (object (method_definition)))) @definition.object
+
+(variable_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: (object (pair value: (object (method_definition)))))) @definition.object
+
 ; `const f = () => {...}`, `let g = function () {...}`: the whole declaration, so a comment above
 ; it (or above its `export`) is the doc
 (lexical_declaration

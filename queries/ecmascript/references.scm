@@ -142,3 +142,15 @@
     function: (member_expression
       object: (_) @receiver
       property: (property_identifier) @name.reference.call)))
+
+; a Vue Options API component's bases: `extends: BaseInput`, `mixins: [Focusable]` (their methods are
+; reached through `this` as the component's own)
+(pair
+  key: (property_identifier) @_key
+  value: (identifier) @name.reference.inheritance
+  (#eq? @_key "extends"))
+
+(pair
+  key: (property_identifier) @_key
+  value: (array (identifier) @name.reference.inheritance)
+  (#eq? @_key "mixins"))

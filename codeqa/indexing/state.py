@@ -1,0 +1,129 @@
+"""What an index folder says about earlier runs, read before the store opens: `state.json` (the file
+hashes and summary of the last complete run) and the previous engine's index (migrated once).
+
+`state.json` is removed before a run's first write and written after its last one, and only when the
+run left nothing to do (phase 2 included): a run that finds it current has nothing to do and never
+opens the store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Sequence
+
+from ..config import Settings
+from ..fingerprint import FINGERPRINT_KEYS, VECTOR_META_KEYS
+from ..store import INDEX_FORMAT
+from ..types import SourceFile
+
+
+# ---- the previous engine's index ----------------------------------------------------------------
+
+def migrate_legacy_index(repo: Path, index_dir: Path, settings: Settings) -> list[str]:
+    """An index of the previous engine (qdrant-client's local mode: `qdrant/`, a pickled parse cache in
+    `parsed/`), in the index folder or in `<repo>/.codeqa` where it used to live by default. Its
+    embedding cache is plain SQLite (text hash -> float32 bytes, checked when read), so the new index
+    is built from it without embedding again; its pickles are never opened. Returns the line to show."""
+    if (index_dir / "graph.sqlite").exists():
+        return []
+    for old in dict.fromkeys([index_dir] + ([] if settings.index_dir else [repo / ".codeqa"])):
+        if not (old / "qdrant").is_dir():
+            continue
+        old_cache, new_cache = old / "embeddings.sqlite", index_dir / "embeddings.sqlite"
+        if old != index_dir and old_cache.is_file() and not new_cache.exists():
+            index_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(old_cache, new_cache)
+        if old == index_dir:  # the dead parts go; the embedding cache stays where it is
+            shutil.rmtree(old / "qdrant", ignore_errors=True)
+            shutil.rmtree(old / "parsed", ignore_errors=True)
+            (old / STATE_FILE).unlink(missing_ok=True)
+            return [f"Rebuilt the index in {old}, made by codeqa's previous engine, with Qdrant Edge "
+                    "from its embedding cache (nothing re-embedded)."]
+        return [f"Rebuilt the index of codeqa's previous engine from {old} in {index_dir} from its embedding "
+                f"cache (nothing re-embedded); indexes now live outside the repository, so {old} can be deleted."]
+    return []
+
+
+# ---- state.json: what the last complete run indexed -----------------------------------------
+
+STATE_FILE = "state.json"
+STATE_VERSION = 1
+
+
+def read_state(index_dir: Path) -> dict | None:
+    try:
+        state = json.loads((index_dir / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) and state.get("version") == STATE_VERSION else None
+
+
+def same_index_meta(state: dict | None, wanted_meta: dict) -> bool:
+    """Whether state.json's run used this model and fingerprint (else every file is derived again)."""
+    meta = (state or {}).get("meta") or {}
+    return (state is not None and state.get("index_format") == INDEX_FORMAT
+            and all(meta.get(k) == wanted_meta[k] for k in (*VECTOR_META_KEYS, *FINGERPRINT_KEYS)))
+
+
+def state_is_current(state: dict, wanted_meta: dict, files: Sequence[SourceFile]) -> bool:
+    return same_index_meta(state, wanted_meta) and state.get("files") == {f.path: f.sha256 for f in files}
+
+
+def likely_changed(state: dict | None, wanted_meta: dict, files: Sequence[SourceFile]) -> list[SourceFile]:
+    """The files this run will probably parse, told from state.json before the store is open: all of
+    them without a state or after a model or chunker change. (The manifest has the last word.)"""
+    if not same_index_meta(state, wanted_meta):
+        return list(files)
+    known = state.get("files") or {}
+    return [f for f in files if known.get(f.path) != f.sha256]
+
+
+def write_state(index_dir: Path, wanted_meta: dict, files: Sequence[SourceFile], summary: dict) -> None:
+    state = {"version": STATE_VERSION, "index_format": INDEX_FORMAT, "meta": wanted_meta,
+             "files": {f.path: f.sha256 for f in files}, "summary": summary}
+    tmp = index_dir / (STATE_FILE + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(state, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp.replace(index_dir / STATE_FILE)
+
+
+def remove_state(index_dir: Path) -> None:
+    try:
+        (index_dir / STATE_FILE).unlink()
+    except FileNotFoundError:
+        return
+    fd = os.open(index_dir, os.O_RDONLY)  # the removal is on disk before the first write of the run
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def state_summary(report) -> dict:
+    """The part of an IndexReport (index.py) that state.json keeps, for a run that finds nothing to do."""
+    return {"symbols": report.symbols, "references": report.references, "chunks": report.chunks,
+            "files_by_language": report.files_by_language,
+            "references_by_confidence": report.references_by_confidence,
+            "partial": [list(item) for item in report.partial]}
+
+
+def report_from_state(report, state: dict) -> None:
+    """Fill an IndexReport (index.py) of a run with nothing to do from state.json's summary."""
+    summary = state.get("summary") or {}
+    report.nothing_to_do = True
+    report.files_unchanged = report.files_total
+    report.symbols = summary.get("symbols", 0)
+    report.references = summary.get("references", 0)
+    report.references_by_confidence = summary.get("references_by_confidence", {})
+    report.chunks = summary.get("chunks", 0)
+    report.files_by_language = summary.get("files_by_language") or report.files_by_language
+    report.partial = [tuple(item) for item in summary.get("partial", [])]
+
+
+__all__ = ["STATE_FILE", "migrate_legacy_index", "read_state", "state_is_current", "likely_changed", "write_state",
+           "remove_state", "state_summary", "report_from_state"]

@@ -1,0 +1,159 @@
+"""An opt-in LLM reranker (CODEQA_RERANK=llm): the configured chat model reorders the top candidates of a
+question asked in words.
+
+    question + top N hits --one line each--> "1. path:L12 Name.method(sig) - doc"  --chat-->  "3 1 7"
+      --> those candidates first, in the model's order; the rest keep theirs; scores keep their values
+
+The prompt is listwise and tiny (one line a candidate, about 40 tokens), since a CPU model reads ~30-65
+prompt tokens a second: 12 candidates cost the 0.5B model about ten seconds (docs/benchmarks.md). Where
+the server takes a grammar (llama.cpp) the reply can only be candidate numbers; elsewhere it is parsed
+strictly. A failed request, a timeout or a reply that is not a list of candidate numbers keeps the
+search's order and says so in the hits' reasons: the reranker never fails a search.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, Sequence
+
+from ..config import Settings
+from ..errors import CodeQAError, UsageError
+from ..types import Hit, Symbol, one_line
+from .lookup import GraphQueries
+from .rankers import RankQuery
+
+RERANK_CHOICES = ("off", "llm")
+SIGNATURE_CHARS = 90  # one candidate stays on one line: a long signature says enough in its head
+DOC_CHARS = 80
+SYSTEM = ("You rank search results from a code repository by how much they help answer a question. "
+          "Reply only with the numbers of the helpful results, most relevant first, separated by spaces.")
+_REPLY = re.compile(r"[\s,;\[\]#.0-9]*")  # what a reply may hold when no grammar held it to numbers
+
+
+class Reranker(Protocol):
+    """Reorders a search's final hits for a query.
+
+    Contract: `rerank(query, hits, graph)` returns the same hits (same chunks, none added or dropped),
+    best first, with scores still descending; it never raises for a model's failure, it keeps the
+    order and adds a reason saying why. `candidates` is how many of the top hits it looks at."""
+
+    candidates: int
+
+    def rerank(self, query: str, hits: Sequence[Hit], graph: GraphQueries) -> list[Hit]: ...
+
+
+class Completion(Protocol):
+    """The one call of a chat model (answer.chat.ChatModel.complete) the reranker makes."""
+
+    def complete(self, messages: Sequence[dict], generation: Any = None) -> str: ...
+
+
+@dataclass
+class LLMReranker:
+    """Listwise reranking by a chat model: see the module docstring.
+
+    `generation` is what a request may produce and how long it may wait (answer.chat.Generation);
+    the factory `reranker_from_settings` builds it with the grammar of `grammar_for(candidates)`."""
+
+    chat: Completion
+    generation: Any = None
+    candidates: int = 12
+
+    def rerank(self, query: str, hits: Sequence[Hit], graph: GraphQueries) -> list[Hit]:
+        hits = list(hits)
+        if len(hits) < 2 or not RankQuery.of(query).asked:
+            return hits  # an identifier or a code fragment: the keyword and symbol boosts rank it better
+        pool, rest = hits[:self.candidates], hits[self.candidates:]
+        messages = [{"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": rerank_prompt(query, pool, graph)}]
+        try:
+            order = parse_order(self.chat.complete(messages, self.generation), len(pool))
+        except CodeQAError as exc:
+            return _keep(pool, f"llm rerank failed, search order kept: {one_line(str(exc), 160)}") + rest
+        if not order:
+            return _keep(pool, "llm rerank kept the search order: its reply named no candidate") + rest
+        return reorder(pool, order) + rest
+
+
+def rerank_prompt(query: str, hits: Sequence[Hit], graph: GraphQueries) -> str:
+    """The question and one numbered line a candidate: path and line, qualified name and signature,
+    the docstring's first line (a chunk without a symbol shows its first line of text)."""
+    by_id = graph.symbols_by_id(i for h in hits for i in h.symbol_ids[:1])
+    lines = [f"Question: {one_line(query, 400)}", "", "Results:"]
+    for number, hit in enumerate(hits, 1):
+        symbol = by_id.get(hit.symbol_ids[0]) if hit.symbol_ids else None
+        lines.append(f"{number}. {hit.path}:L{hit.start_line} {candidate_line(hit, symbol)}")
+    lines += ["", f"The numbers of the results that help answer the question (1-{len(hits)}), best first:"]
+    return "\n".join(lines)
+
+
+def candidate_line(hit: Hit, symbol: Symbol | None) -> str:
+    if symbol is None:
+        first = next((line.strip() for line in hit.text.splitlines() if line.strip()), "")
+        return f"{hit.symbol or hit.kind}: {one_line(first, SIGNATURE_CHARS)}"
+    head = symbol.qualified_name
+    if symbol.signature:
+        head += f": {one_line(symbol.signature, SIGNATURE_CHARS)}"
+    doc = next((line.strip() for line in symbol.docstring.splitlines() if line.strip()), "")
+    return head + (f" - {one_line(doc, DOC_CHARS)}" if doc else "")
+
+
+def grammar_for(count: int) -> str:
+    """A GBNF grammar (llama.cpp) for a reply of 1 to `count` candidate numbers separated by spaces."""
+    numbers = " | ".join(f'"{n}"' for n in range(count, 0, -1))  # longest first: "12" before "1"
+    return f'root ::= num (" " num){{0,{max(0, count - 1)}}}\nnum ::= {numbers}\n'
+
+
+def parse_order(reply: str, count: int) -> list[int]:
+    """The candidates a reply names, as 0-based indexes in its order, each once; [] when the reply is
+    not a list of numbers (prose, a refusal), and a number outside 1..count is ignored."""
+    reply = reply.strip()
+    if not reply or not _REPLY.fullmatch(reply):
+        return []
+    order: list[int] = []
+    for token in re.findall(r"\d+", reply):
+        index = int(token) - 1
+        if 0 <= index < count and index not in order:
+            order.append(index)
+    return order
+
+
+def reorder(pool: Sequence[Hit], order: Sequence[int]) -> list[Hit]:
+    """The named candidates first in the model's order, then the others in search order; the scores
+    are the pool's own values, handed out again best first, so they still descend."""
+    ranked = [pool[i] for i in order] + [h for i, h in enumerate(pool) if i not in set(order)]
+    scores = sorted((h.score for h in pool), reverse=True)
+    named = set(order)
+    out = []
+    for place, (hit, score) in enumerate(zip(ranked, scores), 1):
+        before = pool.index(hit) + 1
+        why = f"llm rerank {before}->{place}" if pool.index(hit) in named else "llm rerank: not named"
+        out.append(replace(hit, score=score, reasons=hit.reasons + (why,)))
+    return out
+
+
+def _keep(pool: Sequence[Hit], why: str) -> list[Hit]:
+    return [replace(h, reasons=h.reasons + (why,)) for h in pool]
+
+
+def reranker_from_settings(settings: Settings) -> Reranker | None:
+    """The reranker CODEQA_RERANK asks for: None for "off"; "llm" needs the chat endpoint and model
+    (OPENAI_BASE_URL / CODEQA_MODEL) and waits at most CODEQA_RERANK_TIMEOUT seconds a question."""
+    if settings.rerank == "off":
+        return None
+    if settings.rerank not in RERANK_CHOICES:
+        raise UsageError(f"CODEQA_RERANK={settings.rerank!r} is neither off nor llm; fix or unset it.")
+    if not settings.llm_configured or not settings.model:
+        raise UsageError("CODEQA_RERANK=llm reorders results with the chat model, but none is configured: set "
+                         "OPENAI_BASE_URL (and OPENAI_API_KEY) and CODEQA_MODEL, or unset CODEQA_RERANK.")
+    # the chat stage owns the client; the query side reaches it only here, and only when asked to
+    from ..answer.chat import Generation, OpenAIChat
+
+    chat = OpenAIChat(settings.model, settings.openai_base_url, settings.openai_api_key,
+                      timeout=settings.rerank_timeout, max_retries=0, window=settings.context_window)
+    count = settings.rerank_candidates
+    # a number and a space are about two tokens; the reply may name every candidate
+    generation = Generation(max_tokens=3 * count + 4, wait=settings.rerank_timeout,
+                            first_wait=settings.rerank_timeout, grammar=grammar_for(count))
+    return LLMReranker(chat, generation, count)

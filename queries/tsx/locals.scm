@@ -1,0 +1,2 @@
+; TSX locals: the TypeScript ones (inherited).
+; inherits: typescript
