@@ -309,7 +309,7 @@ def test_a_watcher_keeping_its_state_between_runs_equals_a_clean_index_after_eac
     events named, the parses, FileGraphs and resolver tables kept in memory) over every edit kind, a
     deletion and renames included, hold what a clean index holds after each; and they do take the
     parses and graphs from memory, not from the index's caches."""
-    from codeqa.parse_cache import ParseCache
+    from codeqa.indexing.parse_cache import ParseCache
     from codeqa.indexing.resident import ResidentIndex
 
     settings = Settings.load(env={}, index_dir=tmp_path / "index")
