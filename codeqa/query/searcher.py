@@ -84,8 +84,9 @@ class Searcher:
         cost the docstring benchmark 0.06 recall@10 (bench/retrieval.py, pluggy + marshmallow).
 
         `spread` (the evidence of an answer): after the top k come what the top hits call that shares
-        words with the question (`_work`), the definitions the top hits call in other files (CALLEE_CANDIDATES) and the best hits of files not yet present (SPREAD_FILES), since
-        an answer often spans files.
+        words with the question (`_work`), the definitions the top hits call in other files
+        (CALLEE_CANDIDATES) and the best hits of files not yet present (SPREAD_FILES), since an answer
+        often spans files.
         """
         ranked = RankQuery.of(query)
         hits = self._candidates(ranked, max(top_k * (CANDIDATES_PER_RESULT if spread else 3), 30))
@@ -167,11 +168,11 @@ class Searcher:
         for path in files:
             hit = next((h for h in ranked if h.path == path), None)
             if hit is None:
-                chunks = self.store.chunks_in_file(path)
-                hit = max(chunks, key=lambda h: len(words & set(stems(h.text)))) if chunks else None
+                shared, hit = max(((len(words & set(stems(h.text))), h) for h in self.store.chunks_in_file(path)),
+                                  key=lambda f: f[0], default=(0, None))
                 # a file the search missed needs more than its name: "basic" named new/basic.py for
                 # "the Basic authentication credential processor"
-                if hit is None or len(words & set(stems(hit.text))) < NAMED_FILE_SHARED_WORDS:
+                if hit is None or shared < NAMED_FILE_SHARED_WORDS:
                     continue
             out.append(replace(hit, score=min(hit.score, floor) - 1e-6 * (len(out) + 1), reasons=hit.reasons + ("file name",)))
         return out
@@ -181,14 +182,8 @@ class Searcher:
         HOP_SOURCES hits call or instantiate (most called first): the code the best hit hands over to."""
         if count <= 0 or not ranked:
             return []
-        sources = [sid for h in ranked[:HOP_SOURCES] for sid in h.symbol_ids[:1]]
         present = {h.path for h in ranked}
-        counts: dict[str, int] = {}
-        for r in self.store.references_from(sources):
-            if r.kind in ("call", "instantiation") and r.confidence in ("exact", "likely"):
-                for t in r.target_ids:
-                    if t.partition("#")[0] not in present:
-                        counts[t] = counts.get(t, 0) + 1
+        counts = {t: n for t, n in self._calls_from(ranked[:HOP_SOURCES]).items() if t.partition("#")[0] not in present}
         wanted = [t for t, _ in sorted(counts.items(), key=lambda kv: -kv[1])][:count * 2]
         if not wanted:
             return []
@@ -212,35 +207,39 @@ class Searcher:
         On SWE-QA-Bench's development projects (bench/swe_qa.py; with the named-file rule) the share of the
         expert answers' named definitions in an answer's evidence went 0.402 -> 0.437 and its span hit
         0.738 -> 0.770 (the test split: docs/benchmarks.md)."""
-        sources = [sid for h in ranked[:WORK_SOURCES] for sid in h.symbol_ids[:1]]
-        if count <= 0 or not sources:
+        if count <= 0 or not ranked:
             return []
-        calls: dict[str, int] = {}
-        for r in self.store.references_from(sources):
-            if r.kind in ("call", "instantiation") and r.confidence in ("exact", "likely"):
-                for t in r.target_ids:
-                    calls[t] = calls.get(t, 0) + 1
+        calls = self._calls_from(ranked[:WORK_SOURCES])
         shown_ids = {i for h in ranked for i in h.symbol_ids}
         wanted = set(sorted((t for t in calls if t not in shown_ids), key=lambda t: -calls[t])[:WORK_LOOKUPS])
         if not wanted:
             return []
         words = set(question_stems(query))
-
-        def shared(h: Hit) -> int:
-            return 2 * len(words & name_stems(h.symbol or "")) + len(words & set(stems(h.text[:400])))
-
         shown = {(h.path, h.start_line) for h in ranked}
-        found = [h for h in self.store.chunks_for_symbols(sorted(wanted), limit=WORK_LOOKUPS * 3)
-                 if (h.path, h.start_line) not in shown and set(h.symbol_ids) & wanted and shared(h) > 0]
+        # (words shared with the question, a word of the name counting twice; the chunk)
+        found = [(2 * len(words & name_stems(h.symbol or "")) + len(words & set(stems(h.text[:400]))), h)
+                 for h in self.store.chunks_for_symbols(sorted(wanted), limit=WORK_LOOKUPS * 3)
+                 if (h.path, h.start_line) not in shown and set(h.symbol_ids) & wanted]
         floor = ranked[-1].score
         out: list[Hit] = []
-        for h in sorted(found, key=lambda h: (-shared(h), h.path, h.start_line)):
-            if len(out) >= count:
+        for shared, h in sorted(found, key=lambda f: (-f[0], f[1].path, f[1].start_line)):
+            if shared <= 0 or len(out) >= count:
                 break
             if (h.path, h.start_line) not in shown:
                 shown.add((h.path, h.start_line))
                 out.append(replace(h, score=floor - 1e-6 * (len(out) + 1), reasons=("work",)))
         return out
+
+    def _calls_from(self, hits: Sequence[Hit]) -> dict[str, int]:
+        """How often the definitions of `hits` (each hit's first symbol) call or instantiate each symbol id,
+        resolved exactly or likely; in the order the store gives the references."""
+        sources = [sid for h in hits for sid in h.symbol_ids[:1]]
+        counts: dict[str, int] = {}
+        for r in self.store.references_from(sources) if sources else ():
+            if r.kind in ("call", "instantiation") and r.confidence in ("exact", "likely"):
+                for t in r.target_ids:
+                    counts[t] = counts.get(t, 0) + 1
+        return counts
 
     def _extend_to_definitions(self, hits: Sequence[Hit]) -> list[Hit]:
         """A piece cut from inside a long function starts at the function's first line, so the result shows the def."""
