@@ -80,6 +80,19 @@ def graph_of(repo: Path, settings: Settings):
         store.close()
 
 
+def assert_equals_a_clean_index(tree: Path, settings: Settings, clean_dir: Path, what: str):
+    """Index `tree` from scratch into `clean_dir` and check that the index of `settings` has the same symbols,
+    references (every field, target_ids included) and counts; the clean graph_of, for more checks."""
+    clean = Settings.load(env={}, index_dir=clean_dir)
+    index_repo(tree, clean, embedder=ConstantEmbedder())
+    incremental, fresh = graph_of(tree, settings), graph_of(tree, clean)
+    assert incremental[0] == fresh[0], what
+    assert incremental[1] == fresh[1], what  # every field of every reference, target_ids included
+    for key in ("references", "references_by_confidence", "most_used", "symbols"):
+        assert incremental[2][key] == fresh[2][key], (what, key)
+    return fresh
+
+
 def resolved_files(monkeypatch, names: bool = False) -> list:
     """Records how many files each index run resolved, or which ones with `names` (None: all)."""
     seen: list = []
@@ -141,13 +154,7 @@ def test_incremental_index_equals_a_clean_one_after_each_edit(tree, tmp_path, mo
     for step, (what, apply) in enumerate(EDITS):
         apply(tree)
         report = index_repo(tree, settings, embedder=ConstantEmbedder())
-        clean = Settings.load(env={}, index_dir=tmp_path / f"clean-{step}")
-        index_repo(tree, clean, embedder=ConstantEmbedder())
-        incremental, fresh = graph_of(tree, settings), graph_of(tree, clean)
-        assert incremental[0] == fresh[0], what
-        assert incremental[1] == fresh[1], what  # every field of every reference, target_ids included
-        for key in ("references", "references_by_confidence", "most_used", "symbols"):
-            assert incremental[2][key] == fresh[2][key], (what, key)
+        fresh = assert_equals_a_clean_index(tree, settings, tmp_path / f"clean-{step}", what)
         assert report.references == len(fresh[1]), what
         resolved = seen[-2]  # the incremental run's (the clean one came after it)
         if resolved is not None and resolved < report.files_total:
@@ -334,13 +341,7 @@ def test_a_watcher_keeping_its_state_between_runs_equals_a_clean_index_after_eac
         decoded.clear()
         report = index_repo(tree, settings, embedder=ConstantEmbedder(), resident=resident)
         assert not sum(decoded), (what, decoded)  # the parses of the files not resolved again came from memory
-        clean = Settings.load(env={}, index_dir=tmp_path / f"clean-{step}")
-        index_repo(tree, clean, embedder=ConstantEmbedder())
-        incremental, fresh = graph_of(tree, settings), graph_of(tree, clean)
-        assert incremental[0] == fresh[0], what
-        assert incremental[1] == fresh[1], what  # every field of every reference, target_ids included
-        for key in ("references", "references_by_confidence", "most_used", "symbols"):
-            assert incremental[2][key] == fresh[2][key], (what, key)
+        fresh = assert_equals_a_clean_index(tree, settings, tmp_path / f"clean-{step}", what)
         assert report.references == len(fresh[1]) and report.files_total == fresh[2]["files"], what
     assert not loads  # the graphs came from memory every time
     assert sum(r is not None for r in seen[::2]) >= len(EDITS + RENAMES) - 3  # most runs resolved a part only
