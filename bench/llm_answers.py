@@ -52,6 +52,12 @@ def open_project(project: str, index: bool = True):
     return repo, name, questions, Settings.load(index_dir=index_dir)
 
 
+def named_definitions(name: str, retriever) -> list:
+    """The definitions called exactly `name`, tests left out (what an expert answer's name is taken to mean)."""
+    return [s for s in retriever.graph.find_symbols(name) if s.name == name
+            and "test" not in s.path.split("/")[0] and "/tests/" not in "/" + s.path]
+
+
 def gold_for(answer: str, retriever) -> tuple[set[str], set[str]]:
     """(gold files, gold symbol names) of an expert answer."""
     indexed = retriever.indexed_paths
@@ -67,8 +73,7 @@ def gold_for(answer: str, retriever) -> tuple[set[str], set[str]]:
             continue
         module = name.replace(".", "/")
         files |= {p for p in indexed if p.endswith(module + ".py") or p.endswith(module + "/__init__.py")}
-        found = [s for s in retriever.graph.find_symbols(last) if s.name == last
-                 and "test" not in s.path.split("/")[0] and "/tests/" not in "/" + s.path]
+        found = named_definitions(last, retriever)
         if found:
             symbols.add(last)
             if len(found) <= 2:

@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from llm_answers import SWE_QA, gold_for  # noqa: E402
+from llm_answers import SWE_QA, gold_for, named_definitions  # noqa: E402
 from qa_harness import DATA, INDEX_ROOT, Session, ensure_index  # noqa: E402
 
 SPLIT = {
@@ -80,8 +80,7 @@ def gold(question: dict, repo: Path, retriever) -> dict:
     files, symbols = gold_for(question["answer"], retriever)
     definitions = []
     for name in sorted(symbols):
-        found = [s for s in retriever.graph.find_symbols(name) if s.name == name
-                 and "test" not in s.path.split("/")[0] and "/tests/" not in "/" + s.path]
+        found = named_definitions(name, retriever)
         if len(found) <= 2:
             definitions += [(s.path, s.start_line, s.end_line) for s in found]
     spans = definitions + block_spans(question["answer"], repo, set(retriever.indexed_paths))
