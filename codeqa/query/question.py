@@ -418,14 +418,19 @@ def rank_key(sym: Symbol, mention: Mention | None = None) -> tuple:
     a helper beside the API), classes before other kinds, then place. The first six decide between readings."""
     role = path_role(sym.path)
     private = sym.name.startswith("_") and not (sym.name.startswith("__") and sym.name.endswith("__"))
-    private_parent = any(part.startswith("_") and not part.startswith("__") for part in sym.qualified_name.split(".")[:-1])
+    private_parent = any(map(_private_part, sym.qualified_name.split(".")[:-1]))
     wants_member = bool(mention and (mention.container or "method" in mention.kinds))
     member = sym.parent_id is not None
     spelled = mention is not None and sym.name != mention.text.replace("::", ".").rpartition(".")[2]
-    private_module = any(part.startswith("_") and not part.startswith("__") for part in sym.path.split("/"))
+    private_module = any(map(_private_part, sym.path.split("/")))
     return (ROLE_ORDER.get(role, 0), private, spelled, private_parent,
             member != wants_member, private_module, sym.kind not in ("class", "struct", "interface", "trait", "enum"),
             sym.path.count("/"), sym.path, sym.start_line)
+
+
+def _private_part(part: str) -> bool:
+    """`_compat` in a qualified name or a path is private; `__init__` is not."""
+    return part.startswith("_") and not part.startswith("__")
 
 
 def choose_symbols(mention: Mention, symbols: Sequence[Symbol]) -> Choice:
@@ -435,18 +440,17 @@ def choose_symbols(mention: Mention, symbols: Sequence[Symbol]) -> Choice:
     narrowed = matching_symbols(mention, symbols)
     if not narrowed:
         return Choice(())
-    ranked = sorted(narrowed, key=lambda s: rank_key(s, mention))
-    best = ranked[0]
+    keyed = sorted(((rank_key(s, mention), s) for s in narrowed), key=lambda ks: ks[0])  # each key made once
+    best_key, best = keyed[0]
     # overloads are written before their implementation (Python's @overload, TypeScript's signatures):
     # the last definition in a file comes first, so the answer's first citation is the implementation
-    chosen = tuple(sorted((s for s in ranked if _identity(s) == _identity(best)),
-                          key=lambda s: (rank_key(s, mention)[:-1], -s.start_line)))
-    best_key = rank_key(best, mention)[:6]
-    others = tuple(s for s in ranked if _identity(s) != _identity(best) and rank_key(s, mention)[:6] == best_key)
+    chosen = tuple(s for _, s in sorted(((k, s) for k, s in keyed if _identity(s) == _identity(best)),
+                                        key=lambda ks: (ks[0][:-1], -ks[1].start_line)))
+    others = tuple(s for k, s in keyed if _identity(s) != _identity(best) and k[:6] == best_key[:6])
     taken = {_identity(s) for s in chosen + others}
-    passed = {_identity(s): s for s in reversed(ranked) if _identity(s) not in taken and s.name == best.name
-              and rank_key(s, mention)[0] == best_key[0]}  # same role: a test's helper is not a reading
-    return Choice(chosen, others, tuple(sorted(passed.values(), key=lambda s: rank_key(s, mention))))
+    passed = {_identity(s): (k, s) for k, s in reversed(keyed) if _identity(s) not in taken and s.name == best.name
+              and k[0] == best_key[0]}  # same role: a test's helper is not a reading
+    return Choice(chosen, others, tuple(s for _, s in sorted(passed.values(), key=lambda ks: ks[0])))
 
 
 def _identity(sym: Symbol) -> tuple[str, str]:
