@@ -70,6 +70,17 @@ def is_question(text: str) -> bool:
     return stripped.endswith("?") or _QUESTION_START.match(stripped) is not None
 
 
+# "How does the router pick a rule?", "What happens when the cache is full?": asks how code behaves
+_BEHAVIOUR_START = re.compile(r"^\W*(?:how\b(?!\s+(?:many|much|often|long)\b)|(?:where|when)\s+(?:does|do|is|are|gets?)\b"
+                              r"|what\s+happens\b|at\s+what\s+point\b)", re.IGNORECASE)
+
+
+def asks_behaviour(text: str) -> bool:
+    """Whether a question asks how code behaves ("How does ...", "Where is ... done?", "What happens when
+    ...?"), so that the code doing it answers it, not a name's definition or a description."""
+    return _BEHAVIOUR_START.match(text.strip()) is not None
+
+
 # "How are options parsed from the command line?": a be-verb question whose deed is a participle
 _DEED_QUESTION = re.compile(r"^\W*(?:how|where|when|why|at what point)\s+(?:is|are|was|were|gets?|got)\s+(?P<rest>.+)$",
                             re.IGNORECASE)

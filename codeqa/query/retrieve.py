@@ -69,7 +69,8 @@ class Retriever:
         self._manifest: dict[str, str] | None = None
         self.source = SourceFiles(self.repo, self._indexed_hashes)
         self.graph = GraphQueries(store)
-        self.searcher = Searcher(store, query_embedder(embedder), self.graph, self.source) if embedder is not None else None
+        self.searcher = (Searcher(store, query_embedder(embedder), self.graph, self.source, documents=embedder)
+                         if embedder is not None else None)
         self.reranker = reranker_from_settings(settings) if embedder is not None else None  # CODEQA_RERANK
         self._generation = store.generation()
 

@@ -19,8 +19,10 @@ from ..roles import path_role
 from ..store import StoreReader, query_sparse_vector, semantic_coverage
 from ..types import Hit
 from .lookup import GraphQueries
-from .rankers import HOP_SOURCES, KEYWORD_CODE_SHARE, NamedSymbols, QuestionDeed, RankQuery, Ranker, ReferenceHop, SecondaryFiles
+from .rankers import (HOP_SOURCES, KEYWORD_CODE_SHARE, NamedSymbols, QuestionDeed, RankQuery, Ranker, ReferenceHop,
+                      SecondaryFiles, Substance)
 from .source import SourceFiles
+from .lead import follow_delegates, zoom_hits
 from .words import name_stems, prose_keywords, question_stems, stems
 
 CALLEE_CANDIDATES = 2  # evidence for an answer: definitions the top hits call, from files not among them
@@ -47,16 +49,19 @@ _QUOTED_PHRASE = re.compile(r"(?<![\w`])([\"'])[^\"'`\n]*?\w\s+\w[^\"'`\n]*?\1(?
 class Searcher:
     """Ranks chunks of one index for a query (see the module docstring)."""
 
-    def __init__(self, store: StoreReader, embedder: Embedder, graph: GraphQueries, source: SourceFiles):
+    def __init__(self, store: StoreReader, embedder: Embedder, graph: GraphQueries, source: SourceFiles,
+                 documents: Embedder | None = None):
         self.store = store
-        self.embedder = embedder
+        self.embedder = embedder  # embeds queries (an asymmetric model's query side)
+        self.documents = documents or embedder  # embeds code at question time (zoom.py)
         self.graph = graph
         self.source = source
         # the indexed paths and file_name_stems of them: stemming every file name took 450 ms a question
         # on site-packages (36k files)
         self._name_stems: tuple[list[str], dict[str, list[str]]] | None = None
         # the re-ranking steps, in the order they apply (rankers.py)
-        self.rankers: tuple[Ranker, ...] = (NamedSymbols(store, graph), ReferenceHop(store), SecondaryFiles(), QuestionDeed())
+        self.rankers: tuple[Ranker, ...] = (NamedSymbols(store, graph), ReferenceHop(store), SecondaryFiles(), QuestionDeed(),
+                                               Substance())
 
     def search(self, query: str, top_k: int = 10, spread: bool = False) -> list[Hit]:
         """Best chunks for a query, best first; with `spread`, evidence from more files follows them.
@@ -89,7 +94,8 @@ class Searcher:
         often spans files.
         """
         ranked = RankQuery.of(query)
-        hits = self._candidates(ranked, max(top_k * (CANDIDATES_PER_RESULT if spread else 3), 30))
+        vector = self._query_vector(ranked)
+        hits = self._candidates(ranked, max(top_k * (CANDIDATES_PER_RESULT if spread else 3), 30), vector)
         for ranker in self.rankers:
             hits = ranker.rank(hits, ranked)
         merged = _merge_same_symbol(self._extend_to_definitions(self.source.mark_stale(hits)))
@@ -97,6 +103,9 @@ class Searcher:
         if spread:
             chosen = merged[:top_k]
             chosen += self._work(chosen, query)
+            if ranked.behaviour and vector is not None and self.documents is not None:
+                chosen = follow_delegates(zoom_hits(chosen, vector, self.documents, self.graph, self.source),
+                                          self.store, self.graph, self.source)
             chosen += self._callees(chosen) + _other_files(merged[top_k:], chosen, SPREAD_FILES)
         elif ranked.asked:
             chosen = self._spread_question(query, merged, top_k)
@@ -106,18 +115,22 @@ class Searcher:
         return [replace(h, text=text) if (text := self.source.text(h.path, h.start_line, h.end_line)) is not None else h
                 for h in chosen]
 
-    def _candidates(self, query: RankQuery, limit: int) -> list[Hit]:
-        """The engine's best `limit` chunks: dense, with BM25 over the code terms fused in when the query
-        wants keywords; while phase 2 of an index run is not done, the words find what has no vector yet."""
+    def _query_vector(self, query: RankQuery):
+        """The query's dense vector; None while phase 1 of an index run has embedded nothing (no model loads)."""
+        return None if semantic_coverage(self.store.read_meta()) <= 0 else self.embedder.encode([query.text])[0]
+
+    def _candidates(self, query: RankQuery, limit: int, vector) -> list[Hit]:
+        """The engine's best `limit` chunks: dense (`vector`), with BM25 over the code terms fused in when the
+        query wants keywords; while phase 2 of an index run is not done, the words find what has no vector yet."""
         terms, text = list(query.terms), query.text
         keywords = query_sparse_vector(" ".join(terms)) if wants_keywords(text, terms, query.share) else None
         coverage = semantic_coverage(self.store.read_meta())
-        if coverage <= 0:  # phase 1 of an index run: keywords and the graph only, and no model to load
+        if vector is None:  # phase 1 of an index run: keywords and the graph only
             return self.store.search(None, keywords or query_sparse_vector(prose_keywords(text)), limit)
         if coverage < 1 and keywords is None:  # chunks without a dense vector yet are found by their words
-            return self.store.search(self.embedder.encode([text])[0], query_sparse_vector(prose_keywords(text)),
-                                     limit, weights=(1.0, 1.0 - coverage))
-        return self.store.search(self.embedder.encode([text])[0], keywords, limit)
+            return self.store.search(vector, query_sparse_vector(prose_keywords(text)), limit,
+                                     weights=(1.0, 1.0 - coverage))
+        return self.store.search(vector, keywords, limit)
 
     def _spread_question(self, query: str, ranked: list[Hit], top_k: int) -> list[Hit]:
         """A question's top k, spread over files: the head as ranked, then package files not yet shown.

@@ -1,0 +1,131 @@
+"""What leads the evidence for "how does ... work?": the code that does the work, before what holds it or
+hands it over.
+
+Zoom (`zoom_hits`): a class-sized hit is preceded by the method in it nearest the question.
+
+A chunk holds a small class whole (a retry strategy: `__init__` and `__call__`), and the dense model ranks
+the class by its docstring; the answer then led with the class header while the work sat in `__call__`
+further down. For the best ZOOM_HITS hits that are a class holding methods, the methods are embedded at
+question time (the same header + code text the index embeds, `embed.text.embedding_text`) and the one
+nearest the question is put just before its class, with the class's score. The class stays in the evidence:
+the method is a span inside it, so the evidence an LLM reads does not change, only what an extractive
+answer cites first.
+
+Delegates (`follow_delegates`): a thin function among the first hits (a few lines: `get_url` joining what
+`self.router.build(...)` returns, a `__call__` returning `super().__call__(...)`) is preceded by the definition it
+calls that does something, so the answer leads with the work, not the entry point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Sequence
+
+import numpy as np
+
+from ..embed import Embedder
+from ..embed.text import embedding_text
+from ..types import CLASS_LIKE, Hit, Symbol
+from ..store import StoreReader
+from .lookup import GraphQueries
+from .rankers import logic_lines
+from .source import SourceFiles
+
+ZOOM_HITS = 3  # the best hits looked into
+MEMBER_LINES = 120  # of a method, the lines embedded
+WORDS_POOL = 12  # the best hits re-weighed by the question's words in their code ...
+WORDS_BOOST = 0.2  # ... by up to this much
+DELEGATE_HITS = 3  # the best hits whose delegates are followed
+THIN_LINES = 4  # a function with at most this many lines of logic hands its work over ...
+WORK_LINES = 3  # ... to a callee with at least this many, and twice its own
+
+
+def zoom_hits(hits: list[Hit], query_vector: np.ndarray, documents: Embedder, graph: GraphQueries,
+              source: SourceFiles, count: int = ZOOM_HITS) -> list[Hit]:
+    """`hits`, with the method nearest the question before each of the first `count` hits that is a class
+    holding methods (reason "zoom"). A method already among the hits is not added again."""
+    present = {(h.path, h.start_line) for h in hits}
+    picks: dict[int, Hit] = {}
+    texts: list[str] = []
+    spans: list[tuple[int, Symbol, str]] = []
+    for i, h in enumerate(hits[:count]):
+        for member, text in _members(h, graph, source):
+            if (h.path, member.start_line) not in present:
+                spans.append((i, member, text))
+                texts.append(embedding_text(h.path, member.qualified_name, member.signature, member.docstring, text))
+    if not texts:
+        return hits
+    scores = documents.encode(texts) @ np.asarray(query_vector, dtype=np.float32)
+    best: dict[int, tuple[float, Symbol, str]] = {}
+    for (i, member, text), score in zip(spans, scores):
+        if i not in best or score > best[i][0]:
+            best[i] = (float(score), member, text)
+    for i, (_, member, text) in best.items():
+        h = hits[i]
+        picks[i] = replace(h, start_line=member.start_line, end_line=member.end_line, symbol=member.qualified_name,
+                           symbol_ids=(member.id,), text=text, reasons=h.reasons + ("zoom",), kind="method")
+    out: list[Hit] = []
+    for i, h in enumerate(hits):
+        if i in picks:
+            out.append(picks[i])
+        out.append(h)
+    return out
+
+
+def _members(hit: Hit, graph: GraphQueries, source: SourceFiles) -> list[tuple[Symbol, str]]:
+    """The methods, with their text, of the class a hit defines, when the hit holds them whole and at least
+    one does something (its logic_lines)."""
+    by_id = graph.symbols_by_id(hit.symbol_ids[:1])
+    owner = by_id.get(hit.symbol_ids[0]) if hit.symbol_ids else None
+    if owner is None or owner.kind not in CLASS_LIKE or owner.path != hit.path:
+        return []
+    prefix = owner.qualified_name + "."
+    out = []
+    for s in graph.symbols_in_file(hit.path):
+        if s.kind in ("method", "function") and s.qualified_name.startswith(prefix) \
+                and "." not in s.qualified_name[len(prefix):] \
+                and hit.start_line <= s.start_line and s.end_line <= hit.end_line:
+            text = source.text(hit.path, s.start_line, min(s.end_line, s.start_line + MEMBER_LINES - 1))
+            if text is not None and logic_lines(text) > 0:
+                out.append((s, text))
+    return out
+
+
+def follow_delegates(hits: list[Hit], store: StoreReader, graph: GraphQueries, source: SourceFiles,
+                     count: int = DELEGATE_HITS) -> list[Hit]:
+    """`hits`, with the callee that does the work before each thin function among the first `count` (reason
+    "delegate"): of the definitions it calls (resolved exactly or likely), the one with the most lines of logic,
+    at least WORK_LINES. A callee already ahead of the thin function is not added; one further down moves up."""
+    out = list(hits)
+    at = 0
+    while at < min(count, len(out)):
+        h = out[at]
+        callee = _delegate(h, store, graph, source)
+        if callee is not None and not any((c.path, c.start_line) == (callee.path, callee.start_line) for c in out[:at]):
+            out = [c for c in out if (c.path, c.start_line) != (callee.path, callee.start_line)]
+            out.insert(at, callee)
+            at += 1
+        at += 1
+    return out
+
+
+def _delegate(hit: Hit, store: StoreReader, graph: GraphQueries, source: SourceFiles) -> Hit | None:
+    """The hit made of the definition a thin function hit hands its work to, or None."""
+    own = graph.symbols_by_id(hit.symbol_ids[:1]).get(hit.symbol_ids[0]) if hit.symbol_ids else None
+    if own is None or own.kind not in ("function", "method") or own.path != hit.path \
+            or (own_logic := logic_lines(hit.text)) > THIN_LINES or hit.end_line > own.end_line + 3:
+        return None
+    targets = [t for r in store.references_from([own.id]) if r.kind == "call" and r.confidence in ("exact", "likely")
+               for t in r.target_ids if t != own.id]
+    best: tuple[int, Symbol, str] | None = None
+    for s in graph.symbols_by_id(targets).values():
+        text = source.text(s.path, s.start_line, s.end_line) if s.kind in ("function", "method") else None
+        logic = logic_lines(text) if text is not None else 0
+        if logic >= max(WORK_LINES, 2 * own_logic) and (best is None or logic > best[0]):
+            best = (logic, s, text)
+    if best is None:
+        return None
+    _, s, text = best
+    return replace(hit, path=s.path, start_line=s.start_line, end_line=s.end_line, symbol=s.qualified_name,
+                   symbol_ids=(s.id,), text=text, kind=s.kind, reasons=hit.reasons + ("delegate",), stale=False)
+
