@@ -11,6 +11,9 @@ nearest the question is put just before its class, with the class's score. The c
 the method is a span inside it, so the evidence an LLM reads does not change, only what an extractive
 answer cites first.
 
+No logic last (`logic_first`): among the first hits, one that does nothing (an exception class with a
+docstring that names the topic, a constant) moves behind the first one that does something.
+
 Delegates (`follow_delegates`): a thin function among the first hits (a few lines: `get_url` joining what
 `self.router.build(...)` returns, a `__call__` returning `super().__call__(...)`) is preceded by the definition it
 calls that does something, so the answer leads with the work, not the entry point.
@@ -18,23 +21,20 @@ calls that does something, so the answer leads with the work, not the entry poin
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
-from typing import Sequence
 
 import numpy as np
 
 from ..embed import Embedder
 from ..embed.text import embedding_text
-from ..types import CLASS_LIKE, Hit, Symbol
 from ..store import StoreReader
+from ..types import CLASS_LIKE, Hit, Symbol
 from .lookup import GraphQueries
-from .rankers import logic_lines
 from .source import SourceFiles
 
 ZOOM_HITS = 3  # the best hits looked into
 MEMBER_LINES = 120  # of a method, the lines embedded
-WORDS_POOL = 12  # the best hits re-weighed by the question's words in their code ...
-WORDS_BOOST = 0.2  # ... by up to this much
 DELEGATE_HITS = 3  # the best hits whose delegates are followed
 THIN_LINES = 4  # a function with at most this many lines of logic hands its work over ...
 WORK_LINES = 3  # ... to a callee with at least this many, and twice its own
@@ -91,6 +91,17 @@ def _members(hit: Hit, graph: GraphQueries, source: SourceFiles) -> list[tuple[S
     return out
 
 
+def logic_first(hits: list[Hit], count: int = ZOOM_HITS) -> list[Hit]:
+    """`hits`, the ones among the first `count` with no logic_lines moved just behind the first that has some
+    (none moves when none of them has any)."""
+    head = hits[:count]
+    doing = [h for h in head if logic_lines(h.text) > 0]
+    if not doing or len(doing) == len(head):
+        return hits
+    first = head.index(doing[0])
+    return [head[first], *head[:first], *head[first + 1:], *hits[count:]]
+
+
 def follow_delegates(hits: list[Hit], store: StoreReader, graph: GraphQueries, source: SourceFiles,
                      count: int = DELEGATE_HITS) -> list[Hit]:
     """`hits`, with the callee that does the work before each thin function among the first `count` (reason
@@ -129,3 +140,26 @@ def _delegate(hit: Hit, store: StoreReader, graph: GraphQueries, source: SourceF
     return replace(hit, path=s.path, start_line=s.start_line, end_line=s.end_line, symbol=s.qualified_name,
                    symbol_ids=(s.id,), text=text, kind=s.kind, reasons=hit.reasons + ("delegate",), stale=False)
 
+
+_DOC_QUOTES = ('"""', "'''")
+_NOT_LOGIC = re.compile(r"^(?:#|//|/\*|\*|@|(?:async\s+)?def\s|class\s|(?:pass|\.\.\.|[)\]}]+:?|else:|try:|finally:)$"
+                        r"|(?:self|this)\.\w+\s*(?::[^=]+)?=\s*[\w.]+;?$)")  # storing an argument is not logic
+
+
+def logic_lines(text: str) -> int:
+    """How many lines of a chunk do something: not blank, a comment, a docstring, a decorator, a def or class
+    line, `pass`, a lone bracket, or a constructor storing an argument (`self.size = size`)."""
+    count, quote = 0, None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if quote is not None:  # inside a docstring
+            if quote in line:
+                quote = None
+            continue
+        opener = next((q for q in _DOC_QUOTES if line.startswith(q) or line.startswith(("r" + q, "f" + q))), None)
+        if opener is not None:
+            quote = None if opener in line[line.index(opener) + 3:] else opener
+            continue
+        if line and not _NOT_LOGIC.match(line):
+            count += 1
+    return count

@@ -4,7 +4,6 @@
                --ReferenceHop--> what the top hits call, and the methods of a class among them (HOP_BOOST, MEMBER_BOOST)
                --SecondaryFiles--> tests, examples, docs and stubs move down unless asked for (ROLE_PENALTY)
                --QuestionDeed--> a question's deed in a candidate's name ("parsed" -> parse_args; DEED_BOOST)
-               --Substance--> for "how does ... work?", chunks with little logic move down (SHALLOW_PENALTY)
 
 Each ranker takes the hits best first and returns them re-scored, best first. The order is part of the
 contract: a boost that follows a sort sees the ranking the earlier steps made (bench/retrieval.py
@@ -13,7 +12,6 @@ measures the whole chain).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Protocol, Sequence
 
@@ -33,8 +31,6 @@ MEMBER_BOOST = 0.02  # methods of a class among the top hits: "how does the Path
 ROLE_PENALTY = {"test": 0.15, "example": 0.1, "docs": 0.15, "stub": 0.2}
 KEYWORD_CODE_SHARE = 0.5
 DEED_BOOST = 0.04  # a question's deed in a candidate's name: "How are options parsed ...?" -> OptionParser.parse_args
-SHALLOW_PENALTY = 0.15  # a "how" question's candidate with no logic (a class header, a constant, a docstring) ...
-LOGIC_LINES = 6  # ... and less, by line, up to this many lines of logic
 
 
 @dataclass(frozen=True)
@@ -45,7 +41,7 @@ class RankQuery:
     terms: tuple[str, ...]
     share: float
     asked: bool
-    behaviour: bool = False  # asked how code behaves (question.asks_behaviour)
+    behaviour: bool = False  # asked how code behaves (question.asks_behaviour): lead.py's steps apply
 
     @classmethod
     def of(cls, query: str) -> "RankQuery":
@@ -133,50 +129,6 @@ class QuestionDeed:
 
     def rank(self, hits: list[Hit], query: RankQuery) -> list[Hit]:
         return lift_deed(hits, question_deed(query.text)) if query.asked else hits
-
-
-class Substance:
-    """A question about how code behaves is answered by code that does something: candidates with fewer
-    than LOGIC_LINES lines of logic (a class header and its docstring, a constant, a one-line delegate)
-    lose up to SHALLOW_PENALTY, in proportion. The dense model ranks by the words of docstrings, so a
-    three-line exception class that names the topic outranked the method that handles it."""
-
-    def rank(self, hits: list[Hit], query: RankQuery) -> list[Hit]:
-        if not query.behaviour:
-            return hits
-        out = [replace(h, score=h.score - SHALLOW_PENALTY * (1 - min(logic, LOGIC_LINES) / LOGIC_LINES))
-               if (logic := logic_lines(h.text)) < LOGIC_LINES else h for h in hits]
-        return sorted(out, key=lambda h: -h.score)
-
-
-_DOC_QUOTES = ('"""', "'''")
-_NOT_LOGIC = re.compile(r"^(?:#|//|/\*|\*|@|(?:async\s+)?def\s|class\s|(?:pass|\.\.\.|[)\]}]+:?|else:|try:|finally:)$)")
-
-
-def logic_lines(text: str) -> int:
-    """Lines of a chunk that do something (logic_text)."""
-    return len(logic_text(text))
-
-
-def logic_text(text: str) -> list[str]:
-    """The lines of a chunk that do something, stripped: not blank, a comment, a docstring, a decorator, a
-    def or class line, `pass` or a lone bracket."""
-    out: list[str] = []
-    quote = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if quote is not None:  # inside a docstring
-            if quote in line:
-                quote = None
-            continue
-        opener = next((q for q in _DOC_QUOTES if line.startswith(q) or line.startswith(("r" + q, "f" + q))), None)
-        if opener is not None:
-            rest = line[line.index(opener) + 3:]
-            quote = None if opener in rest else opener
-            continue
-        if line and not _NOT_LOGIC.match(line):
-            out.append(line)
-    return out
 
 
 def lift_deed(hits: list[Hit], deed: str | None) -> list[Hit]:

@@ -20,9 +20,9 @@ from ..store import StoreReader, query_sparse_vector, semantic_coverage
 from ..types import Hit
 from .lookup import GraphQueries
 from .rankers import (HOP_SOURCES, KEYWORD_CODE_SHARE, NamedSymbols, QuestionDeed, RankQuery, Ranker, ReferenceHop,
-                      SecondaryFiles, Substance)
+                      SecondaryFiles)
 from .source import SourceFiles
-from .lead import follow_delegates, zoom_hits
+from .lead import follow_delegates, logic_first, zoom_hits
 from .words import name_stems, prose_keywords, question_stems, stems
 
 CALLEE_CANDIDATES = 2  # evidence for an answer: definitions the top hits call, from files not among them
@@ -60,8 +60,7 @@ class Searcher:
         # on site-packages (36k files)
         self._name_stems: tuple[list[str], dict[str, list[str]]] | None = None
         # the re-ranking steps, in the order they apply (rankers.py)
-        self.rankers: tuple[Ranker, ...] = (NamedSymbols(store, graph), ReferenceHop(store), SecondaryFiles(), QuestionDeed(),
-                                               Substance())
+        self.rankers: tuple[Ranker, ...] = (NamedSymbols(store, graph), ReferenceHop(store), SecondaryFiles(), QuestionDeed())
 
     def search(self, query: str, top_k: int = 10, spread: bool = False) -> list[Hit]:
         """Best chunks for a query, best first; with `spread`, evidence from more files follows them.
@@ -104,8 +103,8 @@ class Searcher:
             chosen = merged[:top_k]
             chosen += self._work(chosen, query)
             if ranked.behaviour and vector is not None and self.documents is not None:
-                chosen = follow_delegates(zoom_hits(chosen, vector, self.documents, self.graph, self.source),
-                                          self.store, self.graph, self.source)
+                chosen = zoom_hits(chosen, vector, self.documents, self.graph, self.source)
+                chosen = follow_delegates(logic_first(chosen), self.store, self.graph, self.source)
             chosen += self._callees(chosen) + _other_files(merged[top_k:], chosen, SPREAD_FILES)
         elif ranked.asked:
             chosen = self._spread_question(query, merged, top_k)
