@@ -101,8 +101,9 @@ def test_a_class_hit_is_led_by_its_method_that_does_the_work(answerer):
     answer = answerer.answer("How does exponential backoff compute how long to wait before the next attempt?",
                              no_llm=True)
     assert lead(answer) == ("pkg/wait.py", 21), answer.answer  # wait_exponential.__call__, not the class header
-    # the class stays in the evidence, so an LLM reads the method in its class
+    # the class stays in the evidence, so an LLM reads the method in its class; the list does not show it again
     assert any(s.path == "pkg/wait.py" and s.start_line <= 5 and s.end_line >= 27 for s in answer.snippets)
+    assert ("pkg/wait.py", 5) not in [(c.path, c.start_line) for c in answer.citations]
 
 
 def test_a_thin_entry_point_is_led_by_the_callee_doing_the_work(answerer):

@@ -219,11 +219,15 @@ def _extract_search(retrieval: Retrieval, retriever: Retriever, cover: _Coverage
         return "Nothing in the index matches this question."
     out = ["The most relevant code, best first:"]
     seen: set[tuple[str, int]] = set()
+    zoomed: list[Hit] = []  # methods shown for their class (query/lead.py): the class itself is not listed again
     for h in _best_hits(retrieval, cover):
         span = cover.clip(h.path, h.start_line, h.end_line)
         snippet = cover.snippet_at(h.path, h.start_line)
-        if not span or not snippet or (h.path, span[0]) in seen:
+        if not span or not snippet or (h.path, span[0]) in seen \
+                or any(z.path == h.path and h.start_line <= z.start_line <= h.end_line for z in zoomed):
             continue
+        if "zoom" in h.reasons:
+            zoomed.append(h)
         seen.add((h.path, span[0]))
         start, end = _trim(snippet, span[0], min(span[1], span[0] + max_code_lines - 1))
         about = f"documentation, section “{h.title}”" if h.kind == "section" and h.symbol else \
