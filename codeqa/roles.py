@@ -9,7 +9,9 @@ import re
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|__tests__|specs?)/|(^|/)(test_[^/]*|conftest\.py)$|_tests?\.\w+$"
                         r"|\.(spec|test)\.\w+$|Tests?\.(java|cs|kt)$")
 _EXAMPLE_DIRS = re.compile(r"(^|/)(examples?|samples?|demos?)/")
-_DOC_PATH = re.compile(r"(^|/)(docs?|docs?_src|docs?_source|documentation)/|\.(md|markdown|mdx|rst|txt)$", re.IGNORECASE)
+# release notes kept as fragments (reno's releasenotes/notes/*.yaml, towncrier's newsfragments/, changelog.d/) are docs
+_DOC_PATH = re.compile(r"(^|/)(docs?|docs?_src|docs?_source|documentation|releasenotes|newsfragments|changelog\.d)/"
+                       r"|\.(md|markdown|mdx|rst|txt)$", re.IGNORECASE)
 
 
 _STUB_PATH = re.compile(r"\.(pyi|d\.ts|d\.mts|d\.cts)$")
