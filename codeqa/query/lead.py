@@ -12,7 +12,8 @@ the method is a span inside it, so the evidence an LLM reads does not change, on
 answer cites first.
 
 No logic last (`logic_first`): among the first hits, one that does nothing (an exception class with a
-docstring that names the topic, a constant) moves behind the first one that does something.
+docstring that names the topic, a constant, `retry_never = _retry_never()`) moves behind the first one
+that does something.
 
 Delegates (`follow_delegates`): a thin function among the first hits (a few lines: `get_url` joining what
 `self.router.build(...)` returns, a `__call__` returning `super().__call__(...)`) is preceded by the definition it
@@ -35,6 +36,7 @@ from .source import SourceFiles
 
 ZOOM_HITS = 3  # the best hits looked into
 MEMBER_LINES = 120  # of a method, the lines embedded
+MODULE_LINES = 3  # module-level code with fewer lines of logic does nothing worth leading with
 DELEGATE_HITS = 3  # the best hits whose delegates are followed
 THIN_LINES = 4  # a function with at most this many lines of logic hands its work over ...
 WORK_LINES = 3  # ... to a callee with at least this many, and twice its own
@@ -92,14 +94,20 @@ def _members(hit: Hit, graph: GraphQueries, source: SourceFiles) -> list[tuple[S
 
 
 def logic_first(hits: list[Hit], count: int = ZOOM_HITS) -> list[Hit]:
-    """`hits`, the ones among the first `count` with no logic_lines moved just behind the first that has some
-    (none moves when none of them has any)."""
+    """`hits`, the ones among the first `count` that do nothing (_does_something) moved just behind the first
+    that does (none moves when none of them does)."""
     head = hits[:count]
-    doing = [h for h in head if logic_lines(h.text) > 0]
+    doing = [h for h in head if _does_something(h)]
     if not doing or len(doing) == len(head):
         return hits
     first = head.index(doing[0])
     return [head[first], *head[:first], *head[first + 1:], *hits[count:]]
+
+
+def _does_something(hit: Hit) -> bool:
+    """A definition with logic, or module-level code with more than a line or two of it (not `never = _Never()`)."""
+    logic = logic_lines(hit.text)
+    return logic >= MODULE_LINES if hit.kind in ("module", "window") else logic > 0
 
 
 def follow_delegates(hits: list[Hit], store: StoreReader, graph: GraphQueries, source: SourceFiles,
