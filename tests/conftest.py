@@ -217,6 +217,18 @@ def index_snapshot(repo: Path, settings):
         store.close()
 
 
+def index_package(repo: Path, files: dict[str, str], embedder) -> Path:
+    """Write `files` (relative path -> text) under `repo` and index it with the real model and settings."""
+    from codeqa.config import Settings
+    from codeqa.indexing.index import index_repo
+
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    index_repo(repo, Settings.load(env={}), embedder=embedder)
+    return repo
+
+
 @pytest.fixture(scope="session")
 def indexed_repo(tmp_path_factory, embedder):
     """A copy of tests/fixtures/repo with a complete index (read-only for tests: copy it to modify)."""

@@ -5,13 +5,12 @@ never the helper."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from codeqa.answer import Answerer, FakeChat
-from codeqa.indexing.index import index_repo
 from codeqa.query.retrieve import Retriever
+from conftest import index_package
 
 FILES = {
     "pkg/__init__.py": "from .api import get\nfrom .status import is_error\n",
@@ -69,14 +68,7 @@ def fetch_many(urls):
 
 @pytest.fixture(scope="module")
 def shared_names_repo(tmp_path_factory, embedder):
-    repo = tmp_path_factory.mktemp("shared-names") / "repo"
-    for path, text in FILES.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    from codeqa.config import Settings
-
-    index_repo(repo, Settings.load(env={}), embedder=embedder)
-    return repo
+    return index_package(tmp_path_factory.mktemp("shared-names") / "repo", FILES, embedder)
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from codeqa.answer import Answerer
-from codeqa.indexing.index import index_repo
-from codeqa.query.question import asks_behaviour
 from codeqa.query.lead import logic_lines
+from codeqa.query.question import asks_behaviour
 from codeqa.query.retrieve import Retriever
+from conftest import index_package
 
 FILES = {
     "pkg/__init__.py": "from .wait import wait_exponential\nfrom .app import App\n",
@@ -77,14 +77,7 @@ class App:
 
 @pytest.fixture(scope="module")
 def how_repo(tmp_path_factory, embedder):
-    repo = tmp_path_factory.mktemp("how-lead") / "repo"
-    for path, text in FILES.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    from codeqa.config import Settings
-
-    index_repo(repo, Settings.load(env={}), embedder=embedder)
-    return repo
+    return index_package(tmp_path_factory.mktemp("how-lead") / "repo", FILES, embedder)
 
 
 @pytest.fixture
