@@ -5,7 +5,6 @@ never the helper."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from codeqa.answer import Answerer, FakeChat
