@@ -102,6 +102,7 @@ def test_a_class_hit_is_led_by_its_method_that_does_the_work(answerer):
 def test_a_thin_entry_point_is_led_by_the_callee_doing_the_work(answerer):
     answer = answerer.answer("How does url_for fill in the wildcards of a named route?", no_llm=True)
     assert lead(answer) == ("pkg/router.py", 8), answer.answer  # Router.build, then the entry point
+    assert "`App.url_for` hands it the work" in answer.answer.split("\n2.")[0]
     assert ("pkg/app.py", 10) in [(c.path, c.start_line) for c in answer.citations[1:]]
 
 

@@ -220,7 +220,8 @@ def _extract_search(retrieval: Retrieval, retriever: Retriever, cover: _Coverage
     out = ["The most relevant code, best first:"]
     seen: set[tuple[str, int]] = set()
     zoomed: list[Hit] = []  # methods shown for their class (query/lead.py): the class itself is not listed again
-    for h in _best_hits(retrieval, cover):
+    best = _best_hits(retrieval, cover)
+    for i, h in enumerate(best):
         span = cover.clip(h.path, h.start_line, h.end_line)
         snippet = cover.snippet_at(h.path, h.start_line)
         if not span or not snippet or (h.path, span[0]) in seen \
@@ -232,6 +233,8 @@ def _extract_search(retrieval: Retrieval, retriever: Retriever, cover: _Coverage
         start, end = _trim(snippet, span[0], min(span[1], span[0] + max_code_lines - 1))
         about = f"documentation, section “{h.title}”" if h.kind == "section" and h.symbol else \
             _explain_span(retriever, h.path, start, end)
+        if "delegate" in h.reasons and i + 1 < len(best) and best[i + 1].symbol:  # lead.follow_delegates: its caller follows
+            about += f"; `{best[i + 1].symbol}` hands it the work"
         out.append(f"\n{len(seen)}. {span_label(h.path, start, end)} — {about}")
         out.append(_code_block(snippet, start, end))
         if len(seen) >= max_items:
