@@ -35,7 +35,7 @@ GENERIC = ["how is the configuration loaded", "how are errors handled and report
 
 def make_questions(retriever: Retriever, count: int, seed: int) -> list[str]:
     rng = random.Random(seed)
-    named = [s for s in retriever.symbols if s.kind in ("class", "function", "method") and not s.name.startswith("__")
+    named = [s for s in retriever.store.all_symbols() if s.kind in ("class", "function", "method") and not s.name.startswith("__")
              and "test" not in s.path.lower()]
     if not named:
         return GENERIC[:count]
@@ -62,13 +62,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    settings = Settings.load()
+    settings = Settings.load()  # CODEQA_INDEX_DIR names an index kept elsewhere
     opened = time.perf_counter()
     with Retriever.open(args.repo, settings) as retriever:
         retriever.embedder.encode(["warm up the model"])
         load_seconds = time.perf_counter() - opened
         started = time.perf_counter()
-        symbol_count = len(retriever.symbols)
+        symbol_count = sum(1 for _ in retriever.store.all_symbols())
         _ = retriever.indexed_paths
         tables_seconds = time.perf_counter() - started
         if args.questions:
