@@ -55,7 +55,7 @@ def zoom_hits(hits: list[Hit], query_vector: np.ndarray, documents: Embedder, gr
         for member, text in _members(h, graph, source):
             if (h.path, member.start_line) not in present:
                 spans.append((i, member, text))
-    # the methods that do the most, at most ZOOM_MEMBERS: each costs ~0.1-0.25 s of CPU to embed here
+    # the methods that do the most, at most ZOOM_MEMBERS: each costs ~0.1 s of CPU to embed here (NumPy encoder)
     spans = sorted(spans, key=lambda s: -logic_lines(s[2]))[:ZOOM_MEMBERS]
     texts = [embedding_text(hits[i].path, m.qualified_name, m.signature, m.docstring, text, max_chars=MEMBER_CHARS)
              for i, m, text in spans]
@@ -160,7 +160,9 @@ _NOT_LOGIC = re.compile(r"^(?:#|//|/\*|\*|@|(?:async\s+)?def\s|class\s|(?:pass|\
 
 def logic_lines(text: str) -> int:
     """How many lines of a chunk do something: not blank, a comment, a docstring, a decorator, a def or class
-    line, `pass`, a lone bracket, or a constructor storing an argument (`self.size = size`)."""
+    line, `pass`, a lone bracket, or a constructor storing an argument (`self.size = size`). The forms are
+    Python's; in other languages a header line counts as one of logic, which still tells a class or a
+    constant from a function that does something."""
     count, quote = 0, None
     for raw in text.splitlines():
         line = raw.strip()
