@@ -18,11 +18,11 @@ from ..embed import Embedder
 from ..roles import path_role
 from ..store import StoreReader, query_sparse_vector, semantic_coverage
 from ..types import Hit
+from .lead import follow_delegates, logic_first, zoom_hits
 from .lookup import GraphQueries
 from .rankers import (HOP_SOURCES, KEYWORD_CODE_SHARE, NamedSymbols, QuestionDeed, RankQuery, Ranker, ReferenceHop,
                       SecondaryFiles)
 from .source import SourceFiles
-from .lead import follow_delegates, logic_first, zoom_hits
 from .words import name_stems, prose_keywords, question_stems, stems
 
 CALLEE_CANDIDATES = 2  # evidence for an answer: definitions the top hits call, from files not among them
@@ -53,7 +53,7 @@ class Searcher:
                  documents: Embedder | None = None):
         self.store = store
         self.embedder = embedder  # embeds queries (an asymmetric model's query side)
-        self.documents = documents or embedder  # embeds code at question time (zoom.py)
+        self.documents = documents or embedder  # embeds code at question time (lead.zoom_hits)
         self.graph = graph
         self.source = source
         # the indexed paths and file_name_stems of them: stemming every file name took 450 ms a question
@@ -93,8 +93,10 @@ class Searcher:
         often spans files.
         """
         ranked = RankQuery.of(query)
-        vector = self._query_vector(ranked)
-        hits = self._candidates(ranked, max(top_k * (CANDIDATES_PER_RESULT if spread else 3), 30), vector)
+        coverage = semantic_coverage(self.store.read_meta())
+        # None while phase 1 of an index run has embedded nothing: keywords and the graph only, no model loads
+        vector = self.embedder.encode([query])[0] if coverage > 0 else None
+        hits = self._candidates(ranked, max(top_k * (CANDIDATES_PER_RESULT if spread else 3), 30), vector, coverage)
         for ranker in self.rankers:
             hits = ranker.rank(hits, ranked)
         merged = _merge_same_symbol(self._extend_to_definitions(self.source.mark_stale(hits)))
@@ -102,7 +104,7 @@ class Searcher:
         if spread:
             chosen = merged[:top_k]
             chosen += self._work(chosen, query)
-            if ranked.behaviour and vector is not None and self.documents is not None:
+            if ranked.behaviour and vector is not None:
                 chosen = zoom_hits(chosen, vector, self.documents, self.graph, self.source)
                 chosen = follow_delegates(logic_first(chosen), self.store, self.graph, self.source)
             chosen += self._callees(chosen) + _other_files(merged[top_k:], chosen, SPREAD_FILES)
@@ -114,16 +116,12 @@ class Searcher:
         return [replace(h, text=text) if (text := self.source.text(h.path, h.start_line, h.end_line)) is not None else h
                 for h in chosen]
 
-    def _query_vector(self, query: RankQuery):
-        """The query's dense vector; None while phase 1 of an index run has embedded nothing (no model loads)."""
-        return None if semantic_coverage(self.store.read_meta()) <= 0 else self.embedder.encode([query.text])[0]
-
-    def _candidates(self, query: RankQuery, limit: int, vector) -> list[Hit]:
+    def _candidates(self, query: RankQuery, limit: int, vector: Sequence[float] | None, coverage: float) -> list[Hit]:
         """The engine's best `limit` chunks: dense (`vector`), with BM25 over the code terms fused in when the
-        query wants keywords; while phase 2 of an index run is not done, the words find what has no vector yet."""
+        query wants keywords; while phase 2 of an index run is not done (`coverage`, the share of chunks
+        embedded, below 1), the words find what has no vector yet."""
         terms, text = list(query.terms), query.text
         keywords = query_sparse_vector(" ".join(terms)) if wants_keywords(text, terms, query.share) else None
-        coverage = semantic_coverage(self.store.read_meta())
         if vector is None:  # phase 1 of an index run: keywords and the graph only
             return self.store.search(None, keywords or query_sparse_vector(prose_keywords(text)), limit)
         if coverage < 1 and keywords is None:  # chunks without a dense vector yet are found by their words
