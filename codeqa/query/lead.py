@@ -49,27 +49,23 @@ def zoom_hits(hits: list[Hit], query_vector: np.ndarray, documents: Embedder, gr
     """`hits`, with the method nearest the question before each of the first `count` hits that is a class
     holding methods (reason "zoom"). A method already among the hits is not added again."""
     present = {(h.path, h.start_line) for h in hits}
-    picks: dict[int, Hit] = {}
-    spans: list[tuple[int, Symbol, str]] = []
-    for i, h in enumerate(hits[:count]):
-        for member, text in _members(h, graph, source):
-            if (h.path, member.start_line) not in present:
-                spans.append((i, member, text))
+    # (logic lines, hit index, method, its text) of the methods not already among the hits
+    found = [(logic, i, member, text) for i, h in enumerate(hits[:count])
+             for member, text, logic in _members(h, graph, source) if (h.path, member.start_line) not in present]
     # the methods that do the most, at most ZOOM_MEMBERS: each costs ~0.1 s of CPU to embed here (NumPy encoder)
-    spans = sorted(spans, key=lambda s: -logic_lines(s[2]))[:ZOOM_MEMBERS]
-    texts = [embedding_text(hits[i].path, m.qualified_name, m.signature, m.docstring, text, max_chars=MEMBER_CHARS)
-             for i, m, text in spans]
-    if not texts:
+    found = sorted(found, key=lambda f: -f[0])[:ZOOM_MEMBERS]
+    if not found:
         return hits
+    texts = [embedding_text(hits[i].path, m.qualified_name, m.signature, m.docstring, text, max_chars=MEMBER_CHARS)
+             for _, i, m, text in found]
     scores = documents.encode(texts) @ np.asarray(query_vector, dtype=np.float32)
     best: dict[int, tuple[float, Symbol, str]] = {}
-    for (i, member, text), score in zip(spans, scores):
+    for (_, i, member, text), score in zip(found, scores):
         if i not in best or score > best[i][0]:
             best[i] = (float(score), member, text)
-    for i, (_, member, text) in best.items():
-        h = hits[i]
-        picks[i] = replace(h, start_line=member.start_line, end_line=member.end_line, symbol=member.qualified_name,
-                           symbol_ids=(member.id,), text=text, reasons=h.reasons + ("zoom",), kind="method")
+    picks = {i: replace(hits[i], start_line=m.start_line, end_line=m.end_line, symbol=m.qualified_name,
+                        symbol_ids=(m.id,), text=text, reasons=hits[i].reasons + ("zoom",), kind="method")
+             for i, (_, m, text) in best.items()}
     out: list[Hit] = []
     for i, h in enumerate(hits):
         if i in picks:
@@ -78,9 +74,9 @@ def zoom_hits(hits: list[Hit], query_vector: np.ndarray, documents: Embedder, gr
     return out
 
 
-def _members(hit: Hit, graph: GraphQueries, source: SourceFiles) -> list[tuple[Symbol, str]]:
-    """The methods, with their text, of the class a hit defines, when the hit holds them whole and at least
-    one does something (its logic_lines)."""
+def _members(hit: Hit, graph: GraphQueries, source: SourceFiles) -> list[tuple[Symbol, str, int]]:
+    """The methods of the class a hit defines that the hit holds whole and that do something, each with its
+    text and its logic_lines."""
     by_id = graph.symbols_by_id(hit.symbol_ids[:1])
     owner = by_id.get(hit.symbol_ids[0]) if hit.symbol_ids else None
     if owner is None or owner.kind not in CLASS_LIKE or owner.path != hit.path:
@@ -92,8 +88,8 @@ def _members(hit: Hit, graph: GraphQueries, source: SourceFiles) -> list[tuple[S
                 and "." not in s.qualified_name[len(prefix):] \
                 and hit.start_line <= s.start_line and s.end_line <= hit.end_line:
             text = source.text(hit.path, s.start_line, min(s.end_line, s.start_line + MEMBER_LINES - 1))
-            if text is not None and logic_lines(text) > 0:
-                out.append((s, text))
+            if text is not None and (logic := logic_lines(text)) > 0:
+                out.append((s, text, logic))
     return out
 
 
