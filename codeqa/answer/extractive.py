@@ -222,13 +222,12 @@ def _extract_search(retrieval: Retrieval, retriever: Retriever, cover: _Coverage
     zoomed: list[Hit] = []  # methods shown for their class (query/lead.py): the class itself is not listed again
     best = _best_hits(retrieval, cover)
     for i, h in enumerate(best):
-        span = cover.clip(h.path, h.start_line, h.end_line)
-        snippet = cover.snippet_at(h.path, h.start_line)
-        if not span or not snippet or (h.path, span[0]) in seen \
-                or any(z.path == h.path and h.start_line <= z.start_line <= h.end_line for z in zoomed):
+        placed = _unseen_span(h, cover, seen)
+        if placed is None or any(z.path == h.path and h.start_line <= z.start_line <= h.end_line for z in zoomed):
             continue
         if "zoom" in h.reasons:
             zoomed.append(h)
+        snippet, span = placed
         seen.add((h.path, span[0]))
         start, end = _trim(snippet, span[0], min(span[1], span[0] + max_code_lines - 1))
         about = f"documentation, section “{h.title}”" if h.kind == "section" and h.symbol else \
@@ -249,16 +248,22 @@ def _work_lines(retrieval: Retrieval, retriever: Retriever, cover: _Coverage, se
     words with the question), one cited line each, when not shown above."""
     lines: list[str] = []
     for h in retrieval.hits:
-        if "work" not in h.reasons or len(lines) >= limit:
+        placed = _unseen_span(h, cover, seen) if "work" in h.reasons and len(lines) < limit else None
+        if placed is None:
             continue
-        span = cover.clip(h.path, h.start_line, h.end_line)
-        snippet = cover.snippet_at(h.path, h.start_line)
-        if not span or not snippet or (h.path, span[0]) in seen:
-            continue
+        snippet, span = placed
         seen.add((h.path, span[0]))
         start, end = _trim(snippet, *span)
         lines.append(f"- {span_label(h.path, start, end)} — {_explain_span(retriever, h.path, start, end)}")
     return ["\nThe code above hands the work to:", *lines] if lines else []
+
+
+def _unseen_span(h: Hit, cover: _Coverage, seen: set[tuple[str, int]]) -> tuple[Snippet, tuple[int, int]] | None:
+    """The snippet holding a hit's first line and the hit's span cut to it, unless the snippets do not hold
+    that line or a span starting there was shown already."""
+    span = cover.clip(h.path, h.start_line, h.end_line)
+    snippet = cover.snippet_at(h.path, h.start_line)
+    return None if not span or not snippet or (h.path, span[0]) in seen else (snippet, span)
 
 
 def _best_hits(retrieval: Retrieval, cover: _Coverage) -> list[Hit]:
