@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from codeqa.answer import Answerer
-from codeqa.query.lead import logic_lines
+from codeqa.query.lead import logic_lines, work_first
 from codeqa.query.question import asks_behaviour
 from codeqa.query.retrieve import Retriever
+from codeqa.types import Hit
 from conftest import index_package
 
 FILES = {
@@ -41,6 +42,21 @@ class wait_exponential:
         except OverflowError:
             return self.max_wait
         return max(max(0, self.min_wait), min(result, self.max_wait))
+''',
+    "pkg/stop.py": '''import time
+
+
+class stop_before_delay:
+    """Stop condition for a time limit: stops retrying before the deadline would be passed."""
+
+    def __init__(self, time_limit, clock=time.monotonic, sleep=time.sleep):
+        self.deadline = clock() + float(time_limit)
+        self.sleep_past_deadline = False
+        self.clock = clock
+
+    def __call__(self, state):
+        left = self.deadline - self.clock()
+        return state.next_wait >= left
 ''',
     "pkg/app.py": '''from .router import Router
 
@@ -99,6 +115,13 @@ def test_a_class_hit_is_led_by_its_method_that_does_the_work(answerer):
     assert ("pkg/wait.py", 5) not in [(c.path, c.start_line) for c in answer.citations]
 
 
+def test_a_constructor_does_not_lead_a_behaviour_answer(answerer):
+    # __init__ has more lines of logic than __call__ here, and the zoom used to pick it: it only sets up
+    answer = answerer.answer("How does the time-limit stop condition avoid sleeping past the deadline?", no_llm=True)
+    assert lead(answer) == ("pkg/stop.py", 12), answer.answer  # stop_before_delay.__call__
+    assert ("pkg/stop.py", 7) not in [(c.path, c.start_line) for c in answer.citations]
+
+
 def test_a_thin_entry_point_is_led_by_the_callee_doing_the_work(answerer):
     answer = answerer.answer("How does url_for fill in the wildcards of a named route?", no_llm=True)
     assert lead(answer) == ("pkg/router.py", 8), answer.answer  # Router.build, then the entry point
@@ -135,3 +158,25 @@ def test_logic_lines_leave_out_docstrings_decorators_and_headers():
 '''
     assert logic_lines(method) == 3
     assert logic_lines("    def " + FILES["pkg/wait.py"].split("    def ")[1]) == 0  # a constructor that stores its arguments
+
+
+def _hit(start, score, text, reasons=("dense",)):
+    return Hit("m.py", start, start + 3, score, "function", f"f{start}", text, reasons=reasons)
+
+
+def test_work_first_leads_with_the_hit_that_does_something_of_two_about_as_near():
+    idle = _hit(1, 0.62, "def name(self):\n    return self._name\n")
+    busy = _hit(10, 0.58, "def match(self, path):\n" + "".join(f"    step{i}(path)\n" for i in range(6)))
+    far = _hit(30, 0.40, busy.text)
+    assert [h.start_line for h in work_first([idle, busy, far])] == [10, 1, 30]
+    # a long function is not preferred to one that does enough: the prior stops growing at WORK_CAP lines
+    longer = _hit(50, 0.55, "def run(self):\n" + "".join(f"    step{i}()\n" for i in range(60)))
+    assert [h.start_line for h in work_first([busy, longer])] == [10, 50]
+
+
+def test_work_first_keeps_a_class_behind_the_method_zoomed_out_of_it():
+    method = _hit(12, 0.50, "    def __call__(self, x):\n        return x + 1\n", reasons=("dense", "zoom"))
+    cls = Hit("m.py", 5, 20, 0.70, "class", "C", "class C:\n" + "".join(f"    a{i} = f()\n" for i in range(8)),
+              reasons=("dense",))
+    other = _hit(40, 0.52, "def g():\n    return 1\n")
+    assert [h.start_line for h in work_first([method, cls, other])] == [40, 12, 5]

@@ -22,6 +22,7 @@ calls that does something, so the answer leads with the work, not the entry poin
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 
@@ -34,7 +35,7 @@ from ..types import CLASS_LIKE, Hit, Symbol
 from .lookup import GraphQueries
 from .source import SourceFiles
 
-ZOOM_HITS = 3  # the best hits looked into
+ZOOM_HITS = 5  # the best hits looked into
 MEMBER_LINES = 120  # of a method, the lines read ...
 MEMBER_CHARS = 500  # ... and the characters of header and code embedded
 ZOOM_MEMBERS = 6  # methods embedded a question, at most
@@ -42,16 +43,25 @@ MODULE_LINES = 3  # module-level code with fewer lines of logic does nothing wor
 DELEGATE_HITS = 3  # the best hits whose delegates are followed
 THIN_LINES = 4  # a function with at most this many lines of logic hands its work over ...
 WORK_LINES = 3  # ... to a callee with at least this many, and twice its own
+WORK_HEAD = 8  # the first hits that work_first reorders
+WORK_PRIOR = 0.05  # per log(1 + lines of logic), added to a hit's score there ...
+WORK_CAP = 5  # ... up to this many: the prior tells code that does something from code that does little, not long from short
+# methods that set an object up or show it: they do not do the behaviour a "how" question asks about
+SETUP_METHODS = frozenset(("__init__", "__new__", "__post_init__", "__repr__", "__str__", "__eq__", "__hash__", "__del__"))
+_ASKS_SETUP = re.compile(r"\b(?:creat|construct|initiali[sz]|instantiat|set\s+up|repr|printed|compared|equal)", re.I)
 
 
-def zoom_hits(hits: list[Hit], query_vector: np.ndarray, documents: Embedder, graph: GraphQueries,
+def zoom_hits(hits: list[Hit], question: str, query_vector: np.ndarray, documents: Embedder, graph: GraphQueries,
               source: SourceFiles, count: int = ZOOM_HITS) -> list[Hit]:
     """`hits`, with the method nearest the question before each of the first `count` hits that is a class
-    holding methods (reason "zoom"). A method already among the hits is not added again."""
+    holding methods (reason "zoom", score: its own similarity to the question). A method already among the
+    hits is not added again, nor one of SETUP_METHODS unless the question asks about setting up or showing."""
     present = {(h.path, h.start_line) for h in hits}
+    setup = _ASKS_SETUP.search(question) is not None
     # (logic lines, hit index, method, its text) of the methods not already among the hits
     found = [(logic, i, member, text) for i, h in enumerate(hits[:count])
-             for member, text, logic in _members(h, graph, source) if (h.path, member.start_line) not in present]
+             for member, text, logic in _members(h, graph, source) if (h.path, member.start_line) not in present
+             and (setup or member.name not in SETUP_METHODS)]
     # the methods that do the most, at most ZOOM_MEMBERS: each costs ~0.1 s of CPU to embed here (NumPy encoder)
     found = sorted(found, key=lambda f: -f[0])[:ZOOM_MEMBERS]
     if not found:
@@ -64,14 +74,28 @@ def zoom_hits(hits: list[Hit], query_vector: np.ndarray, documents: Embedder, gr
         if i not in best or score > best[i][0]:
             best[i] = (float(score), member, text)
     picks = {i: replace(hits[i], start_line=m.start_line, end_line=m.end_line, symbol=m.qualified_name,
-                        symbol_ids=(m.id,), text=text, reasons=hits[i].reasons + ("zoom",), kind="method")
-             for i, (_, m, text) in best.items()}
+                        symbol_ids=(m.id,), text=text, reasons=hits[i].reasons + ("zoom",), kind="method", score=score)
+             for i, (score, m, text) in best.items()}
     out: list[Hit] = []
     for i, h in enumerate(hits):
         if i in picks:
             out.append(picks[i])
         out.append(h)
     return out
+
+
+def work_first(hits: list[Hit], count: int = WORK_HEAD) -> list[Hit]:
+    """`hits`, the first `count` ordered by score plus WORK_PRIOR per log(1 + lines of logic): of two hits about
+    as near the question, the one that does more leads. A class stays behind the method zoomed out of it."""
+    head = hits[:count]
+    key = [h.score + WORK_PRIOR * math.log1p(min(logic_lines(h.text), WORK_CAP)) for h in head]
+    for i, z in enumerate(head):  # the class a method was zoomed out of follows it
+        for j, h in enumerate(head):
+            if "zoom" in z.reasons and "zoom" not in h.reasons and h.path == z.path \
+                    and h.start_line <= z.start_line <= h.end_line:
+                key[j] = min(key[j], key[i] - 1e-9)
+    order = sorted(range(len(head)), key=lambda i: -key[i])
+    return [head[i] for i in order] + hits[count:]
 
 
 def _members(hit: Hit, graph: GraphQueries, source: SourceFiles) -> list[tuple[Symbol, str, int]]:

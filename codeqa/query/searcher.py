@@ -18,7 +18,7 @@ from ..embed import Embedder
 from ..roles import path_role
 from ..store import StoreReader, query_sparse_vector, semantic_coverage
 from ..types import Hit
-from .lead import follow_delegates, logic_first, zoom_hits
+from .lead import follow_delegates, logic_first, work_first, zoom_hits
 from .lookup import GraphQueries
 from .rankers import (HOP_SOURCES, KEYWORD_CODE_SHARE, NamedSymbols, QuestionDeed, RankQuery, Ranker, ReferenceHop,
                       SecondaryFiles)
@@ -105,8 +105,8 @@ class Searcher:
             chosen = merged[:top_k]
             chosen += self._work(chosen, query)
             if ranked.behaviour and vector is not None:
-                chosen = zoom_hits(chosen, vector, self.documents, self.graph, self.source)
-                chosen = follow_delegates(logic_first(chosen), self.store, self.graph, self.source)
+                chosen = zoom_hits(chosen, query, vector, self.documents, self.graph, self.source)
+                chosen = follow_delegates(logic_first(work_first(chosen)), self.store, self.graph, self.source)
             chosen += self._callees(chosen) + _other_files(merged[top_k:], chosen, SPREAD_FILES)
         elif ranked.asked:
             chosen = self._spread_question(query, merged, top_k)
