@@ -160,6 +160,12 @@ class StoreContract:
         assert [h.path for h in store.chunks_in_file("enc.py")] == ["enc.py"]
         assert store.chunks_in_file("missing.py") == []
 
+    def test_dense_vectors_are_the_stored_ones(self, store):
+        got = {(p, start, end): v for p, start, end, v in store.dense_vectors()}
+        assert sorted(got) == [("README.md", 1, 3), ("app/main.py", 1, 3), ("enc.py", 1, 3), ("tok.py", 1, 3)]
+        assert got[("tok.py", 1, 3)] == pytest.approx(vec(1), abs=1e-3)
+        assert got[("README.md", 1, 3)] == pytest.approx(vec(3), abs=1e-3)
+
     def test_dense_search_is_cosine(self, store):
         hits = store.search(vec(1), None, 2)
         assert hits[0].path == "tok.py" and hits[0].score == pytest.approx(1.0, abs=1e-3)

@@ -121,6 +121,8 @@ class StoreReader(Protocol):
       None the chunks best by BM25 over `sparse`; otherwise dense and sparse candidates (limit * 4
       each) fused by weighted RRF (k = RRF_K) inside the engine. Hits carry the stored chunk text.
       A chunk stored without a dense vector is found by sparse search only.
+    - `dense_vectors()` yields (path, start_line, end_line, vector) for every chunk with a dense vector, the
+      vector as stored (to 1e-3), in no set order: what a training script reads (scripts/train_question_map.py).
     - `close()` releases the index (idempotent). Several processes may open one index to read while
       one writes.
     """
@@ -143,6 +145,7 @@ class StoreReader(Protocol):
     def chunks_in_file(self, path: str) -> list[Hit]: ...
     def search(self, dense: Sequence[float] | None, sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
                weights: tuple[float, float] = (1.0, 1.0), where: SearchFilter | None = None) -> list[Hit]: ...
+    def dense_vectors(self) -> Iterator[tuple[str, int, int, list[float]]]: ...
     def close(self) -> None: ...
 
 

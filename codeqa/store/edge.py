@@ -311,6 +311,20 @@ class EdgeStore:
                     break
         return chunks
 
+    def dense_vectors(self) -> Iterator[tuple[str, int, int, list[float]]]:
+        from qdrant_edge import ScrollRequest
+
+        offset = None
+        while True:
+            records, offset = self._chunks().scroll(ScrollRequest(offset=offset, limit=1024, with_payload=True,
+                                                                  with_vector=True))
+            for r in records:
+                vector = (r.vector or {}).get("dense") if isinstance(r.vector, dict) else None
+                if vector is not None and (r.payload or {}).get("path"):
+                    yield r.payload["path"], r.payload["start_line"], r.payload["end_line"], list(vector)
+            if offset is None:
+                return
+
     def search(self, dense: Sequence[float] | None, sparse: tuple[Sequence[int], Sequence[float]] | None, limit: int,
                weights: tuple[float, float] = (1.0, 1.0), where: SearchFilter | None = None) -> list[Hit]:
         from qdrant_edge import Fusion, Prefetch, Query, QueryRequest, SparseVector

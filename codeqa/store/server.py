@@ -332,11 +332,18 @@ class ServerStore:
         result = self.client.query_points(self.chunks, prefetch=prefetch, query=fusion, limit=limit, with_payload=True)
         return [hit_from_payload(p.payload, p.score, ("hybrid",)) for p in result.points]
 
-    def _scroll(self, collection: str, flt: Any = None, with_payload: bool = True) -> Iterator[Any]:
+    def dense_vectors(self) -> Iterator[tuple[str, int, int, list[float]]]:
+        for r in self._scroll(self.chunks, with_vectors=["dense"]):
+            vector = (r.vector or {}).get("dense") if isinstance(r.vector, dict) else None
+            if vector is not None and (r.payload or {}).get("path"):
+                yield r.payload["path"], r.payload["start_line"], r.payload["end_line"], list(vector)
+
+    def _scroll(self, collection: str, flt: Any = None, with_payload: bool = True,
+                with_vectors: bool | list[str] = False) -> Iterator[Any]:
         offset = None
         while True:
             records, offset = self.client.scroll(collection, scroll_filter=flt, limit=1000, offset=offset,
-                                                 with_payload=with_payload)
+                                                 with_payload=with_payload, with_vectors=with_vectors)
             yield from records
             if offset is None:
                 return
