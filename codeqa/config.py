@@ -36,6 +36,9 @@ class Settings:
     # embeddings: "local" (bundled MiniLM) or "openai:<model>"
     embeddings: str = "local"
     embedding_adapter: str = "default"  # "default" (bundled LoRA), "none", or a path
+    # a question's vector moved toward code (embed/question_map.py, experimental): "none", or a path ("default":
+    # the packaged map, when one ships; none does)
+    question_map: str = "none"
     embedding_batch_size: int = 64
     # openai:<model> only: requests in flight at once, and seconds a request waits for its answer before a retry
     embedding_concurrency: int = 4

@@ -20,6 +20,7 @@ from typing import Sequence
 
 from ..config import Settings
 from ..embed import Embedder, embedder_from_settings, query_embedder
+from ..embed.question_map import load_question_map
 from ..errors import IndexMissingError
 from ..roles import ROLE_ORDER, path_role, top_folder
 from .lookup import USE_ORDER, GraphQueries, group_references, list_sites
@@ -69,8 +70,9 @@ class Retriever:
         self._manifest: dict[str, str] | None = None
         self.source = SourceFiles(self.repo, self._indexed_hashes)
         self.graph = GraphQueries(store)
-        self.searcher = (Searcher(store, query_embedder(embedder), self.graph, self.source, documents=embedder)
-                         if embedder is not None else None)
+        questions = load_question_map(settings.question_map, store.read_meta().get("model_id")) if embedder else None
+        self.searcher = (Searcher(store, query_embedder(embedder), self.graph, self.source, documents=embedder,
+                                  question_map=questions) if embedder is not None else None)
         self.reranker = reranker_from_settings(settings) if embedder is not None else None  # CODEQA_RERANK
         self._generation = store.generation()
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Mapping, Sequence
 
 from ..embed import Embedder
+from ..embed.question_map import QuestionMap
 from ..roles import path_role
 from ..store import StoreReader, query_sparse_vector, semantic_coverage
 from ..types import Hit
@@ -50,9 +51,10 @@ class Searcher:
     """Ranks chunks of one index for a query (see the module docstring)."""
 
     def __init__(self, store: StoreReader, embedder: Embedder, graph: GraphQueries, source: SourceFiles,
-                 documents: Embedder | None = None):
+                 documents: Embedder | None = None, question_map: QuestionMap | None = None):
         self.store = store
         self.embedder = embedder  # embeds queries (an asymmetric model's query side)
+        self.question_map = question_map  # moves the vector of a question asked in words (embed/question_map.py)
         self.documents = documents or embedder  # embeds code at question time (lead.zoom_hits)
         self.graph = graph
         self.source = source
@@ -96,6 +98,8 @@ class Searcher:
         coverage = semantic_coverage(self.store.read_meta())
         # None while phase 1 of an index run has embedded nothing: keywords and the graph only, no model loads
         vector = self.embedder.encode([query])[0] if coverage > 0 else None
+        if vector is not None and ranked.behaviour and self.question_map is not None:
+            vector = self.question_map.apply(vector)
         hits = self._candidates(ranked, max(top_k * (CANDIDATES_PER_RESULT if spread else 3), 30), vector, coverage)
         for ranker in self.rankers:
             hits = ranker.rank(hits, ranked)
