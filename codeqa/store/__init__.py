@@ -279,6 +279,16 @@ def hit_from_payload(payload: dict[str, Any], score: float, reasons: tuple[str, 
                code_languages=tuple(payload.get("code_languages") or ()))
 
 
+def dense_row(record: Any) -> tuple[str, int, int, list[float]] | None:
+    """(path, start_line, end_line, dense vector) of a scrolled point (either engine's record: `.payload` and a
+    `.vector` dict by vector name), or None when it has no dense vector or no payload."""
+    vector = record.vector.get("dense") if isinstance(record.vector, dict) else None
+    payload = record.payload or {}
+    if vector is None or not payload.get("path"):
+        return None
+    return payload["path"], payload["start_line"], payload["end_line"], list(vector)
+
+
 def batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]

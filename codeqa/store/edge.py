@@ -23,7 +23,8 @@ from typing import Any, Collection, Iterable, Iterator, Sequence
 
 from ..errors import IndexMismatchError, IndexMissingError, StoreError
 from ..types import Chunk, Hit, Reference, Symbol
-from . import RRF_K, ManifestEntry, SearchFilter, batches, chunk_from_payload, chunk_payload, hit_from_payload, sparse_vector
+from . import (RRF_K, ManifestEntry, SearchFilter, batches, chunk_from_payload, chunk_payload, dense_row, hit_from_payload,
+               sparse_vector)
 from .graph_db import GraphDB
 
 UPSERT_BATCH = 512
@@ -318,10 +319,7 @@ class EdgeStore:
         while True:
             records, offset = self._chunks().scroll(ScrollRequest(offset=offset, limit=1024, with_payload=True,
                                                                   with_vector=True))
-            for r in records:
-                vector = (r.vector or {}).get("dense") if isinstance(r.vector, dict) else None
-                if vector is not None and (r.payload or {}).get("path"):
-                    yield r.payload["path"], r.payload["start_line"], r.payload["end_line"], list(vector)
+            yield from filter(None, map(dense_row, records))
             if offset is None:
                 return
 

@@ -27,8 +27,8 @@ from ..types import Chunk, Hit, Reference, Symbol, name_key
 from .identity import index_identity
 from .lease import WriterLease
 from .server_client import GuardedClient, server_client
-from . import (RRF_K, ManifestEntry, SearchFilter, batches, chunk_from_payload, chunk_payload, hit_from_payload, point_id, reference_key,
-               sparse_vector)
+from . import (RRF_K, ManifestEntry, SearchFilter, batches, chunk_from_payload, chunk_payload, dense_row, hit_from_payload,
+               point_id, reference_key, sparse_vector)
 
 META_POINT_ID = str(uuid.UUID(int=0))
 UPSERT_BATCH = 256
@@ -333,10 +333,7 @@ class ServerStore:
         return [hit_from_payload(p.payload, p.score, ("hybrid",)) for p in result.points]
 
     def dense_vectors(self) -> Iterator[tuple[str, int, int, list[float]]]:
-        for r in self._scroll(self.chunks, with_vectors=["dense"]):
-            vector = (r.vector or {}).get("dense") if isinstance(r.vector, dict) else None
-            if vector is not None and (r.payload or {}).get("path"):
-                yield r.payload["path"], r.payload["start_line"], r.payload["end_line"], list(vector)
+        yield from filter(None, map(dense_row, self._scroll(self.chunks, with_vectors=["dense"])))
 
     def _scroll(self, collection: str, flt: Any = None, with_payload: bool = True,
                 with_vectors: bool | list[str] = False) -> Iterator[Any]:
