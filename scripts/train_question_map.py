@@ -80,8 +80,8 @@ def dense_rank_figures(qmap: QuestionMap | None, items: list, projects: dict) ->
     rr, hit = [], []
     for v, pos, name in items:
         scores = projects[name][0] @ (qmap.apply(v) if qmap else v)
-        top = list(np.argsort(-scores)[:10])
-        rank = next((i for i, t in enumerate(top, 1) if t in set(pos)), None)
+        gold = set(pos)
+        rank = next((i for i, t in enumerate(np.argsort(-scores)[:10], 1) if t in gold), None)
         rr.append(1 / rank if rank else 0.0)
         hit.append(float(rank is not None))
     return {"mrr@10": round(float(np.mean(rr)), 3), "hit@10": round(float(np.mean(hit)), 3), "questions": len(items)}

@@ -99,19 +99,24 @@ def chat(port, messages):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("repo", type=Path); ap.add_argument("index", type=Path); ap.add_argument("out", type=Path)
-    ap.add_argument("--per-project", type=int, default=40); ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--port", type=int, default=18090)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("repo", type=Path, help="the project's source folder")
+    ap.add_argument("index", type=Path, help="its index (codeqa index REPO --index-dir INDEX)")
+    ap.add_argument("out", type=Path, help="JSON lines, appended to")
+    ap.add_argument("--per-project", type=int, default=40, help="stop after this many acceptable questions")
+    ap.add_argument("--seed", type=int, default=0, help="shuffles the order the functions are asked about")
+    ap.add_argument("--port", type=int, default=18090, help="the chat server on 127.0.0.1")
     a = ap.parse_args()
     settings = Settings.load(index_dir=a.index)
     store = open_store(a.repo.resolve(), settings)
     project = a.repo.name.rsplit("-", 1)[0]
-    cands = []
+    cands, files = [], {}
     for s in store.all_symbols():
         if s.kind not in ("function", "method") or path_role(s.path) != "code" or s.name in SETUP_METHODS:
             continue
-        lines = (a.repo / s.path).read_text(errors="replace").splitlines()[s.start_line - 1:s.end_line]
+        if s.path not in files:  # each file read once, not once a function
+            files[s.path] = (a.repo / s.path).read_text(errors="replace").splitlines()
+        lines = files[s.path][s.start_line - 1:s.end_line]
         text = "\n".join(lines)
         if logic_lines(text) >= 4 and len(lines) <= 150:
             cands.append((s, "\n".join(lines[:40])))

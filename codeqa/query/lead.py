@@ -89,10 +89,9 @@ def work_first(hits: list[Hit], count: int = WORK_HEAD) -> list[Hit]:
     as near the question, the one that does more leads. A class stays behind the method zoomed out of it."""
     head = hits[:count]
     key = [h.score + WORK_PRIOR * math.log1p(min(logic_lines(h.text), WORK_CAP)) for h in head]
-    for i, z in enumerate(head):  # the class a method was zoomed out of follows it
+    for i, z in ((i, z) for i, z in enumerate(head) if "zoom" in z.reasons):  # its class follows a zoomed method
         for j, h in enumerate(head):
-            if "zoom" in z.reasons and "zoom" not in h.reasons and h.path == z.path \
-                    and h.start_line <= z.start_line <= h.end_line:
+            if "zoom" not in h.reasons and h.path == z.path and h.start_line <= z.start_line <= h.end_line:
                 key[j] = min(key[j], key[i] - 1e-9)
     order = sorted(range(len(head)), key=lambda i: -key[i])
     return [head[i] for i in order] + hits[count:]

@@ -54,7 +54,7 @@ class Searcher:
                  documents: Embedder | None = None, question_map: QuestionMap | None = None):
         self.store = store
         self.embedder = embedder  # embeds queries (an asymmetric model's query side)
-        self.question_map = question_map  # moves the vector of a question asked in words (embed/question_map.py)
+        self.question_map = question_map  # moves the vector of a question about behaviour (embed/question_map.py)
         self.documents = documents or embedder  # embeds code at question time (lead.zoom_hits)
         self.graph = graph
         self.source = source
