@@ -143,6 +143,7 @@ class Hit:
     reasons: tuple[str, ...] = ()
     stale: bool = False  # the file changed since it was indexed: its lines may have moved
     code_languages: tuple[str, ...] = ()  # Chunk.code_languages
+    lift: float = 0.0  # what the question's words added to the score (query/searcher.py, Searcher._lift_by_words)
 
     @property
     def title(self) -> str:

@@ -34,6 +34,7 @@ from ..store import StoreReader
 from ..types import CLASS_LIKE, Hit, Symbol
 from .lookup import GraphQueries
 from .source import SourceFiles
+from .words import acronyms, name_acronyms
 
 ZOOM_HITS = 5  # the best hits looked into
 MEMBER_LINES = 120  # of a method, the lines read ...
@@ -46,6 +47,8 @@ WORK_LINES = 3  # ... to a callee with at least this many, and twice its own
 WORK_HEAD = 8  # the first hits that work_first reorders
 WORK_PRIOR = 0.05  # per log(1 + lines of logic), added to a hit's score there ...
 WORK_CAP = 5  # ... up to this many: the prior tells code that does something from code that does little, not long from short
+CLASS_BEHIND = 0.2  # taken there from a class (not module-level code): it holds the work; its methods do it
+ACRONYM_PRIOR = 0.05  # added there to a hit whose name holds an acronym of the question's words (LRUCache: "least recently used")
 # methods that set an object up or show it: they do not do the behaviour a "how" question asks about
 SETUP_METHODS = frozenset(("__init__", "__new__", "__post_init__", "__repr__", "__str__", "__eq__", "__hash__", "__del__"))
 _ASKS_SETUP = re.compile(r"\b(?:creat|construct|initiali[sz]|instantiat|set\s+up|repr|printed|compared|equal)", re.I)
@@ -54,7 +57,7 @@ _ASKS_SETUP = re.compile(r"\b(?:creat|construct|initiali[sz]|instantiat|set\s+up
 def zoom_hits(hits: list[Hit], question: str, query_vector: np.ndarray, documents: Embedder, graph: GraphQueries,
               source: SourceFiles, count: int = ZOOM_HITS) -> list[Hit]:
     """`hits`, with the method nearest the question before each of the first `count` hits that is a class
-    holding methods (reason "zoom", score: its own similarity to the question). A method already among the
+    holding methods (reason "zoom", score: its own similarity to the question plus the class's `lift`). A method already among the
     hits is not added again, nor one of SETUP_METHODS unless the question asks about setting up or showing."""
     present = {(h.path, h.start_line) for h in hits}
     setup = _ASKS_SETUP.search(question) is not None
@@ -73,8 +76,10 @@ def zoom_hits(hits: list[Hit], question: str, query_vector: np.ndarray, document
     for (_, i, member, text), score in zip(found, scores):
         if i not in best or score > best[i][0]:
             best[i] = (float(score), member, text)
+    # the method's own similarity, and what the question's words lifted its class by (Searcher._lift_by_words)
     picks = {i: replace(hits[i], start_line=m.start_line, end_line=m.end_line, symbol=m.qualified_name,
-                        symbol_ids=(m.id,), text=text, reasons=hits[i].reasons + ("zoom",), kind="method", score=score)
+                        symbol_ids=(m.id,), text=text, reasons=hits[i].reasons + ("zoom",), kind="method",
+                        score=score + hits[i].lift)
              for i, (score, m, text) in best.items()}
     out: list[Hit] = []
     for i, h in enumerate(hits):
@@ -84,11 +89,20 @@ def zoom_hits(hits: list[Hit], question: str, query_vector: np.ndarray, document
     return out
 
 
-def work_first(hits: list[Hit], count: int = WORK_HEAD) -> list[Hit]:
+def work_first(hits: list[Hit], question: str = "", count: int = WORK_HEAD) -> list[Hit]:
     """`hits`, the first `count` ordered by score plus WORK_PRIOR per log(1 + lines of logic): of two hits about
-    as near the question, the one that does more leads. A class stays behind the method zoomed out of it."""
+    as near the question, the one that does more leads. A class stays behind the method zoomed out of it, and
+    loses CLASS_BEHIND: its header and docstring name the topic, its methods do the work (bottle's `Router` led
+    "How are URL rules ... turned into regular expressions?" before `Router.add`).
+
+    A hit whose name holds an acronym of the question's words gains ACRONYM_PRIOR: the dense model does not know
+    that LRUCache is the "least-recently-used cache" (cachetools' TLRUCache led that question) or TTLCache the
+    "time-to-live" one."""
     head = hits[:count]
-    key = [h.score + WORK_PRIOR * math.log1p(min(logic_lines(h.text), WORK_CAP)) for h in head]
+    short = acronyms(question)
+    key = [h.score + WORK_PRIOR * math.log1p(min(logic_lines(h.text), WORK_CAP))
+           + (ACRONYM_PRIOR if h.symbol and name_acronyms(h.symbol) & short else 0.0)
+           - (CLASS_BEHIND if h.kind in CLASS_LIKE and h.kind != "module" else 0.0) for h in head]
     for i, z in ((i, z) for i, z in enumerate(head) if "zoom" in z.reasons):  # its class follows a zoomed method
         for j, h in enumerate(head):
             if "zoom" not in h.reasons and h.path == z.path and h.start_line <= z.start_line <= h.end_line:

@@ -70,8 +70,9 @@ def is_question(text: str) -> bool:
     return stripped.endswith("?") or _QUESTION_START.match(stripped) is not None
 
 
-# "How does the router pick a rule?", "What happens when the cache is full?": asks how code behaves
-_BEHAVIOUR_START = re.compile(r"^\W*(?:how\b(?!\s+(?:many|much|often|long)\b)|(?:where|when)\s+(?:does|do|is|are|gets?)\b"
+# "How does the router pick a rule?", "What happens when the cache is full?": asks how code behaves; also after a
+# clause that sets the scene ("After an attempt finishes, how does tenacity decide ...?")
+_BEHAVIOUR_START = re.compile(r"^\W*(?:[^?,;]{3,100},\s*)?(?:how\b(?!\s+(?:many|much|often|long)\b)|(?:where|when)\s+(?:does|do|is|are|gets?)\b"
                               r"|what\s+happens\b|at\s+what\s+point\b)", re.IGNORECASE)
 
 

@@ -66,3 +66,25 @@ def name_stems(name: str) -> set[str]:
     """Stems of the words of a symbol name, split at dots, underscores and case: OptionParser.parse_args ->
     {option, pars, arg}."""
     return {stem(w) for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", name) if len(w) >= 3}
+
+
+# words that start or end no phrase an acronym stands for
+_GRAMMAR_WORDS = frozenset("""a an the of to in on at by for from into with and or but is are be was were it its this that these
+those which what when where why how does do did can will""".split())
+
+
+def acronyms(text: str) -> set[str]:
+    """The initials of each run of three or four words that neither starts nor ends with a grammar word,
+    lower case: "the least-recently-used cache" -> lru (not tlru), "time to live" -> ttl, "first in first out"
+    -> fifo, and every other such run: the caller matches them against names."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", text)]
+    return {"".join(w[0] for w in run) for n in (3, 4) for i in range(len(words) - n + 1)
+            if (run := words[i:i + n])[0] not in _GRAMMAR_WORDS and run[-1] not in _GRAMMAR_WORDS}
+
+
+def name_acronyms(name: str) -> set[str]:
+    """The words of a symbol name that can be an acronym, lower case: capital runs (LRUCache -> lru,
+    HTTPServer -> http) and short snake-case words (ttl_cache -> ttl), three or four letters."""
+    caps = re.findall(r"[A-Z]{3,4}(?=[A-Z][a-z]|[^A-Za-z]|$)", name)
+    snake = [w for part in name.split(".") if "_" in part.strip("_") for w in part.split("_") if w.islower()]
+    return {w.lower() for w in caps + [w for w in snake if 3 <= len(w) <= 4]}
