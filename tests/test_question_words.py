@@ -138,3 +138,16 @@ def test_work_first_puts_a_class_behind_the_methods_unless_it_is_far_ahead():
     assert [h.start_line for h in work_first([header, method])] == [20, 1]
     far = Hit("c.py", 1, 8, 0.95, "class", "Router", header.text, reasons=("dense",))
     assert [h.start_line for h in work_first([far, method])] == [1, 20]
+
+
+def test_the_spread_over_files_goes_by_the_dense_scores_not_the_lifts():
+    # one file's definitions share the question's words and are all lifted: another file the dense model finds
+    # as near still gets a slot of a question's top k (without this, multi-file all-files fell 0.657 -> 0.543)
+    lifted = [Hit("web/router.py", 10 * i, 10 * i + 5, 0.90 - 0.01 * i, "method", f"Router.m{i}", "...",
+                  reasons=("dense", "words"), lift=0.40) for i in range(12)]
+    other = Hit("web/response.py", 1, 9, 0.30, "function", "respond", "...", reasons=("dense",))
+    spreading = object.__new__(searcher.Searcher)
+    spreading._callees = lambda head, count=0: []
+    spreading._named_file_hits = lambda query, ranked, shown, count: []
+    top = spreading._spread_question(QUESTION, lifted + [other], top_k=10)
+    assert "web/response.py" in {h.path for h in top}, [h.path for h in top]
