@@ -151,3 +151,11 @@ def test_the_spread_over_files_goes_by_the_dense_scores_not_the_lifts():
     spreading._named_file_hits = lambda query, ranked, shown, count: []
     top = spreading._spread_question(QUESTION, lifted + [other], top_k=10)
     assert "web/response.py" in {h.path for h in top}, [h.path for h in top]
+
+
+def test_pieces_of_one_definition_merge_with_the_lift_inside_their_best_score():
+    lifted = Hit("web/router.py", 5, 12, 0.70, "method", "Router.match", "...", reasons=("dense", "words"), lift=0.15)
+    longer = Hit("web/router.py", 5, 30, 0.60, "method", "Router.match", "...", reasons=("dense",))
+    for pieces in ([lifted, longer], [longer, lifted]):
+        (merged,) = searcher._merge_same_symbol(pieces)
+        assert (merged.end_line, merged.score, merged.lift) == (30, 0.70, 0.15)
