@@ -34,6 +34,21 @@ def test_round_trip_and_the_model_it_is_for(tmp_path):
     assert load_question_map("none", "m+lora:1") is None
 
 
+def test_the_model_id_is_read_only_when_a_map_file_is(tmp_path):
+    """The retriever passes a function that reads the index meta: with no map set (the default), it is not called."""
+    path = tmp_path / "q.safetensors"
+    write_question_map(path, _map(), {"seed": 0})
+    reads = []
+
+    def model_id():
+        reads.append(1)
+        return "m+lora:1"
+
+    assert load_question_map("none", model_id) is None and load_question_map("", model_id) is None
+    assert reads == []
+    assert load_question_map(str(path), model_id) is not None and reads == [1]
+
+
 def test_a_missing_or_foreign_file_says_what_to_do(tmp_path):
     with pytest.raises(UsageError, match="CODEQA_QUESTION_MAP"):
         load_question_map(str(tmp_path / "nope.safetensors"), "m")

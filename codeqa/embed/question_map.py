@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
 import numpy as np
@@ -49,10 +50,11 @@ def default_question_map_path() -> Path:
     return Path(__file__).resolve().parent.parent / "adapters" / QUESTION_MAP_FILE
 
 
-def load_question_map(spec: str, model_id: str | None) -> QuestionMap | None:
+def load_question_map(spec: str, model_id: str | None | Callable[[], str | None]) -> QuestionMap | None:
     """CODEQA_QUESTION_MAP -> the map to apply to an index made by `model_id`: "default" (the packaged
     one), "none"/"off"/"" (none), or a path to a .safetensors file. None when the map was trained for
-    another model, or when the default does not ship."""
+    another model, or when the default does not ship. `model_id` may be a function that reads it (the index
+    meta): it is called only when a map file is read."""
     if spec in ("none", "off", ""):
         return None
     path = default_question_map_path() if spec == "default" else Path(spec)
@@ -61,6 +63,7 @@ def load_question_map(spec: str, model_id: str | None) -> QuestionMap | None:
             return None
         raise UsageError(f"CODEQA_QUESTION_MAP={spec!r}: no such file; use 'default', 'none' or a .safetensors path.")
     qmap = read_question_map(path)
+    model_id = model_id() if callable(model_id) else model_id
     return qmap if model_id is not None and qmap.model_id == model_id else None
 
 

@@ -70,7 +70,9 @@ class Retriever:
         self._manifest: dict[str, str] | None = None
         self.source = SourceFiles(self.repo, self._indexed_hashes)
         self.graph = GraphQueries(store)
-        questions = load_question_map(settings.question_map, store.read_meta().get("model_id")) if embedder else None
+        # the index meta is read only when a map file is: no map is set by default, and none ships
+        questions = (load_question_map(settings.question_map, lambda: store.read_meta().get("model_id"))
+                     if embedder else None)
         self.searcher = (Searcher(store, query_embedder(embedder), self.graph, self.source, documents=embedder,
                                   question_map=questions) if embedder is not None else None)
         self.reranker = reranker_from_settings(settings) if embedder is not None else None  # CODEQA_RERANK
