@@ -180,3 +180,50 @@ def test_work_first_keeps_a_class_behind_the_method_zoomed_out_of_it():
               reasons=("dense",))
     other = _hit(40, 0.52, "def g():\n    return 1\n")
     assert [h.start_line for h in work_first([method, cls, other])] == [40, 12, 5]
+
+
+class _Graph:
+    def __init__(self, symbols):
+        self.symbols = {s.id: s for s in symbols}
+
+    def symbols_by_id(self, ids):
+        return {i: self.symbols[i] for i in ids if i in self.symbols}
+
+    def symbols_in_file(self, path):
+        return [s for s in self.symbols.values() if s.path == path]
+
+
+class _Source:
+    def __init__(self, text):
+        self.lines = text.splitlines()
+
+    def text(self, path, start, end):
+        return "\n".join(self.lines[start - 1:end])
+
+
+class _Documents:
+    """Embeds a text as a unit vector along axis 0 when it holds `send`, else along axis 1."""
+
+    def encode(self, texts, batch_size=64):
+        import numpy as np
+
+        return np.array([[0.8, 0.6] if "send" in t else [0.0, 1.0] for t in texts], dtype=np.float32)
+
+
+def test_a_zoomed_method_carries_what_the_questions_words_lifted_its_class_by():
+    """The words lift (Searcher._lift_by_words) raised the class hit; the method zoomed out of it scores its own
+    similarity plus that lift, so that it can lead before the class and the hits that were not lifted."""
+    from codeqa.query.lead import zoom_hits
+    from codeqa.types import Symbol
+
+    text = ("class Mailer:\n    \"\"\"Sends mail.\"\"\"\n\n    def send(self, msg):\n        sock = connect()\n"
+            "        sock.write(msg)\n        return sock.close()\n\n    def reset(self):\n        self.sent = []\n"
+            "        clear()\n")
+    def sym(name, kind, start, end):
+        return Symbol(f"m.py#{name}@{start}", name.rpartition(".")[2], name, kind, "python", "m.py", start, end, "", "", None)
+
+    cls, send, reset = sym("Mailer", "class", 1, 11), sym("Mailer.send", "method", 4, 7), sym("Mailer.reset", "method", 9, 11)
+    hit = Hit("m.py", 1, 11, 0.9, "class", "Mailer", text, symbol_ids=(cls.id,), reasons=("dense", "words"), lift=0.15)
+    out = zoom_hits([hit], "How is a message sent?", [1.0, 0.0], _Documents(), _Graph([cls, send, reset]), _Source(text))
+    assert [h.symbol for h in out] == ["Mailer.send", "Mailer"]
+    assert out[0].score == pytest.approx(0.8 + 0.15) and "zoom" in out[0].reasons
