@@ -11,6 +11,9 @@ router decide which rule matches a URL?") and names, as gold, the function or me
 measures and without running codeqa on it:
 
     dev   tenacity 9.0.0, cachetools 5.5.0, bottle 0.13.2       (tune on these)
+          mistune 3.0.2, pathspec 0.12.1, structlog 24.4.0, tinydb 4.8.2
+                                                                (added in stop 49, 8 each, measured before
+                                                                 any change was made for them)
     test  werkzeug 3.1.3, h11 0.14.0, jinja2 3.1.4              (frozen; look only to confirm)
 
 Sources: the PyPI sdists, unpacked under $CODEQA_BENCH_DATA (default /tmp/data), indexed with `codeqa index`
