@@ -4,13 +4,15 @@ an entry point (`App.url_for`) that hands the work to `Router.build`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from codeqa.answer import Answerer
 from codeqa.query.lead import logic_lines, work_first
 from codeqa.query.question import asks_behaviour
 from codeqa.query.retrieve import Retriever
-from codeqa.types import Hit
+from codeqa.types import Hit, Reference
 from conftest import index_package
 
 FILES = {
@@ -227,3 +229,55 @@ def test_a_zoomed_method_carries_what_the_questions_words_lifted_its_class_by():
     out = zoom_hits([hit], "How is a message sent?", [1.0, 0.0], _Documents(), _Graph([cls, send, reset]), _Source(text))
     assert [h.symbol for h in out] == ["Mailer.send", "Mailer"]
     assert out[0].score == pytest.approx(0.8 + 0.15) and "zoom" in out[0].reasons
+
+
+def test_a_signature_over_several_lines_is_no_logic():
+    """A typed `@overload` stub (pathspec's `GitIgnoreSpec.from_lines`) did nothing, but its parameters, one a line,
+    counted as logic, and it led the answer before the implementation; braces (a class body elsewhere) still count."""
+    stub = ("\t@overload\n\t@classmethod\n\tdef from_lines(\n\t\tcls: Type[Self],\n\t\tlines: Iterable[AnyStr],\n"
+            "\t\tfactory: Union[str, Callable[[AnyStr], Pattern], None] = None,\n\t) -> Self:\n\t\t...\n")
+    assert logic_lines(stub) == 0
+    assert logic_lines(stub.replace("\t\t...\n", "\t\tif lines:\n\t\t\treturn cls(lines)\n\t\treturn None\n")) == 3
+    assert logic_lines("class Foo {\n  int x = 1;\n  void f() { run(); }\n}\n") == 2
+
+
+def test_a_test_or_a_doc_does_not_lead_an_answer_about_how_code_works():
+    """structlog's logfmt question led with the test of the renderer, not the renderer."""
+    test = Hit("tests/test_renderers.py", 1, 20, 0.70, "function", "test_escapes",
+               "def test_escapes():\n" + "".join(f"    assert render(v{i})\n" for i in range(6)))
+    code = Hit("src/pkg/processors.py", 10, 40, 0.62, "method", "LogfmtRenderer.__call__",
+               "def __call__(self, d):\n" + "".join(f"    step{i}(d)\n" for i in range(6)))
+    assert [h.path for h in work_first([test, code], "How are values quoted and escaped in the output?")] == \
+        ["src/pkg/processors.py", "tests/test_renderers.py"]
+    # asked for, a test keeps its place
+    assert work_first([test, code], "How do the tests check that values are escaped?")[0].path == "tests/test_renderers.py"
+
+
+class _Calls:
+    def __init__(self, calls):
+        self.calls = calls
+
+    def references_from(self, ids):
+        return [Reference(t.split("#")[1], s.split("#")[0], 1, 0, "call", s, (t,), "exact", "")
+                for s in ids for t in self.calls.get(s, [])]
+
+
+def test_of_two_about_as_near_the_callee_leads():
+    """tinydb's `Table.insert` calls `_get_next_id`, which picks the new document's id: about as near the question,
+    the callee leads, and the extractive answer says who hands it the work."""
+    from codeqa.query.lead import CALLEE_MARGIN, callee_first
+
+    insert = Hit("t.py", 10, 40, 0.60, "method", "Table.insert", "def insert(self, doc): ...",
+                 symbol_ids=("t.py#Table.insert@10",))
+    next_id = Hit("t.py", 60, 90, 0.60 - CALLEE_MARGIN / 2, "method", "Table._get_next_id", "def _get_next_id(self): ...",
+                  symbol_ids=("t.py#Table._get_next_id@60",))
+    other = Hit("t.py", 100, 120, 0.59, "method", "Table.search", "def search(self, cond): ...",
+                symbol_ids=("t.py#Table.search@100",))
+    store = _Calls({"t.py#Table.insert@10": ["t.py#Table._get_next_id@60"]})
+    out = callee_first([insert, other, next_id], store)
+    assert [h.symbol for h in out] == ["Table._get_next_id", "Table.insert", "Table.search"]
+    assert "delegate" in out[0].reasons
+    # far below the first, or not called by it: the order stays
+    far = replace(next_id, score=0.60 - 2 * CALLEE_MARGIN)
+    assert callee_first([insert, other, far], store) == [insert, other, far]
+    assert callee_first([insert, other, next_id], _Calls({})) == [insert, other, next_id]

@@ -19,7 +19,7 @@ from ..embed.question_map import QuestionMap
 from ..roles import path_role
 from ..store import StoreReader, query_sparse_vector, semantic_coverage
 from ..types import Hit
-from .lead import follow_delegates, logic_first, work_first, zoom_hits
+from .lead import callee_first, follow_delegates, logic_first, work_first, zoom_hits
 from .lookup import GraphQueries
 from .rankers import (HOP_SOURCES, KEYWORD_CODE_SHARE, NamedSymbols, QuestionDeed, RankQuery, Ranker, ReferenceHop,
                       SecondaryFiles)
@@ -117,6 +117,7 @@ class Searcher:
             if ranked.behaviour and vector is not None:
                 chosen = zoom_hits(chosen, query, vector, self.documents, self.graph, self.source)
                 chosen = follow_delegates(logic_first(work_first(chosen, query)), self.store, self.graph, self.source)
+                chosen = callee_first(chosen, self.store)
             chosen += self._callees(chosen) + _other_files(merged[top_k:], chosen, SPREAD_FILES)
         elif ranked.asked:
             chosen = self._spread_question(query, merged, top_k)
