@@ -17,7 +17,12 @@ measures and without running codeqa on it:
     test  werkzeug 3.1.3, h11 0.14.0, jinja2 3.1.4              (frozen; look only to confirm)
 
 Sources: the PyPI sdists, unpacked under $CODEQA_BENCH_DATA (default /tmp/data), indexed with `codeqa index`
-into $CODEQA_BENCH_INDEX_ROOT (bench/qa_harness.py).
+into $CODEQA_BENCH_INDEX_ROOT (bench/qa_harness.py; without --no-index this script indexes them first):
+
+    pip download --no-deps --no-binary :all: -d sdists tenacity==9.0.0 cachetools==5.5.0 bottle==0.13.2
+    pip download --no-deps --no-binary :all: -d sdists mistune==3.0.2 pathspec==0.12.1 structlog==24.4.0 tinydb==4.8.2
+    pip download --no-deps --no-binary :all: -d sdists werkzeug==3.1.3 h11==0.14.0 jinja2==3.1.4
+    for f in sdists/*.tar.gz; do tar xzf "$f" -C /tmp/data; done
 
 Per question:
     lead        1 if the extractive answer's first citation (`codeqa ask --no-llm`, what a user reads first)
