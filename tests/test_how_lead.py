@@ -12,7 +12,7 @@ from codeqa.answer import Answerer
 from codeqa.query.lead import logic_lines, work_first
 from codeqa.query.question import asks_behaviour
 from codeqa.query.retrieve import Retriever
-from codeqa.types import Hit, Reference
+from codeqa.types import Hit
 from conftest import index_package
 
 FILES = {
@@ -253,15 +253,6 @@ def test_a_test_or_a_doc_does_not_lead_an_answer_about_how_code_works():
     assert work_first([test, code], "How do the tests check that values are escaped?")[0].path == "tests/test_renderers.py"
 
 
-class _Calls:
-    def __init__(self, calls):
-        self.calls = calls
-
-    def references_from(self, ids):
-        return [Reference(t.split("#")[1], s.split("#")[0], 1, 0, "call", s, (t,), "exact", "")
-                for s in ids for t in self.calls.get(s, [])]
-
-
 def test_of_two_about_as_near_the_callee_leads():
     """tinydb's `Table.insert` calls `_get_next_id`, which picks the new document's id: about as near the question,
     the callee leads, and the extractive answer says who hands it the work."""
@@ -273,11 +264,11 @@ def test_of_two_about_as_near_the_callee_leads():
                   symbol_ids=("t.py#Table._get_next_id@60",))
     other = Hit("t.py", 100, 120, 0.59, "method", "Table.search", "def search(self, cond): ...",
                 symbol_ids=("t.py#Table.search@100",))
-    store = _Calls({"t.py#Table.insert@10": ["t.py#Table._get_next_id@60"]})
-    out = callee_first([insert, other, next_id], store)
+    called = {"t.py#Table._get_next_id@60": 1}  # what Table.insert calls (Searcher._calls_from)
+    out = callee_first([insert, other, next_id], called)
     assert [h.symbol for h in out] == ["Table._get_next_id", "Table.insert", "Table.search"]
     assert "delegate" in out[0].reasons
     # far below the first, or not called by it: the order stays
     far = replace(next_id, score=0.60 - 2 * CALLEE_MARGIN)
-    assert callee_first([insert, other, far], store) == [insert, other, far]
-    assert callee_first([insert, other, next_id], _Calls({})) == [insert, other, next_id]
+    assert callee_first([insert, other, far], called) == [insert, other, far]
+    assert callee_first([insert, other, next_id], {}) == [insert, other, next_id]

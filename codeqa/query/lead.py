@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
+from typing import Collection
 
 import numpy as np
 
@@ -173,19 +174,19 @@ def follow_delegates(hits: list[Hit], store: StoreReader, graph: GraphQueries, s
     return out
 
 
-def callee_first(hits: list[Hit], store: StoreReader, count: int = CALLEE_HITS) -> list[Hit]:
-    """`hits`, with the first of the next `count` that the first hit calls (resolved exactly or likely) moved before
-    it, when both are functions or methods and the callee scores at most CALLEE_MARGIN below (reason "delegate"):
+def callee_first(hits: list[Hit], called: Collection[str], count: int = CALLEE_HITS) -> list[Hit]:
+    """`hits`, with the first of the next `count` that the first hit calls (`called`: the symbol ids it calls or
+    instantiates, Searcher._calls_from) moved before it, when both are functions or methods and the callee scores
+    at most CALLEE_MARGIN below (reason "delegate"):
     of two about as near the question, the one handed the work does it (cachetools' `typedkey` calls `hashkey`,
     tinydb's `Table.insert` calls `_get_next_id`). Measured on bench/how.py's dev set (56 questions): lead
     0.482 -> 0.536; a margin of 0.05 also moved `RegexPattern.__init__` behind a callee, 0.1 moved six wrongly."""
-    if not hits or hits[0].kind not in ("function", "method") or not hits[0].symbol_ids:
+    if not hits or hits[0].kind not in ("function", "method"):
         return hits
     top = hits[0]
-    called = {t for r in store.references_from(list(top.symbol_ids[:1]))
-              if r.kind in ("call", "instantiation") and r.confidence in ("exact", "likely") for t in r.target_ids}
     for j, h in enumerate(hits[1:count + 1], start=1):
-        if h.kind in ("function", "method") and set(h.symbol_ids) & called and h.score >= top.score - CALLEE_MARGIN:
+        if h.kind in ("function", "method") and any(i in called for i in h.symbol_ids) \
+                and h.score >= top.score - CALLEE_MARGIN:
             return [replace(h, reasons=h.reasons + ("delegate",)), *hits[:j], *hits[j + 1:]]
     return hits
 

@@ -117,7 +117,7 @@ class Searcher:
             if ranked.behaviour and vector is not None:
                 chosen = zoom_hits(chosen, query, vector, self.documents, self.graph, self.source)
                 chosen = follow_delegates(logic_first(work_first(chosen, query)), self.store, self.graph, self.source)
-                chosen = callee_first(chosen, self.store)
+                chosen = callee_first(chosen, self._calls_from(chosen[:1]))
             chosen += self._callees(chosen) + _other_files(merged[top_k:], chosen, SPREAD_FILES)
         elif ranked.asked:
             chosen = self._spread_question(query, merged, top_k)
