@@ -69,10 +69,14 @@ class Settings:
     cite_grammar: int = 1
     judge_model: str | None = None
     # "llm": the chat model reorders the top rerank_candidates results of a question asked in words
-    # (query/rerank.py), waiting at most rerank_timeout seconds; "off" (the default) leaves the search's order
+    # (query/rerank.py), waiting at most rerank_timeout seconds; "openai:<model>": a second embedding model
+    # at rerank_base_url (else the embeddings endpoint) reorders a question's candidates; "off" (the
+    # default) leaves the search's order
     rerank: str = "off"
     rerank_candidates: int = 12
     rerank_timeout: float = 60.0
+    rerank_base_url: str | None = None
+    rerank_api_key: str | None = field(default=None, repr=False)
     # parallel parse workers; 0 -> automatic
     parse_workers: int = 0
     # another folder of tree-sitter queries (for working on them); None -> the installed queries/
@@ -130,6 +134,14 @@ class Settings:
         if self.embeddings_api_key:
             return Endpoint(self.openai_base_url, self.embeddings_api_key, "OPENAI_BASE_URL", "CODEQA_EMBEDDINGS_API_KEY")
         return Endpoint(self.openai_base_url, self.openai_api_key)
+
+    @property
+    def rerank_endpoint(self) -> "Endpoint":
+        """The embedding reranker's server (CODEQA_RERANK=openai:<model>): CODEQA_RERANK_BASE_URL / _API_KEY,
+        else the embeddings endpoint. A separate reranker URL gets no other setting's key."""
+        if self.rerank_base_url:
+            return Endpoint(self.rerank_base_url, self.rerank_api_key, "CODEQA_RERANK_BASE_URL", "CODEQA_RERANK_API_KEY")
+        return self.embeddings_endpoint
 
     def index_dir_for(self, repo: Path) -> Path:
         """--index-dir / CODEQA_INDEX_DIR, else a folder of the user's cache named after the repository.

@@ -1,15 +1,21 @@
-"""The opt-in LLM reranker (CODEQA_RERANK=llm, query/rerank.py) against a real index of the fixture repo
-and the stub chat server: it reorders a question's top candidates as the model says, sends one short
-line a candidate and a grammar where the server takes one, and keeps the search's order, saying why,
-when the model fails, stalls or answers in prose."""
+"""The opt-in rerankers (query/rerank.py) against a real index of the fixture repo and the stub server.
+
+The LLM reranker (CODEQA_RERANK=llm) reorders a question's top candidates as the model says, sends one short
+line a candidate and a grammar where the server takes one, and keeps the search's order, saying why, when the
+model fails, stalls or answers in prose. The embedding reranker (CODEQA_RERANK=openai:<model>) reorders a
+question's candidates by a second model's cosine before the spread over files, embeds each candidate once a
+process, and keeps the order, saying why, when its server fails."""
 
 from __future__ import annotations
 
 import pytest
 
+import numpy as np
+
 from codeqa.config import Settings
-from codeqa.errors import UsageError
-from codeqa.query.rerank import grammar_for, parse_order, reorder, reranker_from_settings
+from codeqa.errors import EmbeddingError, UsageError
+from codeqa.query.rerank import (EmbeddingReranker, LLMReranker, candidate_text, grammar_for, parse_order, reorder,
+                                 reranker_from_settings)
 from codeqa.query.retrieve import Retriever
 from codeqa.types import Hit
 
@@ -65,8 +71,10 @@ def test_an_identifier_is_not_sent_to_the_model(indexed_repo, embedder, rerank_s
 
 
 def test_rerank_settings_are_checked():
-    with pytest.raises(UsageError, match="CODEQA_RERANK='yes' is neither off nor llm"):
+    with pytest.raises(UsageError, match="CODEQA_RERANK='yes' is none of off, llm or openai:<model>"):
         reranker_from_settings(Settings.load(env={"CODEQA_RERANK": "yes"}))
+    with pytest.raises(UsageError, match="CODEQA_RERANK='openai:' is none of"):
+        reranker_from_settings(Settings.load(env={"CODEQA_RERANK": "openai:"}))
     with pytest.raises(UsageError, match="CODEQA_RERANK_CANDIDATES"):
         Settings.load(env={"CODEQA_RERANK_CANDIDATES": "0"})
 
@@ -89,3 +97,123 @@ def test_reordering_keeps_every_hit_and_descending_scores():
     out = reorder(pool, [2])
     assert [h.path for h in out] == ["f2.py", "f0.py", "f1.py"] and [h.score for h in out] == [0.9, 0.5, 0.4]
     assert out[1].reasons == ("llm rerank: not named",)
+
+
+def _cosine(a: str, b: str) -> float:
+    from llm_stub import stub_embedding
+
+    x, y = np.asarray(stub_embedding(a)), np.asarray(stub_embedding(b))
+    return float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
+
+
+@pytest.fixture
+def embedding_rerank_settings(llm_stub):
+    """A second embedding model at its own URL (the stub's bag-of-words vectors), the chat model unset."""
+    return Settings.load(env={"CODEQA_RERANK": "openai:stub-rerank", "CODEQA_RERANK_BASE_URL": llm_stub.base_url,
+                              "CODEQA_RERANK_API_KEY": "rerank-key"})
+
+
+def test_a_second_embedding_model_reorders_a_questions_candidates(indexed_repo, embedder, embedding_rerank_settings,
+                                                                  llm_stub):
+    with Retriever.open(indexed_repo, embedding_rerank_settings, embedder) as r:
+        hits = r.search(QUESTION, top_k=6)
+        sent = [t for q in llm_stub.embedding_requests for t in q.body["input"]]
+        again = r.search(QUESTION, top_k=6)
+    reranked = [h for h in hits if any(w.startswith("embedding rerank ") for w in h.reasons)]
+    assert reranked and hits[0].reasons[-1].endswith("->1")
+    # the first result is the candidate the second model finds nearest: its cosine, not the first model's
+    cosines = [_cosine(QUESTION, candidate_text(h)) for h in reranked]
+    assert cosines[0] == pytest.approx(max(cosines), abs=1e-6) and hits[0].score == pytest.approx(cosines[0], abs=1e-5)
+    assert QUESTION in sent and len(sent) >= 3  # the question, and the candidates' path, name and code
+    assert all(request.headers.get("authorization") == "Bearer rerank-key" for request in llm_stub.embedding_requests)
+    # a candidate is embedded once a process: the second search sends the question only
+    assert [(h.path, h.start_line) for h in again] == [(h.path, h.start_line) for h in hits]
+    assert [t for q in llm_stub.embedding_requests for t in q.body["input"]][len(sent):] == [QUESTION]
+
+
+def test_an_identifier_keeps_the_first_models_order(indexed_repo, embedder, embedding_rerank_settings, llm_stub):
+    with Retriever.open(indexed_repo, embedding_rerank_settings, embedder) as r:
+        hits = r.search("EncoderClass.encode", top_k=6)
+    assert hits and not any("embedding rerank" in why for h in hits for why in h.reasons)
+    assert llm_stub.embedding_requests == []
+
+
+class _Failing:
+    model_id, dimension = "broken", 4
+
+    def encode(self, texts, batch_size=64):
+        raise EmbeddingError("The embeddings endpoint at CODEQA_RERANK_BASE_URL answered 503.")
+
+
+def test_a_failed_embedding_reranker_keeps_the_order_and_says_so():
+    pool = [Hit(f"f{i}.py", 1, 2, score, "function", f"f{i}", "def f(): pass") for i, score in enumerate((0.9, 0.5, 0.4))]
+    out = EmbeddingReranker(_Failing(), _Failing()).rerank("How does f work?", pool, graph=None)
+    assert [h.path for h in out] == ["f0.py", "f1.py", "f2.py"] and [h.score for h in out] == [0.9, 0.5, 0.4]
+    assert all(h.reasons == ("embedding rerank failed, search order kept: The embeddings endpoint at "
+                             "CODEQA_RERANK_BASE_URL answered 503.",) for h in out)
+
+
+def test_the_reranker_endpoint_falls_back_to_the_embeddings_one():
+    end = Settings.load(env={"CODEQA_EMBEDDINGS_BASE_URL": "http://emb/v1", "CODEQA_EMBEDDINGS_API_KEY": "k"}).rerank_endpoint
+    assert (end.base_url, end.api_key, end.url_setting) == ("http://emb/v1", "k", "CODEQA_EMBEDDINGS_BASE_URL")
+    end = Settings.load(env={"CODEQA_RERANK_BASE_URL": "http://rr/v1", "OPENAI_API_KEY": "chat"}).rerank_endpoint
+    assert (end.base_url, end.api_key, end.url_setting) == ("http://rr/v1", None, "CODEQA_RERANK_BASE_URL")
+
+
+class _Reply:
+    """A chat model that answers one reply, or fails."""
+
+    def __init__(self, reply: str | None):
+        self.reply = reply
+
+    def complete(self, messages, generation=None):
+        if self.reply is None:
+            raise UsageError("The chat endpoint answered 503.")
+        return self.reply
+
+
+class _Words:
+    """An embedder by word counts over a tiny vocabulary: a text's vector says which of these words it holds."""
+
+    model_id, dimension = "words", 4
+    WORDS = ("encode", "vector", "parse", "config")
+
+    def encode(self, texts, batch_size=64):
+        rows = np.asarray([[1.0 + t.lower().count(w) for w in self.WORDS] for t in texts], dtype=np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+class _Graph:
+    def symbols_by_id(self, ids):
+        return {}
+
+
+def _pool():
+    texts = ("def parse(config): ...", "def encode(text): return vector(text)", "def vector(x): encode vector")
+    return [Hit(f"f{i}.py", 1, 2, score, "function", f"f{i}", text)
+            for i, (score, text) in enumerate(zip((0.9, 0.5, 0.4), texts))]
+
+
+@pytest.mark.parametrize("make", [
+    lambda ok: LLMReranker(_Reply("3 2" if ok else None), candidates=3),
+    lambda ok: EmbeddingReranker(_Words() if ok else _Failing(), _Words() if ok else _Failing()),
+], ids=["llm", "embedding"])
+class TestRerankerContract:
+    """What every Reranker (the protocol's docstring) does: the same hits, best first, scores descending; a
+    model's failure keeps the order and says why; an identifier is left alone."""
+
+    QUESTION = "How does the encoder turn text into a vector?"
+
+    def test_the_same_hits_reordered_with_descending_scores(self, make):
+        out = make(True).rerank(self.QUESTION, _pool(), _Graph())
+        assert sorted(h.path for h in out) == ["f0.py", "f1.py", "f2.py"] and out[0].path != "f0.py"
+        assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+        assert make(True).where in ("results", "pool")
+
+    def test_a_failure_keeps_the_order_and_says_why(self, make):
+        out = make(False).rerank(self.QUESTION, _pool(), _Graph())
+        assert [(h.path, h.score) for h in out] == [(h.path, h.score) for h in _pool()]
+        assert all("failed, search order kept" in h.reasons[-1] for h in out)
+
+    def test_an_identifier_is_left_alone(self, make):
+        assert make(True).rerank("EncoderClass.encode", _pool(), _Graph()) == _pool()

@@ -54,7 +54,8 @@ PROMPTS = (
     (r"nomic-embed-text", "search_query: ", "search_document: "),
     (r"(^|[/_-])e5([/_-]|$)", "query: ", "passage: "),
     (r"bge-(small|base|large)-en", "Represent this sentence for searching relevant passages: ", ""),
-    (r"embeddinggemma", "task: search result | query: ", "title: none | text: "),
+    # EmbeddingGemma's own prompt for finding code from a question (its model card's "code retrieval" task)
+    (r"embeddinggemma", "task: code retrieval | query: ", "title: none | text: "),
 )
 _TOO_LARGE = re.compile(r"input \((\d+) tokens\) is too large to process")  # llama.cpp: the text exceeds -ub
 _UNKNOWN_MODEL = re.compile(r"model.{0,80}(not found|does not exist|unknown|not exist|no such|not loaded)"

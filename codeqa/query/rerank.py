@@ -1,5 +1,7 @@
-"""An opt-in LLM reranker (CODEQA_RERANK=llm): the configured chat model reorders the top candidates of a
-question asked in words.
+"""Opt-in rerankers of a question asked in words: the configured chat model (CODEQA_RERANK=llm) reorders the
+top results, or a second, stronger embedding model (CODEQA_RERANK=openai:<model>) reorders the candidates.
+
+The LLM reranker (`where = "results"`, applied to a search's final results):
 
     question + top N hits --one line each--> "1. path:L12 Name.method(sig) - doc"  --chat-->  "3 1 7"
       --> those candidates first, in the model's order; the rest keep theirs; scores keep their values
@@ -9,21 +11,35 @@ prompt tokens a second: 12 candidates cost the 0.5B model about ten seconds (doc
 the server takes a grammar (llama.cpp) the reply can only be candidate numbers; elsewhere it is parsed
 strictly. A failed request, a timeout or a reply that is not a list of candidate numbers keeps the
 search's order and says so in the hits' reasons: the reranker never fails a search.
+
+The embedding reranker (`where = "pool"`, applied by the Searcher to its candidate pool, before the results
+are spread over files): the bundled MiniLM finds the candidates, and a stronger model served at an
+OpenAI-compatible /embeddings endpoint (EmbeddingGemma-300M: `scripts/local_llm.sh serve-embed
+embeddinggemma`) scores each one, its path, name and first RERANK_TEXT_CHARS characters, by cosine to the
+question; the pool is reordered by that score, and the spread over files then works on the new order. The
+index stays the small model's (indexing with the larger one runs ten to twenty times slower on a CPU),
+and the larger one reads only some 30 chunks a question, each once a process (`cache_size` vectors are
+kept). A failed request keeps the pool's order and says so in the hits' reasons.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Sequence
 
+import numpy as np
+
 from ..config import Settings
+from ..embed import Embedder, make_embedder, query_embedder
 from ..errors import CodeQAError, UsageError
 from ..types import Hit, Symbol, one_line
 from .lookup import GraphQueries
 from .rankers import RankQuery
 
-RERANK_CHOICES = ("off", "llm")
+RERANK_CHOICES = ("off", "llm", "openai:<model>")
+RERANK_POOL = 40  # the embedding reranker's candidates: the whole pool a search ranks (30 for a question)
+RERANK_TEXT_CHARS = 1200  # of a candidate, the characters (path, name, code) the embedding reranker reads
 SIGNATURE_CHARS = 90  # one candidate stays on one line: a long signature says enough in its head
 DOC_CHARS = 80
 SYSTEM = ("You rank search results from a code repository by how much they help answer a question. "
@@ -36,9 +52,12 @@ class Reranker(Protocol):
 
     Contract: `rerank(query, hits, graph)` returns the same hits (same chunks, none added or dropped),
     best first, with scores still descending; it never raises for a model's failure, it keeps the
-    order and adds a reason saying why. `candidates` is how many of the top hits it looks at."""
+    order and adds a reason saying why. `candidates` is how many of the top hits it looks at; `where`
+    is what it reorders: "results" (a search's final results, query/retrieve.py) or "pool" (the
+    candidates before they are spread over files, query/searcher.py)."""
 
     candidates: int
+    where: str
 
     def rerank(self, query: str, hits: Sequence[Hit], graph: GraphQueries) -> list[Hit]: ...
 
@@ -59,6 +78,7 @@ class LLMReranker:
     chat: Completion
     generation: Any = None
     candidates: int = 12
+    where: str = "results"
 
     def rerank(self, query: str, hits: Sequence[Hit], graph: GraphQueries) -> list[Hit]:
         hits = list(hits)
@@ -74,6 +94,51 @@ class LLMReranker:
         if not order:
             return _keep(pool, "llm rerank kept the search order: its reply named no candidate") + rest
         return reorder(pool, order) + rest
+
+
+@dataclass
+class EmbeddingReranker:
+    """Reorders a question's candidates by a second embedding model's cosine to the question (see the module
+    docstring). `documents` embeds candidates, `queries` the question (an asymmetric model's query side).
+    A candidate's score becomes that cosine, and what the question's words lifted it by is dropped
+    (Hit.lift): the new score is the larger model's whole judgement."""
+
+    documents: Embedder
+    queries: Embedder
+    candidates: int = RERANK_POOL
+    where: str = "pool"
+    cache_size: int = 4096
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def rerank(self, query: str, hits: Sequence[Hit], graph: GraphQueries) -> list[Hit]:
+        hits = list(hits)
+        if len(hits) < 2 or not RankQuery.of(query).asked:
+            return hits  # an identifier or a code fragment: the keyword and symbol boosts rank it better
+        pool, rest = hits[:self.candidates], hits[self.candidates:]
+        try:
+            question = np.asarray(self.queries.encode([query])[0], dtype=np.float32)
+            vectors = self._vectors([candidate_text(h) for h in pool])
+        except CodeQAError as exc:
+            return _keep(pool, f"embedding rerank failed, search order kept: {one_line(str(exc), 160)}") + rest
+        scores = vectors @ question
+        order = sorted(range(len(pool)), key=lambda i: -scores[i])
+        return [replace(pool[i], score=float(scores[i]), lift=0.0,
+                        reasons=pool[i].reasons + (f"embedding rerank {i + 1}->{place}",))
+                for place, i in enumerate(order, 1)] + rest
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            for text, vector in zip(missing, self.documents.encode(missing)):
+                if len(self._cache) >= self.cache_size:
+                    self._cache.pop(next(iter(self._cache)))  # the oldest first
+                self._cache[text] = np.asarray(vector, dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts])
+
+
+def candidate_text(hit: Hit) -> str:
+    """What the embedding reranker reads of a candidate: its path and name, then its text."""
+    return f"{hit.path} {hit.symbol or hit.kind}\n{hit.text}"[:RERANK_TEXT_CHARS]
 
 
 def rerank_prompt(query: str, hits: Sequence[Hit], graph: GraphQueries) -> str:
@@ -139,11 +204,19 @@ def _keep(pool: Sequence[Hit], why: str) -> list[Hit]:
 
 def reranker_from_settings(settings: Settings) -> Reranker | None:
     """The reranker CODEQA_RERANK asks for: None for "off"; "llm" needs the chat endpoint and model
-    (OPENAI_BASE_URL / CODEQA_MODEL) and waits at most CODEQA_RERANK_TIMEOUT seconds a question."""
+    (OPENAI_BASE_URL / CODEQA_MODEL) and waits at most CODEQA_RERANK_TIMEOUT seconds a question;
+    "openai:<model>" is an embeddings endpoint at CODEQA_RERANK_BASE_URL (else the embeddings endpoint,
+    else OPENAI_BASE_URL), waited on as long as CODEQA_RERANK_TIMEOUT."""
     if settings.rerank == "off":
         return None
-    if settings.rerank not in RERANK_CHOICES:
-        raise UsageError(f"CODEQA_RERANK={settings.rerank!r} is neither off nor llm; fix or unset it.")
+    if settings.rerank.startswith("openai:") and settings.rerank.split(":", 1)[1].strip():
+        end = settings.rerank_endpoint
+        documents = make_embedder(settings.rerank, "none", end.base_url, end.api_key, concurrency=1,
+                                  timeout=settings.rerank_timeout, settings_named=(end.url_setting, end.key_setting))
+        return EmbeddingReranker(documents, query_embedder(documents))
+    if settings.rerank != "llm":
+        raise UsageError(f"CODEQA_RERANK={settings.rerank!r} is none of off, llm or openai:<model> (an embeddings "
+                         "model that reorders the candidates); fix or unset it.")
     if not settings.llm_configured or not settings.model:
         raise UsageError("CODEQA_RERANK=llm reorders results with the chat model, but none is configured: set "
                          "OPENAI_BASE_URL (and OPENAI_API_KEY) and CODEQA_MODEL, or unset CODEQA_RERANK.")

@@ -76,6 +76,8 @@ class Retriever:
         self.searcher = (Searcher(store, query_embedder(embedder), self.graph, self.source, documents=embedder,
                                   question_map=questions) if embedder is not None else None)
         self.reranker = reranker_from_settings(settings) if embedder is not None else None  # CODEQA_RERANK
+        if self.reranker is not None and self.reranker.where == "pool":  # it reorders the searcher's candidates
+            self.searcher.reranker, self.reranker = self.reranker, None
         self._generation = store.generation()
 
     @classmethod

@@ -21,6 +21,7 @@ from ..store import StoreReader, query_sparse_vector, semantic_coverage
 from ..types import Hit
 from .lead import callee_first, follow_delegates, logic_first, work_first, zoom_hits
 from .lookup import GraphQueries
+from .rerank import Reranker
 from .rankers import (HOP_SOURCES, KEYWORD_CODE_SHARE, NamedSymbols, QuestionDeed, RankQuery, Ranker, ReferenceHop,
                       SecondaryFiles)
 from .source import SourceFiles
@@ -69,6 +70,9 @@ class Searcher:
         self._name_stems: tuple[list[str], dict[str, list[str]]] | None = None
         # the re-ranking steps, in the order they apply (rankers.py)
         self.rankers: tuple[Ranker, ...] = (NamedSymbols(store, graph), ReferenceHop(store), SecondaryFiles(), QuestionDeed())
+        # a second embedding model that reorders a question's candidates before they are spread over files
+        # (query/rerank.py, CODEQA_RERANK=openai:<model>; set by the Retriever)
+        self.reranker: Reranker | None = None
 
     def search(self, query: str, top_k: int = 10, spread: bool = False) -> list[Hit]:
         """Best chunks for a query, best first; with `spread`, evidence from more files follows them.
@@ -111,6 +115,8 @@ class Searcher:
             hits = ranker.rank(hits, ranked)
         merged = _merge_same_symbol(self._extend_to_definitions(self.source.mark_stale(hits)))
         merged.sort(key=lambda h: -h.score)
+        if self.reranker is not None and ranked.asked:
+            merged = self.reranker.rerank(query, merged, self.graph)
         if spread:
             chosen = merged[:top_k]
             chosen += self._work(chosen, query)
