@@ -25,6 +25,7 @@ kept). A failed request keeps the pool's order and says so in the hits' reasons.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Sequence
 
@@ -37,7 +38,6 @@ from ..types import Hit, Symbol, one_line
 from .lookup import GraphQueries
 from .rankers import RankQuery
 
-RERANK_CHOICES = ("off", "llm", "openai:<model>")
 RERANK_POOL = 40  # the embedding reranker's candidates: the whole pool a search ranks (30 for a question)
 RERANK_TEXT_CHARS = 1200  # of a candidate, the characters (path, name, code) the embedding reranker reads
 SIGNATURE_CHARS = 90  # one candidate stays on one line: a long signature says enough in its head
@@ -109,6 +109,8 @@ class EmbeddingReranker:
     where: str = "pool"
     cache_size: int = 4096
     _cache: dict = field(default_factory=dict, repr=False)
+    # a Retriever serves several users at once (the page, MCP): their searches share the cache
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def rerank(self, query: str, hits: Sequence[Hit], graph: GraphQueries) -> list[Hit]:
         hits = list(hits)
@@ -127,13 +129,17 @@ class EmbeddingReranker:
                 for place, i in enumerate(order, 1)] + rest
 
     def _vectors(self, texts: list[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        with self._lock:
+            found = {t: self._cache[t] for t in texts if t in self._cache}
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
         if missing:
-            for text, vector in zip(missing, self.documents.encode(missing)):
-                if len(self._cache) >= self.cache_size:
-                    self._cache.pop(next(iter(self._cache)))  # the oldest first
-                self._cache[text] = np.asarray(vector, dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts])
+            found.update(zip(missing, (np.asarray(v, dtype=np.float32) for v in self.documents.encode(missing))))
+            with self._lock:
+                for text in missing:
+                    if len(self._cache) >= self.cache_size:
+                        self._cache.pop(next(iter(self._cache)))  # the oldest first
+                    self._cache[text] = found[text]
+        return np.stack([found[t] for t in texts])
 
 
 def candidate_text(hit: Hit) -> str:

@@ -115,7 +115,7 @@ class Searcher:
             hits = ranker.rank(hits, ranked)
         merged = _merge_same_symbol(self._extend_to_definitions(self.source.mark_stale(hits)))
         merged.sort(key=lambda h: -h.score)
-        if self.reranker is not None and ranked.asked:
+        if self.reranker is not None:  # it leaves an identifier or a code fragment alone (its contract)
             merged = self.reranker.rerank(query, merged, self.graph)
         if spread:
             chosen = merged[:top_k]
