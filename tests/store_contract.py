@@ -188,6 +188,17 @@ class StoreContract:
         no_sparse = store.search(vec(3), query_sparse_vector("tokenize"), 4, weights=(1.0, 0.0))
         assert [h.path for h in no_sparse] == [h.path for h in dense_only]
 
+    def test_ties_come_in_path_and_line_order(self, store):
+        # twelve chunks as near the query as each other, written in no order: an engine returns ties in the order
+        # its segments and threads happen to give, so the same search could differ from one open to the next
+        paths = [f"tie/m{i:02d}.py" for i in (7, 2, 11, 0, 9, 4, 1, 10, 5, 8, 3, 6)]
+        store.upsert_chunks([chunk(p, line, "def tied():\n    return tie_word") for p in paths for line in (9, 1)],
+                            [vec(4)] * 24, [""] * 24)
+        store.flush()
+        want = sorted((p, line) for p in paths for line in (1, 9))
+        assert [(h.path, h.start_line) for h in store.search(vec(4), None, 24)] == want
+        assert [(h.path, h.start_line) for h in store.search(None, query_sparse_vector("tie_word"), 24)] == want
+
     def test_search_filters(self, store):
         only_md = store.search(vec(1), None, 4, where=SearchFilter(languages=("markdown",)))
         assert [h.path for h in only_md] == ["README.md"]

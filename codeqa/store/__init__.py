@@ -120,7 +120,8 @@ class StoreReader(Protocol):
       nearest to `dense` by cosine, score = cosine (to 1e-3: an engine may store float16); with `dense`
       None the chunks best by BM25 over `sparse`; otherwise dense and sparse candidates (limit * 4
       each) fused by weighted RRF (k = RRF_K) inside the engine. Hits carry the stored chunk text.
-      A chunk stored without a dense vector is found by sparse search only.
+      A chunk stored without a dense vector is found by sparse search only. Best score first, ties in
+      (path, start_line) order (`best_first`), so a search gives the same results every time.
     - `dense_vectors()` yields (path, start_line, end_line, vector) for every chunk with a dense vector, the
       vector as stored (to 1e-3), in no set order: what a training script reads (scripts/train_question_map.py).
     - `close()` releases the index (idempotent). Several processes may open one index to read while
@@ -279,6 +280,13 @@ def hit_from_payload(payload: dict[str, Any], score: float, reasons: tuple[str, 
                code_languages=tuple(payload.get("code_languages") or ()))
 
 
+def best_first(hits: Iterable[Hit]) -> list[Hit]:
+    """A search's hits, best score first and ties in (path, start_line) order: an engine gives tied points in the
+    order its segments and threads happen to, which moved a result from one open of an index to the next (two
+    fused hits at 0.5 on the fixture repo swapped places)."""
+    return sorted(hits, key=lambda h: (-h.score, h.path, h.start_line))
+
+
 def dense_row(record: Any) -> tuple[str, int, int, list[float]] | None:
     """(path, start_line, end_line, dense vector) of a scrolled point (either engine's record: `.payload` and a
     `.vector` dict by vector name), or None when it has no dense vector or no payload."""
@@ -305,4 +313,5 @@ def dir_size(path: Path) -> int:
 
 
 __all__ = ["Store", "ManifestEntry", "SearchFilter", "open_store", "index_notes", "point_id", "sparse_vector", "query_sparse_vector",
+           "best_first",
            "reference_key", "dir_size", "semantic_coverage", "RRF_K", "INDEX_FORMAT"]

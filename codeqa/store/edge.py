@@ -23,7 +23,7 @@ from typing import Any, Collection, Iterable, Iterator, Sequence
 
 from ..errors import IndexMismatchError, IndexMissingError, StoreError
 from ..types import Chunk, Hit, Reference, Symbol
-from . import (RRF_K, ManifestEntry, SearchFilter, batches, chunk_from_payload, chunk_payload, dense_row, hit_from_payload,
+from . import (RRF_K, ManifestEntry, SearchFilter, batches, best_first, chunk_from_payload, chunk_payload, dense_row, hit_from_payload,
                sparse_vector)
 from .graph_db import GraphDB
 
@@ -333,7 +333,7 @@ class EdgeStore:
                 return []
             query = SparseVector(list(map(int, sparse[0])), list(map(float, sparse[1])))
             request = QueryRequest(limit=limit, query=Query.Nearest(query, using="sparse"), filter=flt, with_payload=True)
-            return [hit_from_payload(dict(p.payload or {}), p.score, ("keyword",)) for p in self._chunks().query(request)]
+            return best_first(hit_from_payload(dict(p.payload or {}), p.score, ("keyword",)) for p in self._chunks().query(request))
         vector = [float(x) for x in dense]
         if sparse is None or not sparse[0] or weights[1] == 0:
             request = QueryRequest(limit=limit, query=Query.Nearest(vector, using="dense"), filter=flt, with_payload=True)
@@ -351,7 +351,7 @@ class EdgeStore:
             # (its payload is read from disk on demand); load the shard again and ask once more
             self._release_shard()
             points = self._chunks().query(request)
-        return [hit_from_payload(dict(p.payload), p.score, reasons) for p in points if (p.payload or {}).get("path")]
+        return best_first(hit_from_payload(dict(p.payload), p.score, reasons) for p in points if (p.payload or {}).get("path"))
 
 
 def _return_freed_memory() -> None:

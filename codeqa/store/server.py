@@ -27,7 +27,7 @@ from ..types import Chunk, Hit, Reference, Symbol, name_key
 from .identity import index_identity
 from .lease import WriterLease
 from .server_client import GuardedClient, server_client
-from . import (RRF_K, ManifestEntry, SearchFilter, batches, chunk_from_payload, chunk_payload, dense_row, hit_from_payload,
+from . import (RRF_K, ManifestEntry, SearchFilter, batches, best_first, chunk_from_payload, chunk_payload, dense_row, hit_from_payload,
                point_id, reference_key, sparse_vector)
 
 META_POINT_ID = str(uuid.UUID(int=0))
@@ -319,18 +319,18 @@ class ServerStore:
             result = self.client.query_points(self.chunks, query=models.SparseVector(indices=list(sparse[0]),
                                               values=list(sparse[1])), using="sparse", limit=limit, query_filter=flt,
                                               with_payload=True)
-            return [hit_from_payload(p.payload, p.score, ("keyword",)) for p in result.points]
+            return best_first(hit_from_payload(p.payload, p.score, ("keyword",)) for p in result.points)
         vector = [float(x) for x in dense]
         if sparse is None or not sparse[0] or weights[1] == 0:
             result = self.client.query_points(self.chunks, query=vector, using="dense", limit=limit, query_filter=flt,
                                               with_payload=True)
-            return [hit_from_payload(p.payload, p.score, ("dense",)) for p in result.points]
+            return best_first(hit_from_payload(p.payload, p.score, ("dense",)) for p in result.points)
         prefetch = [models.Prefetch(query=vector, using="dense", limit=limit * 4, filter=flt),
                     models.Prefetch(query=models.SparseVector(indices=list(sparse[0]), values=list(sparse[1])),
                                     using="sparse", limit=limit * 4, filter=flt)]
         fusion = models.RrfQuery(rrf=models.Rrf(k=RRF_K, weights=[float(w) for w in weights]))
         result = self.client.query_points(self.chunks, prefetch=prefetch, query=fusion, limit=limit, with_payload=True)
-        return [hit_from_payload(p.payload, p.score, ("hybrid",)) for p in result.points]
+        return best_first(hit_from_payload(p.payload, p.score, ("hybrid",)) for p in result.points)
 
     def dense_vectors(self) -> Iterator[tuple[str, int, int, list[float]]]:
         yield from filter(None, map(dense_row, self._scroll(self.chunks, with_vectors=["dense"])))
