@@ -144,6 +144,7 @@ class Hit:
     stale: bool = False  # the file changed since it was indexed: its lines may have moved
     code_languages: tuple[str, ...] = ()  # Chunk.code_languages
     lift: float = 0.0  # what the question's words added to the score (query/searcher.py, Searcher._lift_by_words)
+    boost: float = 0.0  # what the rankers added to it (query/rankers.py: named symbols, hops, deeds, less role penalties)
 
     @property
     def title(self) -> str:

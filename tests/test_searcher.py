@@ -173,3 +173,21 @@ def test_a_candidate_named_for_the_questions_deed_moves_up():
     assert "deed" in lifted[0].reasons and abs(lifted[0].score - (0.614 + DEED_BOOST)) < 1e-9
     assert lift_deed(ranked, None) == ranked
     assert name_stems("OptionParser.parse_args") == {"option", "pars", "arg"}
+
+
+def test_each_ranker_records_what_it_added_as_the_hits_boost():
+    """Hit.boost holds what the rankers moved a hit by, so a reranker that replaces the engine's score keeps it
+    (query/rerank.py): a deed, a hop from the top hits, a test's role penalty."""
+    from codeqa.query.rankers import DEED_BOOST, HOP_BOOST, ROLE_PENALTY, RankQuery, ReferenceHop, SecondaryFiles, lift_deed
+
+    top = [hit("pkg/a.py", 1, 0.9, "pkg/a.py#a@1"), hit("pkg/b.py", 1, 0.8, "pkg/b.py#b@1"),
+           hit("pkg/c.py", 1, 0.7, "pkg/c.py#c@1")]
+    called = hit("pkg/d.py", 1, 0.6, "pkg/d.py#d@1")
+    hopped = ReferenceHop(FakeStore({"pkg/a.py#a@1": ["pkg/d.py#d@1"]}, {})).rank(top + [called])
+    assert [(h.path, h.boost) for h in hopped if h.boost] == [("pkg/d.py", HOP_BOOST)]
+    tested = SecondaryFiles().rank([hit("tests/test_a.py", 1, 0.5)], RankQuery.of("How does a work?"))
+    assert tested[0].boost == -ROLE_PENALTY["test"] and abs(tested[0].score - (0.5 - ROLE_PENALTY["test"])) < 1e-9
+    deed = Hit("pkg/p.py", 1, 5, 0.5, "function", "parse_args", "", "python", (), ("dense",), boost=HOP_BOOST)
+    assert lift_deed([deed], "parsed")[0].boost == HOP_BOOST + DEED_BOOST
+    engine = {h.path: h.score for h in top + [called]}
+    assert all(abs(h.score - h.boost - engine[h.path]) < 1e-9 for h in hopped)

@@ -77,12 +77,12 @@ class NamedSymbols:
         out = []
         for h in hits:
             if _defines_any(h, named.values(), set(named)):
-                h = replace(h, score=h.score + boost, reasons=h.reasons + ("symbol",))
+                h = replace(h, score=h.score + boost, boost=h.boost + boost, reasons=h.reasons + ("symbol",))
             out.append(h)
         present = {(h.path, h.start_line) for h in out}
         for h in self.store.chunks_for_symbols(list(named)[:20], limit=40):
             if (h.path, h.start_line) not in present and _defines_any(h, named.values(), set(named)):
-                out.append(replace(h, score=boost, reasons=("symbol",)))
+                out.append(replace(h, score=boost, boost=boost, reasons=("symbol",)))
                 present.add((h.path, h.start_line))
         return sorted(out, key=lambda h: -h.score)
 
@@ -107,9 +107,9 @@ class ReferenceHop:
             sid = h.symbol_ids[0] if h.symbol_ids else None
             if i >= HOP_SOURCES and sid is not None:
                 if sid in targets:
-                    h = replace(h, score=h.score + HOP_BOOST, reasons=h.reasons + ("ref-hop",))
+                    h = replace(h, score=h.score + HOP_BOOST, boost=h.boost + HOP_BOOST, reasons=h.reasons + ("ref-hop",))
                 elif _parent_of(sid) in sources:
-                    h = replace(h, score=h.score + MEMBER_BOOST, reasons=h.reasons + ("member",))
+                    h = replace(h, score=h.score + MEMBER_BOOST, boost=h.boost + MEMBER_BOOST, reasons=h.reasons + ("member",))
             out.append(h)
         return sorted(out, key=lambda h: -h.score)
 
@@ -119,8 +119,8 @@ class SecondaryFiles:
 
     def rank(self, hits: list[Hit], query: RankQuery) -> list[Hit]:
         asked = SECONDARY_WORDS.search(query.text)
-        out = [replace(h, score=h.score - ROLE_PENALTY[role]) if (role := path_role(h.path)) != "code"
-               and not (asked and role != "stub") else h for h in hits]
+        out = [replace(h, score=h.score - ROLE_PENALTY[role], boost=h.boost - ROLE_PENALTY[role])
+               if (role := path_role(h.path)) != "code" and not (asked and role != "stub") else h for h in hits]
         return sorted(out, key=lambda h: -h.score)
 
 
@@ -140,7 +140,7 @@ def lift_deed(hits: list[Hit], deed: str | None) -> list[Hit]:
     if deed is None:
         return hits
     deed_stem = stem(deed)
-    out = [replace(h, score=h.score + DEED_BOOST, reasons=h.reasons + ("deed",)) if h.symbol and deed_stem in name_stems(h.symbol)
+    out = [replace(h, score=h.score + DEED_BOOST, boost=h.boost + DEED_BOOST, reasons=h.reasons + ("deed",)) if h.symbol and deed_stem in name_stems(h.symbol)
            else h for h in hits]
     return sorted(out, key=lambda h: -h.score)
 

@@ -16,7 +16,8 @@ The embedding reranker (`where = "pool"`, applied by the Searcher to its candida
 are spread over files): the bundled MiniLM finds the candidates, and a stronger model served at an
 OpenAI-compatible /embeddings endpoint (EmbeddingGemma-300M: `scripts/local_llm.sh serve-embed
 embeddinggemma`) scores each one, its path, name and first RERANK_TEXT_CHARS characters, by cosine to the
-question; the pool is reordered by that score, and the spread over files then works on the new order. The
+question, plus what the search's own rankers and the question's words had added to the candidate; the pool is
+reordered by that score, and the spread over files then works on the new order. The
 index stays the small model's (indexing with the larger one runs ten to twenty times slower on a CPU),
 and the larger one reads only some 30 chunks a question, each once a process (`cache_size` vectors are
 kept). A failed request keeps the pool's order and says so in the hits' reasons.
@@ -100,8 +101,10 @@ class LLMReranker:
 class EmbeddingReranker:
     """Reorders a question's candidates by a second embedding model's cosine to the question (see the module
     docstring). `documents` embeds candidates, `queries` the question (an asymmetric model's query side).
-    A candidate's score becomes that cosine, and what the question's words lifted it by is dropped
-    (Hit.lift): the new score is the larger model's whole judgement."""
+    A candidate's score becomes that cosine plus what the search added to the first model's score: the question's
+    words lift (Hit.lift) and the rankers' boosts (Hit.boost: a definition the question names, a hop from the top
+    hits, a deed in its name, less the penalty of a test or a doc). Stop 50's form, the cosine alone, lost those, and
+    on bench/how.py's questions about one function the search fell (hit@10 0.804 -> 0.661 on dev)."""
 
     documents: Embedder
     queries: Embedder
@@ -122,10 +125,9 @@ class EmbeddingReranker:
             vectors = self._vectors([candidate_text(h) for h in pool])
         except CodeQAError as exc:
             return _keep(pool, f"embedding rerank failed, search order kept: {one_line(str(exc), 160)}") + rest
-        scores = vectors @ question
+        scores = [float(cosine) + h.lift + h.boost for cosine, h in zip(vectors @ question, pool)]
         order = sorted(range(len(pool)), key=lambda i: -scores[i])
-        return [replace(pool[i], score=float(scores[i]), lift=0.0,
-                        reasons=pool[i].reasons + (f"embedding rerank {i + 1}->{place}",))
+        return [replace(pool[i], score=scores[i], reasons=pool[i].reasons + (f"embedding rerank {i + 1}->{place}",))
                 for place, i in enumerate(order, 1)] + rest
 
     def _vectors(self, texts: list[str]) -> np.ndarray:

@@ -360,8 +360,8 @@ def _other_files(candidates: Sequence[Hit], chosen: Sequence[Hit], count: int) -
 
 
 def _merge_same_symbol(hits: list[Hit]) -> list[Hit]:
-    """Pieces extended to the same definition become one hit with the best score, and the `lift` inside that
-    score (Searcher._lift_by_words), so that score - lift stays the dense model's score."""
+    """Pieces extended to the same definition become one hit with the best score, and the `lift` and `boost`
+    inside that score (Searcher._lift_by_words, the rankers), so that score - lift - boost stays the engine's."""
     best: dict[tuple[str, int], Hit] = {}
     for h in hits:
         key = (h.path, h.start_line)
@@ -371,7 +371,7 @@ def _merge_same_symbol(hits: list[Hit]) -> list[Hit]:
             keep = best[key]
             top = keep if keep.score >= h.score else h
             best[key] = replace(keep if keep.end_line >= h.end_line else h, score=top.score, lift=top.lift,
-                                reasons=tuple(dict.fromkeys(keep.reasons + h.reasons)))
+                                boost=top.boost, reasons=tuple(dict.fromkeys(keep.reasons + h.reasons)))
     return list(best.values())
 
 
