@@ -1,0 +1,112 @@
+"""The embedding reranker two ways in one run: its cosine alone (stop 50) against its cosine plus what the search
+had added (the question's words lift and the rankers' boosts, Hit.lift and Hit.boost; the default now).
+
+    scripts/local_llm.sh serve-embed embeddinggemma 18091       # then its exports (CODEQA_RERANK=openai:...)
+    python bench/rerank_compare.py --set how-dev --set swe-dev  # tune on these
+    python bench/rerank_compare.py --set how-test --set swe-test --limit 12
+                                                                # run once, to confirm
+    python bench/rerank_compare.py ... --json OUT.json          # figures and per-question rows
+
+Both variants share one reranker's vector cache, so the second costs no embedding: a candidate is embedded once a
+process, and on two CPU cores that is what a reranked search spends its ~15 s on. The sets are bench/how.py's
+(lead, cited, evidence, search hit and MRR@10) and bench/swe_qa.py's (search file recall@10, span hit@10, span
+MRR@10, named definitions covered, and the same over an answer's evidence). `--limit N` takes the first N
+questions of each project, as bench/swe_qa.py does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import how  # noqa: E402
+import swe_qa  # noqa: E402
+from qa_harness import DATA, INDEX_ROOT, Session  # noqa: E402
+
+SETS = {"how-dev": ("how", "dev"), "how-test": ("how", "test"), "swe-dev": ("swe", "dev"), "swe-test": ("swe", "test")}
+
+
+class CosineOnly:
+    """Stop 50's reranker: the second model's cosine is the whole score (lift and boosts dropped before it)."""
+
+    def __init__(self, inner):
+        self.inner, self.candidates, self.where = inner, inner.candidates, inner.where
+
+    def rerank(self, query, hits, graph):
+        return self.inner.rerank(query, [replace(h, lift=0.0, boost=0.0) for h in hits], graph)
+
+
+def questions_of(kind: str, split: str) -> dict[str, list[dict]]:
+    """project -> its questions, in file order."""
+    by: dict[str, list[dict]] = {}
+    if kind == "how":
+        for line in (how.QUESTIONS / f"how-{split}.jsonl").read_text().splitlines():
+            if line.strip():
+                q = json.loads(line)
+                by.setdefault(q["project"], []).append(q)
+        return by
+    for project in swe_qa.SPLIT[split]:
+        name = project.rsplit("-", 1)[0]
+        by[project] = [json.loads(line) for line in (swe_qa.SWE_QA / f"{name}.jsonl").read_text().splitlines()
+                       if line.strip()]
+    return by
+
+
+def measure(kind: str, q: dict, session: Session, repo: Path) -> dict | None:
+    if kind == "how":
+        row = how.measure(q, session, 10)
+        return {k: row[k] for k in ("lead", "cited", "evidence", "search_hit", "search_rr")}
+    g = swe_qa.gold(q, repo, session.retriever)
+    if not g["files"]:
+        return None
+    search = swe_qa.measure(session.search(q["question"], top_k=10), g)
+    ask = swe_qa.measure(session.ask(q["question"]).get("snippets") or [], g)
+    return {**{f"search.{k}": v for k, v in search.items()}, **{f"ask.{k}": v for k, v in ask.items()}}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--set", action="append", choices=sorted(SETS), required=True, help="repeatable")
+    ap.add_argument("--limit", type=int, help="only the first N questions of each project")
+    ap.add_argument("--json", type=Path, help="write the figures and every row here")
+    args = ap.parse_args(argv)
+    rows = []
+    for name in args.set:
+        kind, split = SETS[name]
+        for project, qs in questions_of(kind, split).items():
+            repo = DATA / project
+            with Session(repo, INDEX_ROOT / project) as session:
+                boosted = session.retriever.searcher.reranker
+                if boosted is None:
+                    raise SystemExit("no embedding reranker is set: export CODEQA_RERANK=openai:<model> and its "
+                                     "CODEQA_RERANK_BASE_URL (scripts/local_llm.sh serve-embed embeddinggemma)")
+                variants = {"cosine": CosineOnly(boosted), "boosted": boosted}
+                for q in qs[:args.limit]:
+                    for variant, reranker in variants.items():
+                        session.retriever.searcher.reranker = reranker
+                        figures = measure(kind, q, session, repo)
+                        if figures is not None:
+                            rows.append({"set": name, "project": project, "variant": variant,
+                                         "question": q["question"], **figures})
+                    print(f"{name} {project}: {sum(r['project'] == project for r in rows) // 2} done", file=sys.stderr)
+    report = {}
+    for name in args.set:
+        for variant in ("cosine", "boosted"):
+            part = [r for r in rows if r["set"] == name and r["variant"] == variant]
+            keys = [k for k in part[0] if k not in ("set", "project", "variant", "question")] if part else []
+            figures = {k: round(statistics.fmean(v), 3) for k in keys
+                       if (v := [r[k] for r in part if r[k] is not None])}
+            report[f"{name}/{variant}"] = {"questions": len(part), **figures}
+            print(f"{name:9} {variant:8} questions={len(part)}  " + "  ".join(f"{k}={v}" for k, v in figures.items()))
+    if args.json:
+        args.json.write_text(json.dumps({"report": report, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
