@@ -107,9 +107,11 @@ class ReferenceHop:
             sid = h.symbol_ids[0] if h.symbol_ids else None
             if i >= HOP_SOURCES and sid is not None:
                 if sid in targets:
-                    h = replace(h, score=h.score + HOP_BOOST, boost=h.boost + HOP_BOOST, reasons=h.reasons + ("ref-hop",))
+                    h = replace(h, score=h.score + HOP_BOOST, boost=h.boost + HOP_BOOST,
+                                reasons=h.reasons + ("ref-hop",))
                 elif _parent_of(sid) in sources:
-                    h = replace(h, score=h.score + MEMBER_BOOST, boost=h.boost + MEMBER_BOOST, reasons=h.reasons + ("member",))
+                    h = replace(h, score=h.score + MEMBER_BOOST, boost=h.boost + MEMBER_BOOST,
+                                reasons=h.reasons + ("member",))
             out.append(h)
         return sorted(out, key=lambda h: -h.score)
 
@@ -140,8 +142,8 @@ def lift_deed(hits: list[Hit], deed: str | None) -> list[Hit]:
     if deed is None:
         return hits
     deed_stem = stem(deed)
-    out = [replace(h, score=h.score + DEED_BOOST, boost=h.boost + DEED_BOOST, reasons=h.reasons + ("deed",)) if h.symbol and deed_stem in name_stems(h.symbol)
-           else h for h in hits]
+    out = [replace(h, score=h.score + DEED_BOOST, boost=h.boost + DEED_BOOST, reasons=h.reasons + ("deed",))
+           if h.symbol and deed_stem in name_stems(h.symbol) else h for h in hits]
     return sorted(out, key=lambda h: -h.score)
 
 

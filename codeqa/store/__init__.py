@@ -313,5 +313,4 @@ def dir_size(path: Path) -> int:
 
 
 __all__ = ["Store", "ManifestEntry", "SearchFilter", "open_store", "index_notes", "point_id", "sparse_vector", "query_sparse_vector",
-           "best_first",
-           "reference_key", "dir_size", "semantic_coverage", "RRF_K", "INDEX_FORMAT"]
+           "best_first", "reference_key", "dir_size", "semantic_coverage", "RRF_K", "INDEX_FORMAT"]

@@ -23,8 +23,8 @@ from typing import Any, Collection, Iterable, Iterator, Sequence
 
 from ..errors import IndexMismatchError, IndexMissingError, StoreError
 from ..types import Chunk, Hit, Reference, Symbol
-from . import (RRF_K, ManifestEntry, SearchFilter, batches, best_first, chunk_from_payload, chunk_payload, dense_row, hit_from_payload,
-               sparse_vector)
+from . import (RRF_K, ManifestEntry, SearchFilter, batches, best_first, chunk_from_payload, chunk_payload, dense_row,
+               hit_from_payload, sparse_vector)
 from .graph_db import GraphDB
 
 UPSERT_BATCH = 512
