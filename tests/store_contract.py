@@ -189,8 +189,9 @@ class StoreContract:
         assert [h.path for h in no_sparse] == [h.path for h in dense_only]
 
     def test_ties_come_in_path_and_line_order(self, store):
-        # twelve chunks as near the query as each other, written in no order: an engine returns ties in the order
-        # its segments and threads happen to give, so the same search could differ from one open to the next
+        # twenty-four chunks (two in each of twelve files) as near the query as each other, written in no order: an
+        # engine returns ties in the order its segments and threads happen to give, so the same search could differ
+        # from one open to the next
         paths = [f"tie/m{i:02d}.py" for i in (7, 2, 11, 0, 9, 4, 1, 10, 5, 8, 3, 6)]
         store.upsert_chunks([chunk(p, line, "def tied():\n    return tie_word") for p in paths for line in (9, 1)],
                             [vec(4)] * 24, [""] * 24)
