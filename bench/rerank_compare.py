@@ -1,17 +1,24 @@
-"""The embedding reranker two ways in one run: its cosine alone (stop 50) against its cosine plus what the search
-had added (the question's words lift and the rankers' boosts, Hit.lift and Hit.boost; the default now).
+"""The embedding reranker several ways in one run, sharing its vectors:
+
+    boosted   the reranker as it ships: its cosine plus what the search had added (the question's words lift and
+              the rankers' boosts, Hit.lift and Hit.boost), the methods zoomed into scored by its model (stop 52)
+    mixed     stop 51's form: the same score, the zoomed methods scored by the index's model (MiniLM)
+    no-lift   the cosine plus the boosts, not the words lift (zoomed methods scored as in `mixed`)
+    no-boost  the cosine plus the words lift, not the boosts (zoomed methods scored as in `mixed`)
+    cosine    stop 50's form: the cosine alone
 
     scripts/local_llm.sh serve-embed embeddinggemma 18091       # then its exports (CODEQA_RERANK=openai:...)
     python bench/rerank_compare.py --set how-dev --set swe-dev  # tune on these
     python bench/rerank_compare.py --set how-test --set swe-test --limit 12
                                                                 # run once, to confirm
+    python bench/rerank_compare.py ... --variant boosted --variant mixed   # some of them (default: all)
     python bench/rerank_compare.py ... --json OUT.json          # figures and per-question rows
 
-Both variants share one reranker's vector cache, so the second costs no embedding: a candidate is embedded once a
-process, and on two CPU cores that is what a reranked search spends its ~15 s on. The sets are bench/how.py's
-(lead, cited, evidence, search hit and MRR@10) and bench/swe_qa.py's (search file recall@10, span hit@10, span
-MRR@10, named definitions covered, and the same over an answer's evidence). `--limit N` takes the first N
-questions of each project, as bench/swe_qa.py does.
+All variants share one reranker's vector cache, so a candidate is embedded once a process: on two CPU cores that
+is what a reranked search spends its ~15 s on, and a further variant costs little (`boosted` embeds the methods it
+zooms into as well). The sets are bench/how.py's (lead, cited, evidence, search hit and MRR@10) and
+bench/swe_qa.py's (search file recall@10, span hit@10, span MRR@10, named definitions covered, and the same over an
+answer's evidence). `--limit N` takes the first N questions of each project, as bench/swe_qa.py does.
 """
 
 from __future__ import annotations
@@ -31,14 +38,21 @@ from qa_harness import DATA, INDEX_ROOT, Session  # noqa: E402
 SETS = {"how-dev": ("how", "dev"), "how-test": ("how", "test"), "swe-dev": ("swe", "dev"), "swe-test": ("swe", "test")}
 
 
-class CosineOnly:
-    """Stop 50's reranker: the second model's cosine is the whole score (lift and boosts dropped before it)."""
+class Wrapped:
+    """The reranker with some of what the search added dropped before it (`keep`: "lift", "boost"). Not an
+    EmbeddingReranker itself, so the Searcher scores zoomed methods with the index's model, as stop 51 did."""
 
-    def __init__(self, inner):
-        self.inner, self.candidates, self.where = inner, inner.candidates, inner.where
+    def __init__(self, inner, keep: tuple[str, ...]):
+        self.inner, self.keep, self.candidates, self.where = inner, keep, inner.candidates, inner.where
 
     def rerank(self, query, hits, graph):
-        return self.inner.rerank(query, [replace(h, lift=0.0, boost=0.0) for h in hits], graph)
+        dropped = {k: 0.0 for k in ("lift", "boost") if k not in self.keep}
+        return self.inner.rerank(query, [replace(h, **dropped) for h in hits], graph)
+
+
+VARIANTS = {"boosted": lambda r: r, "mixed": lambda r: Wrapped(r, ("lift", "boost")),
+            "no-lift": lambda r: Wrapped(r, ("boost",)), "no-boost": lambda r: Wrapped(r, ("lift",)),
+            "cosine": lambda r: Wrapped(r, ())}
 
 
 def questions_of(kind: str, split: str) -> dict[str, list[dict]]:
@@ -73,8 +87,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--set", action="append", choices=sorted(SETS), required=True, help="repeatable")
     ap.add_argument("--limit", type=int, help="only the first N questions of each project")
+    ap.add_argument("--variant", action="append", choices=list(VARIANTS), help="repeatable (default: all)")
     ap.add_argument("--json", type=Path, help="write the figures and every row here")
     args = ap.parse_args(argv)
+    names = args.variant or list(VARIANTS)
     rows = []
     for name in args.set:
         kind, split = SETS[name]
@@ -85,7 +101,7 @@ def main(argv=None) -> int:
                 if boosted is None:
                     raise SystemExit("no embedding reranker is set: export CODEQA_RERANK=openai:<model> and its "
                                      "CODEQA_RERANK_BASE_URL (scripts/local_llm.sh serve-embed embeddinggemma)")
-                variants = {"cosine": CosineOnly(boosted), "boosted": boosted}
+                variants = {v: VARIANTS[v](boosted) for v in names}
                 for q in qs[:args.limit]:
                     for variant, reranker in variants.items():
                         session.retriever.searcher.reranker = reranker
@@ -93,10 +109,11 @@ def main(argv=None) -> int:
                         if figures is not None:
                             rows.append({"set": name, "project": project, "variant": variant,
                                          "question": q["question"], **figures})
-                    print(f"{name} {project}: {sum(r['project'] == project for r in rows) // 2} done", file=sys.stderr)
+                    done = sum(r["project"] == project for r in rows) // len(variants)
+                    print(f"{name} {project}: {done} done", file=sys.stderr)
     report = {}
     for name in args.set:
-        for variant in ("cosine", "boosted"):
+        for variant in names:
             part = [r for r in rows if r["set"] == name and r["variant"] == variant]
             keys = [k for k in part[0] if k not in ("set", "project", "variant", "question")] if part else []
             figures = {k: round(statistics.fmean(v), 3) for k in keys
