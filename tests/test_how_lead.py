@@ -215,7 +215,7 @@ class _Documents:
 def test_a_zoomed_method_carries_what_the_questions_words_lifted_its_class_by():
     """The words lift (Searcher._lift_by_words) raised the class hit; the method zoomed out of it scores its own
     similarity plus that lift, so that it can lead before the class and the hits that were not lifted."""
-    from codeqa.query.lead import embedding_similarity, zoom_hits
+    from codeqa.query.lead import zoom_hits
     from codeqa.types import Symbol
 
     text = ("class Mailer:\n    \"\"\"Sends mail.\"\"\"\n\n    def send(self, msg):\n        sock = connect()\n"
@@ -226,7 +226,7 @@ def test_a_zoomed_method_carries_what_the_questions_words_lifted_its_class_by():
 
     cls, send, reset = sym("Mailer", "class", 1, 11), sym("Mailer.send", "method", 4, 7), sym("Mailer.reset", "method", 9, 11)
     hit = Hit("m.py", 1, 11, 0.9, "class", "Mailer", text, symbol_ids=(cls.id,), reasons=("dense", "words"), lift=0.15)
-    out = zoom_hits([hit], "How is a message sent?", embedding_similarity([1.0, 0.0], _Documents()), _Graph([cls, send, reset]), _Source(text))
+    out = zoom_hits([hit], "How is a message sent?", [1.0, 0.0], _Documents(), _Graph([cls, send, reset]), _Source(text))
     assert [h.symbol for h in out] == ["Mailer.send", "Mailer"]
     assert out[0].score == pytest.approx(0.8 + 0.15) and "zoom" in out[0].reasons
 

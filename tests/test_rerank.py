@@ -129,9 +129,9 @@ def test_a_second_embedding_model_reorders_a_questions_candidates(indexed_repo, 
     assert keys[0] == pytest.approx(max(keys), abs=1e-6) and hits[0].score == pytest.approx(keys[0], abs=1e-5)
     assert QUESTION in sent and len(sent) >= 3  # the question, and the candidates' path, name and code
     assert all(request.headers.get("authorization") == "Bearer rerank-key" for request in llm_stub.embedding_requests)
-    # a candidate and a question are embedded once a process: the same search again sends nothing
+    # a candidate is embedded once a process: the second search sends the question only
     assert [(h.path, h.start_line) for h in again] == [(h.path, h.start_line) for h in hits]
-    assert [t for q in llm_stub.embedding_requests for t in q.body["input"]][len(sent):] == []
+    assert [t for q in llm_stub.embedding_requests for t in q.body["input"]][len(sent):] == [QUESTION]
 
 
 def test_an_identifier_keeps_the_first_models_order(indexed_repo, embedder, embedding_rerank_settings, llm_stub):
@@ -237,30 +237,3 @@ class TestRerankerContract:
 
     def test_an_identifier_is_left_alone(self, make):
         assert make(True).rerank("EncoderClass.encode", _pool(), _Graph()) == _pool()
-
-
-class _Constant:
-    """The index's model, as far as zooming goes: every text at the same 0.5 from the question."""
-
-    model_id, dimension = "constant", 2
-
-    def encode(self, texts, batch_size=64):
-        return np.tile(np.asarray([0.5, 0.5], dtype=np.float32), (len(texts), 1))
-
-
-def test_a_zoomed_method_is_scored_by_the_model_that_reranked_the_hits():
-    """With an embedding reranker the hits carry its cosines, so the methods lead.zoom_hits adds are scored by its
-    model too: scored by the index's model (stop 51), a zoomed method and its neighbours were compared by work_first
-    on two scales. When the second model fails, the index's model scores them, and the search goes on."""
-    from codeqa.query.searcher import Searcher
-
-    texts = ["def encode(text): return vector(text)", "def parse(config): ..."]
-    searcher = Searcher(store=None, embedder=_Constant(), graph=None, source=None)
-    assert list(searcher._similarity(QUESTION, [1.0, 0.0])(texts)) == [0.5, 0.5]
-    words = _Words()
-    searcher.reranker = EmbeddingReranker(words, words)
-    expected = words.encode(texts) @ words.encode([QUESTION])[0]
-    assert list(searcher._similarity(QUESTION, [1.0, 0.0])(texts)) == pytest.approx(list(expected))
-    assert expected[0] != pytest.approx(expected[1])
-    searcher.reranker = EmbeddingReranker(_Failing(), _Failing())
-    assert list(searcher._similarity(QUESTION, [1.0, 0.0])(texts)) == [0.5, 0.5]

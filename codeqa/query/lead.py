@@ -6,9 +6,8 @@ Zoom (`zoom_hits`): a class-sized hit is preceded by the method in it nearest th
 A chunk holds a small class whole (a retry strategy: `__init__` and `__call__`), and the dense model ranks
 the class by its docstring; the answer then led with the class header while the work sat in `__call__`
 further down. For the best ZOOM_HITS hits that are a class holding methods, the methods are embedded at
-question time (the same header + code text the index embeds, `embed.text.embedding_text`, by the model that
-ranked the hits: an embedding reranker's when one is set) and the one nearest the question is put just before
-its class, with the class's score. The class stays in the evidence:
+question time (the same header + code text the index embeds, `embed.text.embedding_text`) and the one
+nearest the question is put just before its class, with the class's score. The class stays in the evidence:
 the method is a span inside it, so the evidence an LLM reads does not change, only what an extractive
 answer cites first.
 
@@ -27,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
-from typing import Callable, Collection, Sequence
+from typing import Collection
 
 import numpy as np
 
@@ -59,20 +58,14 @@ SECONDARY_BEHIND = 1.0  # taken there from a test, an example or a doc unless th
 ACRONYM_PRIOR = 0.05  # added there to a hit whose name holds an acronym of the question's words (LRUCache: "least recently used")
 # methods that set an object up or show it: they do not do the behaviour a "how" question asks about
 SETUP_METHODS = frozenset(("__init__", "__new__", "__post_init__", "__repr__", "__str__", "__eq__", "__hash__", "__del__"))
-# the similarity of each text to a question, as one array (zoom_hits)
-Similarity = Callable[[Sequence[str]], np.ndarray]
 _ASKS_SETUP = re.compile(r"\b(?:creat|construct|initiali[sz]|instantiat|set\s+up|repr|printed|compared|equal)", re.I)
 
 
-def zoom_hits(hits: list[Hit], question: str, similarity: Similarity, graph: GraphQueries, source: SourceFiles,
-              count: int = ZOOM_HITS) -> list[Hit]:
+def zoom_hits(hits: list[Hit], question: str, query_vector: np.ndarray, documents: Embedder, graph: GraphQueries,
+              source: SourceFiles, count: int = ZOOM_HITS) -> list[Hit]:
     """`hits`, with the method nearest the question before each of the first `count` hits that is a class
     holding methods (reason "zoom", score: its own similarity to the question plus the class's `lift`). A method already among the
-    hits is not added again, nor one of SETUP_METHODS unless the question asks about setting up or showing.
-
-    `similarity(texts)` scores the methods' texts against the question on the scale the hits were ranked on
-    (`embedding_similarity`: the index's model; with an embedding reranker, its model), so that work_first
-    compares a zoomed method with its neighbours on one scale."""
+    hits is not added again, nor one of SETUP_METHODS unless the question asks about setting up or showing."""
     present = {(h.path, h.start_line) for h in hits}
     setup = _ASKS_SETUP.search(question) is not None
     # (logic lines, hit index, method, its text) of the methods not already among the hits
@@ -85,7 +78,7 @@ def zoom_hits(hits: list[Hit], question: str, similarity: Similarity, graph: Gra
         return hits
     texts = [embedding_text(hits[i].path, m.qualified_name, m.signature, m.docstring, text, max_chars=MEMBER_CHARS)
              for _, i, m, text in found]
-    scores = similarity(texts)
+    scores = documents.encode(texts) @ np.asarray(query_vector, dtype=np.float32)
     best: dict[int, tuple[float, Symbol, str]] = {}
     for (_, i, member, text), score in zip(found, scores):
         if i not in best or score > best[i][0]:
@@ -101,12 +94,6 @@ def zoom_hits(hits: list[Hit], question: str, similarity: Similarity, graph: Gra
             out.append(picks[i])
         out.append(h)
     return out
-
-
-def embedding_similarity(query_vector: Sequence[float], documents: Embedder) -> Similarity:
-    """The cosine of each text, embedded by `documents`, to a question's vector from the same model."""
-    vector = np.asarray(query_vector, dtype=np.float32)
-    return lambda texts: documents.encode(list(texts)) @ vector
 
 
 def work_first(hits: list[Hit], question: str = "", count: int = WORK_HEAD) -> list[Hit]:

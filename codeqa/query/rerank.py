@@ -17,8 +17,7 @@ are spread over files): the bundled MiniLM finds the candidates, and a stronger 
 OpenAI-compatible /embeddings endpoint (EmbeddingGemma-300M: `scripts/local_llm.sh serve-embed
 embeddinggemma`) scores each one, its path, name and first RERANK_TEXT_CHARS characters, by cosine to the
 question, plus what the search's own rankers and the question's words had added to the candidate; the pool is
-reordered by that score, and the spread over files then works on the new order. The methods an answer zooms
-into (lead.zoom_hits) are scored by the same model, so that they and the hits around them share one scale. The
+reordered by that score, and the spread over files then works on the new order. The
 index stays the small model's (indexing with the larger one runs ten to twenty times slower on a CPU),
 and the larger one reads only some 30 chunks a question, each once a process (`cache_size` vectors are
 kept). A failed request keeps the pool's order and says so in the hits' reasons.
@@ -122,37 +121,27 @@ class EmbeddingReranker:
             return hits  # an identifier or a code fragment: the keyword and symbol boosts rank it better
         pool, rest = hits[:self.candidates], hits[self.candidates:]
         try:
-            cosines = self.similarity(query, [candidate_text(h) for h in pool])
+            question = np.asarray(self.queries.encode([query])[0], dtype=np.float32)
+            vectors = self._vectors([candidate_text(h) for h in pool])
         except CodeQAError as exc:
             return _keep(pool, f"embedding rerank failed, search order kept: {one_line(str(exc), 160)}") + rest
-        scores = [float(cosine) + h.lift + h.boost for cosine, h in zip(cosines, pool)]
+        scores = [float(cosine) + h.lift + h.boost for cosine, h in zip(vectors @ question, pool)]
         order = sorted(range(len(pool)), key=lambda i: -scores[i])
         return [replace(pool[i], score=scores[i], reasons=pool[i].reasons + (f"embedding rerank {i + 1}->{place}",))
                 for place, i in enumerate(order, 1)] + rest
 
-    def similarity(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        """The second model's cosine of each text to the query, one array; a text or query embedded before in
-        this process is not embedded again. Raises the embedder's CodeQAError when the model fails.
-
-        Besides `rerank`, the Searcher scores the methods it zooms into with this (lead.zoom_hits), so that a
-        zoomed method and the reranked hits around it compare on one scale."""
-        question = self._vectors([query], self.queries, "query")[0]
-        return self._vectors(list(texts), self.documents, "document") @ question
-
-    def _vectors(self, texts: list[str], model: Embedder, side: str) -> np.ndarray:
-        keys = [(side, t) for t in texts]  # a query and a document of the same text embed differently
+    def _vectors(self, texts: list[str]) -> np.ndarray:
         with self._lock:
-            found = {k: self._cache[k] for k in keys if k in self._cache}
-        missing = list(dict.fromkeys(k for k in keys if k not in found))
+            found = {t: self._cache[t] for t in texts if t in self._cache}
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
         if missing:
-            vectors = model.encode([t for _, t in missing])
-            found.update(zip(missing, (np.asarray(v, dtype=np.float32) for v in vectors)))
+            found.update(zip(missing, (np.asarray(v, dtype=np.float32) for v in self.documents.encode(missing))))
             with self._lock:
-                for key in missing:
+                for text in missing:
                     if len(self._cache) >= self.cache_size:
                         self._cache.pop(next(iter(self._cache)))  # the oldest first
-                    self._cache[key] = found[key]
-        return np.stack([found[k] for k in keys])
+                    self._cache[text] = found[text]
+        return np.stack([found[t] for t in texts])
 
 
 def candidate_text(hit: Hit) -> str:

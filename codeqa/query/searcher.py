@@ -16,13 +16,12 @@ from typing import Mapping, Sequence
 
 from ..embed import Embedder
 from ..embed.question_map import QuestionMap
-from ..errors import CodeQAError
 from ..roles import path_role
 from ..store import StoreReader, query_sparse_vector, semantic_coverage
 from ..types import Hit
-from .lead import Similarity, callee_first, embedding_similarity, follow_delegates, logic_first, work_first, zoom_hits
+from .lead import callee_first, follow_delegates, logic_first, work_first, zoom_hits
 from .lookup import GraphQueries
-from .rerank import EmbeddingReranker, Reranker
+from .rerank import Reranker
 from .rankers import (HOP_SOURCES, KEYWORD_CODE_SHARE, NamedSymbols, QuestionDeed, RankQuery, Ranker, ReferenceHop,
                       SecondaryFiles)
 from .source import SourceFiles
@@ -122,7 +121,7 @@ class Searcher:
             chosen = merged[:top_k]
             chosen += self._work(chosen, query)
             if ranked.behaviour and vector is not None:
-                chosen = zoom_hits(chosen, query, self._similarity(query, vector), self.graph, self.source)
+                chosen = zoom_hits(chosen, query, vector, self.documents, self.graph, self.source)
                 chosen = follow_delegates(logic_first(work_first(chosen, query)), self.store, self.graph, self.source)
                 chosen = callee_first(chosen, self._calls_from(chosen[:1]))
             chosen += self._callees(chosen) + _other_files(merged[top_k:], chosen, SPREAD_FILES)
@@ -133,21 +132,6 @@ class Searcher:
         # the index holds redacted text; a result shows the file's own lines (the user's machine, not a prompt)
         return [replace(h, text=text) if (text := self.source.text(h.path, h.start_line, h.end_line)) is not None else h
                 for h in chosen]
-
-    def _similarity(self, query: str, vector: Sequence[float]) -> Similarity:
-        """What lead.zoom_hits scores methods with: the model that ranked the question's hits. With an embedding
-        reranker that is its model (the hits carry its cosines); should it fail, the index's model."""
-        own = embedding_similarity(vector, self.documents)
-        reranker = self.reranker
-        if not isinstance(reranker, EmbeddingReranker):
-            return own
-
-        def second(texts: Sequence[str]):
-            try:
-                return reranker.similarity(query, texts)
-            except CodeQAError:
-                return own(texts)
-        return second
 
     def _candidates(self, query: RankQuery, limit: int, vector: Sequence[float] | None, coverage: float) -> list[Hit]:
         """The engine's best `limit` chunks: dense (`vector`), with BM25 over the code terms fused in when the
