@@ -1,24 +1,22 @@
 """The embedding reranker several ways in one run, sharing its vectors:
 
-    boosted   the reranker as it ships: its cosine plus what the search had added (the question's words lift and
-              the rankers' boosts, Hit.lift and Hit.boost), the methods zoomed into scored by its model (stop 52)
-    mixed     stop 51's form: the same score, the zoomed methods scored by the index's model (MiniLM)
-    no-lift   the cosine plus the boosts, not the words lift (zoomed methods scored as in `mixed`)
-    no-boost  the cosine plus the words lift, not the boosts (zoomed methods scored as in `mixed`)
+    boosted   the reranker as it ships (stop 51): its cosine plus what the search had added, the question's words
+              lift and the rankers' boosts (Hit.lift and Hit.boost)
+    no-lift   the cosine plus the boosts, not the words lift
+    no-boost  the cosine plus the words lift, not the boosts
     cosine    stop 50's form: the cosine alone
 
     scripts/local_llm.sh serve-embed embeddinggemma 18091       # then its exports (CODEQA_RERANK=openai:...)
     python bench/rerank_compare.py --set how-dev --set swe-dev  # tune on these
     python bench/rerank_compare.py --set how-test --set swe-test --limit 12
                                                                 # run once, to confirm
-    python bench/rerank_compare.py ... --variant boosted --variant mixed   # some of them (default: all)
+    python bench/rerank_compare.py ... --variant boosted --variant no-lift  # some of them (default: all)
     python bench/rerank_compare.py ... --json OUT.json          # figures and per-question rows
 
 All variants share one reranker's vector cache, so a candidate is embedded once a process: on two CPU cores that
-is what a reranked search spends its ~15 s on, and a further variant costs little (`boosted` embeds the methods it
-zooms into as well). The sets are bench/how.py's (lead, cited, evidence, search hit and MRR@10) and
-bench/swe_qa.py's (search file recall@10, span hit@10, span MRR@10, named definitions covered, and the same over an
-answer's evidence). `--limit N` takes the first N questions of each project, as bench/swe_qa.py does.
+is what a reranked search spends its ~15 s on, and a further variant costs no embedding. The sets are
+bench/how.py's (lead, cited, evidence, search hit and MRR@10) and bench/swe_qa.py's (search file recall@10, span
+hit@10, span MRR@10, named definitions covered, and the same over an answer's evidence). `--limit N` takes the first N questions of each project, as bench/swe_qa.py does.
 """
 
 from __future__ import annotations
@@ -39,8 +37,7 @@ SETS = {"how-dev": ("how", "dev"), "how-test": ("how", "test"), "swe-dev": ("swe
 
 
 class Wrapped:
-    """The reranker with some of what the search added dropped before it (`keep`: "lift", "boost"). Not an
-    EmbeddingReranker itself, so the Searcher scores zoomed methods with the index's model, as stop 51 did."""
+    """The reranker with some of what the search added dropped before it (`keep`: "lift", "boost")."""
 
     def __init__(self, inner, keep: tuple[str, ...]):
         self.inner, self.keep, self.candidates, self.where = inner, keep, inner.candidates, inner.where
@@ -50,9 +47,8 @@ class Wrapped:
         return self.inner.rerank(query, [replace(h, **dropped) for h in hits], graph)
 
 
-VARIANTS = {"boosted": lambda r: r, "mixed": lambda r: Wrapped(r, ("lift", "boost")),
-            "no-lift": lambda r: Wrapped(r, ("boost",)), "no-boost": lambda r: Wrapped(r, ("lift",)),
-            "cosine": lambda r: Wrapped(r, ())}
+VARIANTS = {"boosted": lambda r: r, "no-lift": lambda r: Wrapped(r, ("boost",)),
+            "no-boost": lambda r: Wrapped(r, ("lift",)), "cosine": lambda r: Wrapped(r, ())}
 
 
 def questions_of(kind: str, split: str) -> dict[str, list[dict]]:
