@@ -77,7 +77,7 @@ class NamedSymbols:
         out = []
         for h in hits:
             if _defines_any(h, named.values(), set(named)):
-                h = replace(h, score=h.score + boost, boost=h.boost + boost, reasons=h.reasons + ("symbol",))
+                h = boosted(h, boost, "symbol")
             out.append(h)
         present = {(h.path, h.start_line) for h in out}
         for h in self.store.chunks_for_symbols(list(named)[:20], limit=40):
@@ -107,11 +107,9 @@ class ReferenceHop:
             sid = h.symbol_ids[0] if h.symbol_ids else None
             if i >= HOP_SOURCES and sid is not None:
                 if sid in targets:
-                    h = replace(h, score=h.score + HOP_BOOST, boost=h.boost + HOP_BOOST,
-                                reasons=h.reasons + ("ref-hop",))
+                    h = boosted(h, HOP_BOOST, "ref-hop")
                 elif _parent_of(sid) in sources:
-                    h = replace(h, score=h.score + MEMBER_BOOST, boost=h.boost + MEMBER_BOOST,
-                                reasons=h.reasons + ("member",))
+                    h = boosted(h, MEMBER_BOOST, "member")
             out.append(h)
         return sorted(out, key=lambda h: -h.score)
 
@@ -121,8 +119,8 @@ class SecondaryFiles:
 
     def rank(self, hits: list[Hit], query: RankQuery) -> list[Hit]:
         asked = SECONDARY_WORDS.search(query.text)
-        out = [replace(h, score=h.score - ROLE_PENALTY[role], boost=h.boost - ROLE_PENALTY[role])
-               if (role := path_role(h.path)) != "code" and not (asked and role != "stub") else h for h in hits]
+        out = [boosted(h, -ROLE_PENALTY[role]) if (role := path_role(h.path)) != "code" and not (asked and role != "stub")
+               else h for h in hits]
         return sorted(out, key=lambda h: -h.score)
 
 
@@ -142,9 +140,14 @@ def lift_deed(hits: list[Hit], deed: str | None) -> list[Hit]:
     if deed is None:
         return hits
     deed_stem = stem(deed)
-    out = [replace(h, score=h.score + DEED_BOOST, boost=h.boost + DEED_BOOST, reasons=h.reasons + ("deed",))
-           if h.symbol and deed_stem in name_stems(h.symbol) else h for h in hits]
+    out = [boosted(h, DEED_BOOST, "deed") if h.symbol and deed_stem in name_stems(h.symbol) else h for h in hits]
     return sorted(out, key=lambda h: -h.score)
+
+
+def boosted(h: Hit, amount: float, reason: str | None = None) -> Hit:
+    """`h` with `amount` added to its score and recorded in its `boost` (what the embedding reranker keeps on top of
+    its own cosine, query/rerank.py), and `reason` added to its reasons when given."""
+    return replace(h, score=h.score + amount, boost=h.boost + amount, reasons=h.reasons + ((reason,) if reason else ()))
 
 
 def _defines_any(h: Hit, named: Sequence[Symbol], named_ids: set[str]) -> bool:
