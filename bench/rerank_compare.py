@@ -16,7 +16,8 @@
 All variants share one reranker's vector cache, so a candidate is embedded once a process: on two CPU cores that
 is what a reranked search spends its ~15 s on, and a further variant costs no embedding. The sets are
 bench/how.py's (lead, cited, evidence, search hit and MRR@10) and bench/swe_qa.py's (search file recall@10, span
-hit@10, span MRR@10, named definitions covered, and the same over an answer's evidence). `--limit N` takes the first N questions of each project, as bench/swe_qa.py does.
+hit@10, span MRR@10, named definitions covered, and the same over an answer's evidence). `--limit N` takes the
+first N questions of each project, as bench/swe_qa.py does.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def main(argv=None) -> int:
     ap.add_argument("--variant", action="append", choices=list(VARIANTS), help="repeatable (default: all)")
     ap.add_argument("--json", type=Path, help="write the figures and every row here")
     args = ap.parse_args(argv)
-    names = args.variant or list(VARIANTS)
+    names = list(dict.fromkeys(args.variant or VARIANTS))  # a variant named twice is measured once
     rows = []
     for name in args.set:
         kind, split = SETS[name]
