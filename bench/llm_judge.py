@@ -21,7 +21,9 @@ each answer is read from the server's logprobs (llama.cpp's OpenAI-compatible /v
 
 Printed per set: how often the search's first candidate is the gold (what the answer does today), how often the
 judge's best-scored one is, and how often the gold is among the candidates at all (what a perfect judge reaches),
-with the seconds a question took. Sources and indexes as bench/how.py's ($CODEQA_BENCH_DATA,
+with the seconds a question took; then, for each of MARGINS, how often the gold leads when the search's first is
+kept unless the judge scores its best that much higher (`--summarise OUT.json` prints these again from a
+saved run, without a server). Sources and indexes as bench/how.py's ($CODEQA_BENCH_DATA,
 $CODEQA_BENCH_INDEX_ROOT). The test set is for confirming a judge that wins on dev, not for finding one.
 """
 
@@ -44,6 +46,7 @@ from qa_harness import DATA, INDEX_ROOT, Session  # noqa: E402
 SYSTEM_LIST = "You are an expert programmer. You read code and find the function that implements a behaviour."
 SYSTEM_POINT = "You are an expert programmer reviewing code."
 _DOC = re.compile(r"^[rRbBuU]?(\"\"\"|''')")
+MARGINS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)
 
 
 def code_view(text: str, lines: int) -> str:
@@ -128,9 +131,26 @@ def judge_point(port: int, question: str, cands: list[dict], lines: int) -> list
     return scores
 
 
+def led_by_gold(rows: list[dict], margin: float) -> int:
+    """Questions whose gold leads when the search's first candidate is kept unless the judge's best scores more than
+    `margin` above it."""
+    return sum(r["gold_at"] is not None and r["gold_at"] == (r["best"] if r["scores"][r["best"]] - r["scores"][0] > margin else 0)
+               for r in rows if r["scores"])
+
+
+def summarise(rows: list[dict], label: str) -> str:
+    seconds = statistics.fmean(r["seconds"] for r in rows) if rows else 0.0
+    return (f"{label}, {len(rows)} questions: search's first is gold {sum(r['gold_at'] == 0 for r in rows)}, judge's best "
+            f"is gold {sum(r['gold_at'] is not None and r['best'] == r['gold_at'] for r in rows)}, gold among the "
+            f"candidates {sum(r['gold_at'] is not None for r in rows)}; {seconds:.1f} s a question\n"
+            "gold leads, the search's first kept unless the judge's best beats it by: "
+            + ", ".join(f"{m:g} -> {led_by_gold(rows, m)}" for m in MARGINS))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--port", type=int, required=True, help="the llama.cpp chat server's port (scripts/local_llm.sh serve)")
+    ap.add_argument("--port", type=int, help="the llama.cpp chat server's port (scripts/local_llm.sh serve)")
+    ap.add_argument("--summarise", type=Path, metavar="OUT.json", help="print the figures of a saved --json run and stop")
     ap.add_argument("--mode", choices=["list", "point"], default="list")
     ap.add_argument("--set", choices=["dev", "test"], default="dev")
     ap.add_argument("--candidates", type=int, default=4)
@@ -138,6 +158,11 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, help="the first N questions of the set")
     ap.add_argument("--json", type=Path, help="write the per-question scores here")
     args = ap.parse_args(argv)
+    if args.summarise:
+        print(summarise(json.loads(args.summarise.read_text()), str(args.summarise)))
+        return 0
+    if args.port is None:
+        ap.error("--port is needed to run the judge (or --summarise OUT.json to read a saved run)")
     questions = [json.loads(line) for line in (QUESTIONS / f"how-{args.set}.jsonl").read_text().splitlines()
                  if line.strip()][:args.limit]
     judge = judge_list if args.mode == "list" else judge_point
@@ -154,11 +179,7 @@ def main(argv=None) -> int:
                              "seconds": round(time.perf_counter() - started, 1)})
                 print(f"{q['id']:28} gold at {gold}  judge's best {best}  {rows[-1]['scores']}  "
                       f"{rows[-1]['seconds']} s", file=sys.stderr, flush=True)
-    n = len(rows)
-    print(f"{args.set}, {args.mode}, {args.candidates} candidates, {n} questions: search's first is gold "
-          f"{sum(r['gold_at'] == 0 for r in rows)}, judge's best is gold {sum(r['gold_at'] is not None and r['best'] == r['gold_at'] for r in rows)}, "
-          f"gold among the candidates {sum(r['gold_at'] is not None for r in rows)}; "
-          f"{statistics.fmean(r['seconds'] for r in rows):.1f} s a question")
+    print(summarise(rows, f"{args.set}, {args.mode}, {args.candidates} candidates"))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0
