@@ -31,18 +31,9 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from cpu_features import cpu_has_bf16  # scripts/: the check train_adapter.py uses too
+
 MAX_TEXTS = 2048  # a request with more texts is refused (413): the client then sends smaller batches
-BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # a CPU flag that says bfloat16 runs natively
-
-
-def auto_dtype(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
-    """bfloat16 where the CPU computes it natively, else float32 (also where /proc/cpuinfo is absent)."""
-    try:
-        flags = next((line.split(":", 1)[1].split() for line in cpuinfo.read_text().splitlines()
-                      if line.startswith("flags")), [])
-    except OSError:
-        return "float32"
-    return "bfloat16" if any(f in flags for f in BF16_FLAGS) else "float32"
 
 
 def main() -> None:
@@ -63,7 +54,7 @@ def main() -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    dtype = auto_dtype() if args.dtype == "auto" else args.dtype
+    dtype = args.dtype if args.dtype != "auto" else "bfloat16" if cpu_has_bf16() else "float32"
     model = SentenceTransformer(str(args.model_dir), device="cpu", local_files_only=True,
                                 model_kwargs={"dtype": getattr(torch, dtype)})
     name = args.name or args.model_dir.name

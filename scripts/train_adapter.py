@@ -38,6 +38,7 @@ from torch import nn  # noqa: E402
 
 from codeqa.embed.adapter import ADAPTER_FILE, is_target, save_adapter  # noqa: E402
 from codeqa.embed import BASE_MODEL_ID  # noqa: E402
+from cpu_features import cpu_has_bf16  # noqa: E402
 
 DEFAULTS = {"rank": 16, "scale": 2.0, "temperature": 0.05, "lr": 5e-4, "batch_size": 128, "epochs": 2, "seed": 0,
             "query_max_tokens": 64, "text_max_tokens": 128, "warmup_steps": 10, "weight_decay": 0.01,
@@ -55,14 +56,6 @@ HELP = {
     "hard_negative_pool": "how many of the best-ranked wrong texts the hard negatives are drawn from",
 }
 NEAR_DUPLICATE_QUERY = 0.9  # a candidate whose own query is this close to the pair's is not a negative
-
-
-def cpu_has_bf16() -> bool:
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def resolve_precision(precision: str, device) -> str:
