@@ -10,7 +10,8 @@ from codeqa.query import searcher
 from codeqa.query.lead import work_first
 from codeqa.query.question import asks_behaviour
 from codeqa.query.retrieve import Retriever
-from codeqa.query.words import acronyms, name_acronyms
+from codeqa.query.words import acronyms, inflections, name_acronyms
+from codeqa.store import token_id
 from codeqa.types import Hit
 from conftest import index_package
 
@@ -159,3 +160,51 @@ def test_pieces_of_one_definition_merge_with_the_lift_inside_their_best_score():
     for pieces in ([lifted, longer], [longer, lifted]):
         (merged,) = searcher._merge_same_symbol(pieces)
         assert (merged.end_line, merged.score, merged.lift) == (30, 0.70, 0.15)
+
+
+EXPIRY_FILES = {
+    "kv/__init__.py": "from .table import Table\n",
+    "kv/table.py": '''class Table:
+    def __init__(self):
+        self.rows = {}
+        self.journal = []
+        self.size = 0
+
+    def expire(self, key):
+        entry = self.rows.pop(key)
+        self.journal.append(("gone", key))
+        self.size -= entry.size
+        return entry
+''',
+    "kv/notes.py": '''def describe():
+    """What happens when entries get expired: expired entries are dropped."""
+    return "expired entries are dropped"
+''',
+}
+EXPIRY_QUESTION = "What happens when entries get expired?"
+
+
+def test_a_words_plain_forms_join_the_keywords_at_a_lower_weight():
+    assert inflections("matches")[:2] == ["matches", "match"] and "cache" in inflections("caching")
+    assert "handle" in inflections("handled") and "retry" in inflections("retries")
+    assert inflections("map") == ["map"] and inflections("full") == ["full"]  # nothing to strip
+    ids, weights = searcher.words_vector("How are matches handled?", form_weight=0.5)
+    by_token = dict(zip(ids, weights))
+    assert by_token[token_id("matches")] == 1.0 and by_token[token_id("match")] == 0.5
+    assert by_token[token_id("handle")] == 0.5
+    assert token_id("match") not in searcher.words_vector("How are matches handled?", form_weight=0)[0]
+    # a token two words share keeps the higher weight: "match" written, and a form of "matches"
+    ids, weights = searcher.words_vector("How does match find matches?", form_weight=0.5)
+    assert dict(zip(ids, weights))[token_id("match")] == 1.0
+
+
+def test_the_code_naming_a_plain_form_of_the_questions_words_is_lifted(tmp_path_factory, embedder, settings,
+                                                                        monkeypatch):
+    # the code says `expire` and `entry`, the question "expired" and "entries": only their plain forms meet
+    repo = index_package(tmp_path_factory.mktemp("word-forms") / "repo", EXPIRY_FILES, embedder)
+    with Retriever.open(repo, settings, embedder) as r:
+        lifted = {h.symbol for h in r.search(EXPIRY_QUESTION, top_k=5) if "words" in h.reasons}
+        assert {"Table", "describe"} <= lifted, lifted  # the class holds its methods whole: one chunk
+        monkeypatch.setattr(searcher, "WORDS_FORM_WEIGHT", 0.0)
+        lifted = {h.symbol for h in r.search(EXPIRY_QUESTION, top_k=5) if "words" in h.reasons}
+        assert "Table" not in lifted and "describe" in lifted, lifted

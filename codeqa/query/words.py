@@ -27,6 +27,19 @@ def prose_keywords(query: str) -> str:
     return " ".join(w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", query) if w.lower() not in STOP_WORDS)
 
 
+def inflections(word: str) -> list[str]:
+    """`word` (lower case) and the plain forms its crude stem (stem()) can stand for: matches -> match, matche;
+    handled -> handl, handle; retries -> retri, retrie, retry. Most are not words and match nothing; the
+    point is the one that is, because code names a thing `match` or `handle` where a question writes
+    "matches" or "handled", and the keyword index holds words as written."""
+    word = word.lower()
+    base = stem(word)
+    if base == word:  # nothing to strip: map, full
+        return [word]
+    forms = [word, base, base + "e"] + ([base[:-1] + "y"] if base.endswith("i") else [])
+    return list(dict.fromkeys(forms))
+
+
 def code_terms(query: str) -> list[str]:
     """Tokens of a query that are code, not prose: `quoted`, "a string", snake_case, camelCase, a.b, f(), file.ext."""
     terms = [t.strip("`'\"()") for t in _CODE_TERM.findall(query)]
