@@ -51,9 +51,9 @@ WORDS_POOL = 100  # dense candidates the lift can reach (in a first form, at lif
 WORDS_RANKS = 30  # the first this many code definitions by BM25 are lifted ... (there, 15 or 50: 0.875)
 WORDS_LIFT = 0.15  # ... the first by this much, less down the ranks (0.25: dev lead 0.500, attrs citation precision -0.018)
 # ... and each word's plain forms (words.inflections: "matches" -> match) join the BM25 query at this weight, the
-# word as written at 1. Dev, before -> after (docs/benchmarks.md, stop 55): how lead 0.536 -> 0.554, search hit@10
-# 0.804 -> 0.821; SWE-QA dev search span hit 0.746 -> 0.762, MRR 0.515 -> 0.529. At 1.0: lead 0.571, cited
-# 0.839 -> 0.821; at 0.75 lead 0.554, cited 0.821. 0 leaves the forms out.
+# word as written at 1. Dev, before -> after (docs/benchmarks.md, stop 55): how lead 0.536 -> 0.571, search hit@10
+# 0.804 -> 0.821; SWE-QA dev search span hit 0.746 -> 0.762, MRR 0.515 -> 0.529. A first form at 1.0: the same
+# lead, how cited 0.839 -> 0.821; at 0.75 lead 0.554, cited 0.821. 0 leaves the forms out.
 WORDS_FORM_WEIGHT = 0.5
 PATH_WORD_MAX_FILES = 3  # a word in more file names than this ("toml" in tomlkit) names no file in particular
 # "No such option" / 'cannot open file': quotes not inside a word (don't, the bar's writer) around 2+ words
