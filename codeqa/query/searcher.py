@@ -17,8 +17,7 @@ from typing import Mapping, Sequence
 from ..embed import Embedder
 from ..embed.question_map import QuestionMap
 from ..roles import path_role
-from ..embed.text import code_tokens
-from ..store import StoreReader, query_sparse_vector, semantic_coverage, token_id
+from ..store import StoreReader, query_sparse_vector, semantic_coverage
 from ..types import Hit
 from .lead import callee_first, follow_delegates, logic_first, work_first, zoom_hits
 from .lookup import GraphQueries
@@ -321,17 +320,19 @@ class Searcher:
         return out
 
 
-def words_vector(question: str, form_weight: float = WORDS_FORM_WEIGHT) -> tuple[list[int], list[float]]:
+def words_vector(question: str, form_weight: float) -> tuple[list[int], list[float]]:
     """The sparse query of Searcher._lift_by_words: a question's prose words at weight 1, and the plain forms
     of each (words.inflections) at `form_weight`, so that "matches" finds `match` while the word as written
-    counts for more. A token two words share keeps its highest weight."""
-    weights: dict[int, float] = {}
-    for word in prose_keywords(question).split():
-        forms = inflections(word) if form_weight > 0 else [word]
-        for rank, form in enumerate(forms):
-            for token in code_tokens(form):
-                tid = token_id(token)
-                weights[tid] = max(weights.get(tid, 0.0), 1.0 if rank == 0 else form_weight)
+    counts for more. A token both written and a form of another word keeps weight 1. A word goes lower-cased, so
+    `PathSpec` is the token pathspec and not also path and spec: split, SWE-QA dev search file recall fell 0.602 ->
+    0.594 and span hit 0.762 -> 0.754 (stop 55). A `form_weight` of 0 is the query before stop 55: the words as
+    written, split."""
+    if form_weight <= 0:
+        return query_sparse_vector(prose_keywords(question))
+    words = [w.lower() for w in prose_keywords(question).split()]
+    written = query_sparse_vector(" ".join(words))[0]
+    forms = query_sparse_vector(" ".join(f for w in words for f in inflections(w)[1:]))[0]
+    weights = {**dict.fromkeys(forms, form_weight), **dict.fromkeys(written, 1.0)}
     ids = sorted(weights)
     return ids, [weights[i] for i in ids]
 
