@@ -92,15 +92,23 @@ def test_the_lift_moves_code_the_words_find_above_what_the_dense_model_put_first
     works = Hit("web/router.py", 5, 15, 0.50, "method", "Router.match", "...", reasons=("dense",))
     lifting = object.__new__(searcher.Searcher)
     lifting.store = _WordsOnly([section, works])  # the README shares the most words; it is not code
-    out = lifting._lift_by_words(QUESTION, [talks, section, works])
+    out = lifting._lift_by_words(QUESTION, [talks, section, works], searcher.WORDS_LIFT)
     assert [h.symbol for h in out] == ["Router.match", "Request.route", "README.md > Routing"]
     assert out[0].lift == pytest.approx(searcher.WORDS_LIFT) and out[0].score == pytest.approx(0.50 + searcher.WORDS_LIFT)
     assert out[1].lift == 0 and out[2].lift == 0
 
 
-def test_a_question_not_about_behaviour_is_not_lifted(retriever):
-    for query in ("Router.match", "What is the route of a request?", "match a request path to a route"):
+def test_a_query_not_asked_in_words_is_not_lifted(retriever):
+    for query in ("Router.match", "match a request path to a route"):
         assert not any("words" in h.reasons or h.lift for h in retriever.search(query, top_k=5)), query
+
+
+def test_a_question_not_about_behaviour_is_lifted_less(retriever):
+    hits = retriever.search("What is the route of a request?", top_k=5)
+    lifted = [h for h in hits if "words" in h.reasons]
+    assert lifted and all(0 < h.lift <= searcher.WORDS_ASKED_LIFT < searcher.WORDS_LIFT for h in lifted), \
+        [(h.symbol, h.lift) for h in hits]
+    assert all(h.path not in ("README.md", "tests/test_router.py") for h in lifted)
 
 
 def test_a_scene_setting_clause_before_how_still_asks_about_behaviour():

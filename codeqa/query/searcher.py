@@ -54,6 +54,12 @@ WORDS_LIFT = 0.15  # ... the first by this much, less down the ranks (0.25: dev 
 # 0.804 -> 0.821; SWE-QA dev search span hit 0.746 -> 0.762, MRR 0.515 -> 0.529. A first form at 1.0: the same
 # lead, how cited 0.839 -> 0.821; at 0.75 lead 0.554, cited 0.821. 0 leaves the forms out.
 WORDS_FORM_WEIGHT = 0.5
+# Any other question asked in words ("What is the role of ...", "Why does ...") is lifted the same way, by at most
+# this much. SWE-QA dev (stop 56), 0 -> 0.075, search file recall / span hit / MRR: 0.602 / 0.762 / 0.529 -> 0.617 /
+# 0.778 / 0.548, evidence 0.657 / 0.794 / 0.512 -> 0.676 / 0.810 / 0.527; 0.05: search span hit 0.754; 0.1: 0.622 /
+# 0.770 / 0.551 and attrs' natural-language R@1 0.60 -> 0.56; the larger pool alone (a lift of ~0): 0.610 / 0.762
+# / 0.529. At WORDS_LIFT (0.15, stop 48, before the plain forms) it cost dev span hit 0.738 -> 0.698.
+WORDS_ASKED_LIFT = 0.075
 PATH_WORD_MAX_FILES = 3  # a word in more file names than this ("toml" in tomlkit) names no file in particular
 # "No such option" / 'cannot open file': quotes not inside a word (don't, the bar's writer) around 2+ words
 _QUOTED_PHRASE = re.compile(r"(?<![\w`])([\"'])[^\"'`\n]*?\w\s+\w[^\"'`\n]*?\1(?![\w`])")
@@ -99,6 +105,8 @@ class Searcher:
         question_deed) lifts the candidates whose name carries it by DEED_BOOST (rankers.QuestionDeed): the dense
         model ranks by topic words and put Command.format_options before the parser (requests'
         natural-language set MRR@10 0.787 -> 0.838, the other sets unchanged).
+        A question asked in words lifts the code definitions BM25 finds by its prose words (`_lift_by_words`):
+        by up to WORDS_LIFT when it asks about behaviour, by up to WORDS_ASKED_LIFT otherwise.
         A question asked in words ("How does Live redraw in place?") gets a top k spread over files
         (`_spread_question`): its first QUESTION_HEAD results as ranked, then package files not yet
         shown. Identifiers and descriptions keep the ranking: capping every query at 2 results a file
@@ -152,12 +160,15 @@ class Searcher:
         if keywords is None and query.behaviour:
             # the whole pool goes on: cut to `limit`, the lifted definitions of one file crowded out the other files
             # an answer spans (bench/multifile.py, search, every file found: 0.657 -> 0.543)
-            return self._lift_by_words(text, self.store.search(vector, None, max(limit, WORDS_POOL)))
+            return self._lift_by_words(text, self.store.search(vector, None, max(limit, WORDS_POOL)), WORDS_LIFT)
+        if keywords is None and query.asked:  # any other question in words: a smaller lift (WORDS_ASKED_LIFT)
+            return self._lift_by_words(text, self.store.search(vector, None, max(limit, WORDS_POOL)), WORDS_ASKED_LIFT)
         return self.store.search(vector, keywords, limit)
 
-    def _lift_by_words(self, question: str, hits: list[Hit]) -> list[Hit]:
+    def _lift_by_words(self, question: str, hits: list[Hit], most: float) -> list[Hit]:
         """`hits` (dense, best first), the code definitions among the first WORDS_RANKS by BM25 over the
-        question's prose words lifted by up to WORDS_LIFT (reason "words", `Hit.lift`), best first again.
+        question's prose words lifted by up to `most` (reason "words", `Hit.lift`), best first again:
+        WORDS_LIFT for a question about behaviour, WORDS_ASKED_LIFT for any other question in words.
 
         The dense model ranks a question about behaviour by its topic, so the definitions that talk about it
         (a docstring, a property named for it) come before the code that does it: for bottle's "How does the
@@ -165,8 +176,10 @@ class Searcher:
         first and `Router.match` 15th. The words the question shares with the code's body (router, route,
         method, path) find it. Only definitions in code files are lifted: README sections and tests share
         the words best. Fused this way, not by RRF: the later steps (lead.py) compare cosine-like scores.
-        Over every question asked in words, SWE-QA-Bench dev's search span hit@10 fell 0.738 -> 0.698, so
-        only questions about behaviour are lifted."""
+        Over every question asked in words, at WORDS_LIFT, SWE-QA-Bench dev's search span hit@10 fell 0.738 ->
+        0.698, so the other questions get the smaller WORDS_ASKED_LIFT (their figures at that constant)."""
+        if most <= 0:
+            return hits
         words = [h for h in self.store.search(None, words_vector(question, WORDS_FORM_WEIGHT), WORDS_RANKS * 3)
                  if h.kind in ("method", "function", "class") and path_role(h.path) == "code"]
         ranks = {(h.path, h.start_line): r for r, h in enumerate(words[:WORDS_RANKS])}
@@ -174,7 +187,7 @@ class Searcher:
         for h in hits:
             rank = ranks.get((h.path, h.start_line))
             if rank is not None:
-                lift = WORDS_LIFT * (1 - rank / WORDS_RANKS)
+                lift = most * (1 - rank / WORDS_RANKS)
                 h = replace(h, score=h.score + lift, lift=lift, reasons=h.reasons + ("words",))
             out.append(h)
         return sorted(out, key=lambda h: -h.score)
