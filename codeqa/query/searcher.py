@@ -58,7 +58,7 @@ WORDS_FORM_WEIGHT = 0.5
 # this much. SWE-QA dev (stop 56), 0 -> 0.075, search file recall / span hit / MRR: 0.602 / 0.762 / 0.529 -> 0.617 /
 # 0.778 / 0.548, evidence 0.657 / 0.794 / 0.512 -> 0.676 / 0.810 / 0.527; 0.05: search span hit 0.754; 0.1: 0.622 /
 # 0.770 / 0.551 and attrs' natural-language R@1 0.60 -> 0.56; the larger pool alone (a lift of ~0): 0.610 / 0.762
-# / 0.529. At WORDS_LIFT (0.15, stop 48, before the plain forms) it cost dev span hit 0.738 -> 0.698.
+# / 0.529; at 0.15 0.623 / 0.762 / 0.540 (in stop 48, with the steps of then, 0.15 cost dev span hit 0.738 -> 0.698).
 WORDS_ASKED_LIFT = 0.075
 PATH_WORD_MAX_FILES = 3  # a word in more file names than this ("toml" in tomlkit) names no file in particular
 # "No such option" / 'cannot open file': quotes not inside a word (don't, the bar's writer) around 2+ words
