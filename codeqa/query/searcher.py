@@ -157,12 +157,11 @@ class Searcher:
         if coverage < 1 and keywords is None:  # chunks without a dense vector yet are found by their words
             return self.store.search(vector, query_sparse_vector(prose_keywords(text)), limit,
                                      weights=(1.0, 1.0 - coverage))
-        if keywords is None and query.behaviour:
+        if keywords is None and query.asked:
             # the whole pool goes on: cut to `limit`, the lifted definitions of one file crowded out the other files
             # an answer spans (bench/multifile.py, search, every file found: 0.657 -> 0.543)
-            return self._lift_by_words(text, self.store.search(vector, None, max(limit, WORDS_POOL)), WORDS_LIFT)
-        if keywords is None and query.asked:  # any other question in words: a smaller lift (WORDS_ASKED_LIFT)
-            return self._lift_by_words(text, self.store.search(vector, None, max(limit, WORDS_POOL)), WORDS_ASKED_LIFT)
+            return self._lift_by_words(text, self.store.search(vector, None, max(limit, WORDS_POOL)),
+                                       WORDS_LIFT if query.behaviour else WORDS_ASKED_LIFT)
         return self.store.search(vector, keywords, limit)
 
     def _lift_by_words(self, question: str, hits: list[Hit], most: float) -> list[Hit]:
@@ -178,8 +177,6 @@ class Searcher:
         the words best. Fused this way, not by RRF: the later steps (lead.py) compare cosine-like scores.
         Over every question asked in words, at WORDS_LIFT, SWE-QA-Bench dev's search span hit@10 fell 0.738 ->
         0.698, so the other questions get the smaller WORDS_ASKED_LIFT (their figures at that constant)."""
-        if most <= 0:
-            return hits
         words = [h for h in self.store.search(None, words_vector(question, WORDS_FORM_WEIGHT), WORDS_RANKS * 3)
                  if h.kind in ("method", "function", "class") and path_role(h.path) == "code"]
         ranks = {(h.path, h.start_line): r for r, h in enumerate(words[:WORDS_RANKS])}
