@@ -423,6 +423,37 @@ def test_a_reindex_during_the_background_embedding_indexes_the_change_and_embedd
     run_holding_embeddings(stub, stdio_client(env, repo), steps)
 
 
+def test_index_status_never_says_finished_beside_the_coverage_from_before_the_last_batch(tmp_path, settings):
+    """The background run writes its last meta, then says it ended: index_status reads the progress first,
+    so a run that ends between its two reads is reported with that meta (in the other order CI saw
+    "finished" beside 96%). The indexer here ends the run at the moment its progress is read."""
+    from codeqa.indexing.background import EmbeddingProgress
+    from codeqa.indexing.index import index_repo
+    from codeqa.mcp import RepositoryTools
+    from codeqa.store import open_store
+
+    repo = copy_fixture_repo(tmp_path / "repo")
+    report = index_repo(repo, settings, embed=False)  # phase 1 only: every chunk waits for its vector
+    assert report.chunks_deferred == report.chunks > 10
+
+    class EndsWhenAsked:
+        def progress(self):  # the thread's last steps: the meta of the whole index embedded, then "finished"
+            store = open_store(repo, settings)
+            try:
+                store.write_meta({**store.read_meta(), "chunks_embedded": report.chunks})
+            finally:
+                store.close()
+            return EmbeddingProgress("finished", report.chunks, report.chunks)
+
+    tools = RepositoryTools(repo, settings)
+    tools.indexer = EndsWhenAsked()
+    try:
+        status = tools.index_status().structured_content
+    finally:
+        tools.reader.close()
+    assert status["embedding"]["state"] == "finished" and status["semantic_search"] == 1.0
+
+
 def test_a_save_under_watch_stops_the_background_embedding_instead_of_waiting_for_it(tmp_path, env, stub):
     """mcp --watch re-indexes saves through the server's own runs: the save asks the background embedding
     to stop (index_status: stopping) rather than meeting its index lock until it ends."""

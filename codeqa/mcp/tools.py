@@ -257,13 +257,17 @@ class RepositoryTools:
     def index_status(self) -> Annotated[CallToolResult, StatusResult]:
         """What the index holds (files, chunks, symbols, when it was last built), which files changed since, how
         much of it semantic search covers, and how far the background embedding that reindex started has come."""
+        # the progress first: the background run writes its last meta before it says it ended, so an ended
+        # run's meta is what the store holds next (in the other order it could end between the two reads,
+        # and "finished" would stand beside the coverage from before its last batch)
+        progress = self.indexer.progress()
         with self.reader.opened() as retriever:
             status = index_status(self.repo, self.settings, retriever.store)
         result = StatusResult(repo=str(self.repo), files=status.files, chunks=status.chunks, symbols=status.symbols,
                               last_indexed=status.last_indexed, complete=status.complete, stale=status.stale,
                               semantic_search=round(status.semantic, 4),
                               changed=list(status.changed[:LISTED_FILES]), deleted=list(status.deleted[:LISTED_FILES]),
-                              embedding=embedding_info(self.indexer.progress()))
+                              embedding=embedding_info(progress))
         return tool_result(status_text(result), result)
 
     def reindex(self) -> Annotated[CallToolResult, ReindexResult]:
