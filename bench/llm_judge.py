@@ -4,6 +4,7 @@
     python bench/llm_judge.py --port 18080 --mode list     # one prompt a question: the candidates' code, "which one?"
     python bench/llm_judge.py --port 18080 --mode point    # one prompt a candidate: "does this code do it? yes/no"
     python bench/llm_judge.py ... --set dev --limit 16 --candidates 4 --lines 24 --json OUT.json
+    python bench/llm_judge.py --mode likelihood --gguf "$(scripts/local_llm.sh model 1.5b)" --candidates 3
 
 The question is bench/how.py's: for "how does X work?", does the function that does the work lead the extractive
 answer? The search ranks the gold function first among the answer's functions and methods for about half of the
@@ -18,6 +19,12 @@ each answer is read from the server's logprobs (llama.cpp's OpenAI-compatible /v
     list    one prompt holding every candidate, the reply held to a candidate's number by a grammar; the score
             of a candidate is the probability of its number
     point   one prompt a candidate; its score is P(yes) / (P(yes) + P(no))
+    likelihood
+            no server: the GGUF file given by `--gguf` runs in this process (transformers, which needs
+            `pip install gguf accelerate`), and a candidate's score is log P(question | its code), the question's
+            tokens read after a chat prompt showing the code and asking for a question it answers (query
+            likelihood, as UPR reranks passages; codeqa.query.likelihood, what CODEQA_RERANK=likelihood:<file>
+            runs); the margins below are then in nats
 
 Printed per set: how often the search's first candidate is the gold (what the answer does today), how often the
 judge's best-scored one is, and how often the gold is among the candidates at all (what a perfect judge reaches),
@@ -32,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import statistics
 import sys
 import time
@@ -43,35 +49,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from how import QUESTIONS, starts_inside  # noqa: E402
 from qa_harness import DATA, INDEX_ROOT, Session  # noqa: E402
 
+from codeqa.query.likelihood import Candidate, GGUFLikelihood, code_view  # noqa: E402
+
 SYSTEM_LIST = "You are an expert programmer. You read code and find the function that implements a behaviour."
 SYSTEM_POINT = "You are an expert programmer reviewing code."
-_DOC = re.compile(r"^[rRbBuU]?(\"\"\"|''')")
 MARGINS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)
-
-
-def code_view(text: str, lines: int) -> str:
-    """A candidate's first `lines` non-blank lines, each docstring cut to its first line."""
-    out: list[str] = []
-    in_doc = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if in_doc:
-            in_doc = None if in_doc in line else in_doc
-            continue
-        if not line:
-            continue
-        doc = _DOC.match(line)
-        if doc:
-            quote, rest = doc.group(1), line[doc.end():]
-            indent = raw[:len(raw) - len(raw.lstrip())]
-            out.append(f"{indent}{quote}{rest.split(quote)[0].strip()}{'' if quote in rest else ' ...'}{quote}")
-            in_doc = None if quote in rest else quote
-            continue
-        out.append(raw.rstrip()[:110])
-        if len(out) >= lines:
-            out.append("    ...")
-            break
-    return "\n".join(out)
+NAT_MARGINS = (0.0, 1.0, 2.0, 3.0, 5.0, 8.0)  # the likelihood mode's scores are log-probabilities
 
 
 def candidates(session: Session, question: str, count: int) -> list[dict]:
@@ -139,19 +122,21 @@ def led_by_gold(rows: list[dict], margin: float) -> int:
 
 
 def summarise(rows: list[dict], label: str) -> str:
+    margins = NAT_MARGINS if any(s < 0 for r in rows for s in r["scores"]) else MARGINS
     seconds = statistics.fmean(r["seconds"] for r in rows) if rows else 0.0
     return (f"{label}, {len(rows)} questions: search's first is gold {sum(r['gold_at'] == 0 for r in rows)}, judge's best "
             f"is gold {sum(r['gold_at'] is not None and r['best'] == r['gold_at'] for r in rows)}, gold among the "
             f"candidates {sum(r['gold_at'] is not None for r in rows)}; {seconds:.1f} s a question\n"
             "gold leads, the search's first kept unless the judge's best beats it by: "
-            + ", ".join(f"{m:g} -> {led_by_gold(rows, m)}" for m in MARGINS))
+            + ", ".join(f"{m:g} -> {led_by_gold(rows, m)}" for m in margins))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--port", type=int, help="the llama.cpp chat server's port (scripts/local_llm.sh serve)")
     ap.add_argument("--summarise", type=Path, metavar="OUT.json", help="print the figures of a saved --json run and stop")
-    ap.add_argument("--mode", choices=["list", "point"], default="list")
+    ap.add_argument("--mode", choices=["list", "point", "likelihood"], default="list")
+    ap.add_argument("--gguf", type=Path, help="likelihood mode: the model file (scripts/local_llm.sh path 1.5b)")
     ap.add_argument("--set", choices=["dev", "test"], default="dev")
     ap.add_argument("--candidates", type=int, default=4)
     ap.add_argument("--lines", type=int, default=24, help="lines of code shown of each candidate")
@@ -161,11 +146,19 @@ def main(argv=None) -> int:
     if args.summarise:
         print(summarise(json.loads(args.summarise.read_text()), str(args.summarise)))
         return 0
-    if args.port is None:
+    if args.mode == "likelihood":
+        if args.gguf is None or not args.gguf.is_file():
+            ap.error("--mode likelihood needs --gguf MODEL.gguf (scripts/local_llm.sh model 1.5b prints one)")
+    elif args.port is None:
         ap.error("--port is needed to run the judge (or --summarise OUT.json to read a saved run)")
     questions = [json.loads(line) for line in (QUESTIONS / f"how-{args.set}.jsonl").read_text().splitlines()
                  if line.strip()][:args.limit]
-    judge = judge_list if args.mode == "list" else judge_point
+    if args.mode == "likelihood":
+        model = GGUFLikelihood(args.gguf)  # the product's (CODEQA_RERANK=likelihood:<file>): 24 lines a candidate
+        judge = lambda _port, question, cands, _lines: model.score(  # noqa: E731
+            question, [Candidate(c["path"], c["symbol"], c["text"]) for c in cands])
+    else:
+        judge = judge_list if args.mode == "list" else judge_point
     rows = []
     for project in dict.fromkeys(q["project"] for q in questions):
         with Session(DATA / project, INDEX_ROOT / project) as session:

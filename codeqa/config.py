@@ -70,8 +70,9 @@ class Settings:
     judge_model: str | None = None
     # "llm": the chat model reorders the top rerank_candidates results of a question asked in words
     # (query/rerank.py), waiting at most rerank_timeout seconds; "openai:<model>": a second embedding model
-    # at rerank_base_url (else the embeddings endpoint) reorders a question's candidates; "off" (the
-    # default) leaves the search's order
+    # at rerank_base_url (else the embeddings endpoint) reorders a question's candidates;
+    # "likelihood:<file.gguf>": a chat model run in this process picks what leads a question about behaviour
+    # (query/likelihood.py); "off" (the default) leaves the search's order
     rerank: str = "off"
     rerank_candidates: int = 12
     rerank_timeout: float = 60.0

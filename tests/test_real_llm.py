@@ -139,3 +139,23 @@ def test_silence_between_pieces_ends_in_a_message(retriever, real_settings, llam
     assert first and stream.first_token_seconds is not None
     assert answer.error and "of silence" in answer.error and "CODEQA_LLM_TIMEOUT" in answer.error
     assert answer.cut == "error" or answer.mode == "extractive"
+
+
+def test_the_likelihood_model_finds_a_question_likeliest_after_the_code_that_answers_it():
+    """CODEQA_RERANK=likelihood:<file.gguf> (query/likelihood.py) with the lane's real model, loaded by transformers
+    from the same GGUF file llama.cpp serves: the question about turning text into a vector is likelier after
+    EncoderClass.encode than after the abstract method it overrides or a name formatter."""
+    from codeqa.query.likelihood import Candidate, GGUFLikelihood
+
+    done = subprocess.run([str(ROOT / "scripts" / "local_llm.sh"), "path", "0.5b"], capture_output=True, text=True,
+                          timeout=60)
+    model = GGUFLikelihood(Path(done.stdout.strip()))
+    source = (ROOT / "tests" / "fixtures" / "repo" / "encoders" / "encoder.py").read_text().splitlines()
+    candidates = [Candidate("app/formatting.py", "format_name", (ROOT / "tests" / "fixtures" / "repo" / "app" /
+                                                                 "formatting.py").read_text()),
+                  Candidate("encoders/encoder.py", "BaseEncoder.encode", "\n".join(source[10:12])),
+                  Candidate("encoders/encoder.py", "EncoderClass.encode", "\n".join(source[20:26]))]
+    scores = model.score("How does the encoder turn a text into a vector of floats?", candidates)
+    assert len(scores) == 3 and all(s < 0 for s in scores)
+    assert max(range(3), key=scores.__getitem__) == 2, scores
+    assert model.score("How does the encoder turn a text into a vector of floats?", candidates[2:]) == scores[2:]

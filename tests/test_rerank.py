@@ -4,7 +4,9 @@ The LLM reranker (CODEQA_RERANK=llm) reorders a question's top candidates as the
 line a candidate and a grammar where the server takes one, and keeps the search's order, saying why, when the
 model fails, stalls or answers in prose. The embedding reranker (CODEQA_RERANK=openai:<model>) reorders a
 question's candidates by a second model's cosine before the spread over files, embeds each candidate once a
-process, and keeps the order, saying why, when its server fails."""
+process, and keeps the order, saying why, when its server fails. The likelihood reranker
+(CODEQA_RERANK=likelihood:<file.gguf>) moves the evidence function a model finds the question likeliest after to
+the lead of a question about behaviour, only past a margin, and keeps every other hit where it was."""
 
 from __future__ import annotations
 
@@ -15,9 +17,11 @@ import pytest
 import numpy as np
 
 from codeqa.config import Settings
-from codeqa.errors import EmbeddingError, UsageError
-from codeqa.query.rerank import (EmbeddingReranker, LLMReranker, candidate_text, grammar_for, parse_order, reorder,
-                                 reranker_from_settings)
+from codeqa.errors import CodeQAError, EmbeddingError, UsageError
+from codeqa.query import rerank
+from codeqa.query.likelihood import Candidate, code_view, prompt_text
+from codeqa.query.rerank import (LEAD_MARGIN, EmbeddingReranker, LikelihoodReranker, LLMReranker, candidate_text,
+                                 grammar_for, parse_order, reorder, reranker_from_settings)
 from codeqa.query.retrieve import Retriever
 from codeqa.types import Hit
 
@@ -73,7 +77,7 @@ def test_an_identifier_is_not_sent_to_the_model(indexed_repo, embedder, rerank_s
 
 
 def test_rerank_settings_are_checked():
-    with pytest.raises(UsageError, match="CODEQA_RERANK='yes' is none of off, llm or openai:<model>"):
+    with pytest.raises(UsageError, match="CODEQA_RERANK='yes' is none of off, llm, openai:<model>"):
         reranker_from_settings(Settings.load(env={"CODEQA_RERANK": "yes"}))
     with pytest.raises(UsageError, match="CODEQA_RERANK='openai:' is none of"):
         reranker_from_settings(Settings.load(env={"CODEQA_RERANK": "openai:"}))
@@ -214,10 +218,24 @@ def _pool():
             for i, (score, text) in enumerate(zip((0.9, 0.5, 0.4), texts))]
 
 
+class _Likely:
+    """A QuestionLikelihood with set scores (one a candidate, in order), or one that fails; it records what it read."""
+
+    def __init__(self, scores: list[float] | None):
+        self.scores, self.asked = scores, []
+
+    def score(self, question, candidates):
+        self.asked.append((question, list(candidates)))
+        if self.scores is None:
+            raise CodeQAError("The likelihood model /models/q.gguf failed on a question: out of memory")
+        return self.scores[:len(candidates)]
+
+
 @pytest.mark.parametrize("make", [
     lambda ok: LLMReranker(_Reply("3 2" if ok else None), candidates=3),
     lambda ok: EmbeddingReranker(_Words() if ok else _Failing(), _Words() if ok else _Failing()),
-], ids=["llm", "embedding"])
+    lambda ok: LikelihoodReranker(_Likely([-30.0, -20.0, -25.0] if ok else None)),
+], ids=["llm", "embedding", "likelihood"])
 class TestRerankerContract:
     """What every Reranker (the protocol's docstring) does: the same hits, best first, scores descending; a
     model's failure keeps the order and says why; an identifier is left alone."""
@@ -228,7 +246,7 @@ class TestRerankerContract:
         out = make(True).rerank(self.QUESTION, _pool(), _Graph())
         assert sorted(h.path for h in out) == ["f0.py", "f1.py", "f2.py"] and out[0].path != "f0.py"
         assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
-        assert make(True).where in ("results", "pool")
+        assert make(True).where in ("results", "pool", "lead")
 
     def test_a_failure_keeps_the_order_and_says_why(self, make):
         out = make(False).rerank(self.QUESTION, _pool(), _Graph())
@@ -237,3 +255,79 @@ class TestRerankerContract:
 
     def test_an_identifier_is_left_alone(self, make):
         assert make(True).rerank("EncoderClass.encode", _pool(), _Graph()) == _pool()
+
+
+def _lead_pool():
+    """A class first, then four functions: the likelihood reranker looks at the first three functions only."""
+    kinds = ("class", "function", "method", "function", "function")
+    return [Hit(f"f{i}.py", 1, 9, score, kind, f"f{i}", f"def f{i}(x):\n    return g(x) + {i}")
+            for i, (score, kind) in enumerate(zip((0.95, 0.9, 0.5, 0.4, 0.3), kinds))]
+
+
+def test_the_likeliest_function_leads_past_the_margin_and_the_rest_keep_their_places():
+    model = _Likely([-40.0, -39.0, -30.0])
+    out = LikelihoodReranker(model).rerank("How does the code turn x into g of x?", _lead_pool(), _Graph())
+    assert [h.path for h in out] == ["f0.py", "f3.py", "f1.py", "f2.py", "f4.py"]
+    assert [h.score for h in out] == [h.score for h in _lead_pool()]  # each place keeps its score
+    assert out[1].reasons == ("likelihood rerank 3->1 (-30.0 nats)",) and out[0].reasons == () == out[4].reasons
+    assert [c.path for c in model.asked[0][1]] == ["f1.py", "f2.py", "f3.py"]  # the class and the fourth: not read
+    assert model.asked[0][1][0] == Candidate("f1.py", "f1", "def f1(x):\n    return g(x) + 1")
+
+
+@pytest.mark.parametrize("scores", [[-30.0, -30.0 - 0.5, -30.0 + LEAD_MARGIN], [-20.0, -25.0, -30.0]])
+def test_a_likeliest_candidate_within_the_margin_or_the_first_itself_changes_nothing(scores):
+    out = LikelihoodReranker(_Likely(scores)).rerank("How does the code turn x into g of x?", _lead_pool(), _Graph())
+    assert out == _lead_pool()
+
+
+def test_the_likelihood_reranker_needs_two_functions_to_choose_from():
+    model = _Likely([-1.0])
+    pool = [replace(h, kind="class") for h in _lead_pool()[:4]] + _lead_pool()[4:]
+    assert LikelihoodReranker(model).rerank("How does f4 work?", pool, _Graph()) == pool and model.asked == []
+
+
+def test_the_likelihood_setting_names_a_file_and_is_checked(tmp_path, monkeypatch):
+    with pytest.raises(UsageError, match=r"likelihood:.*missing\.gguf: no such file.*local_llm\.sh model 1\.5b"):
+        reranker_from_settings(Settings.load(env={"CODEQA_RERANK": f"likelihood:{tmp_path / 'missing.gguf'}"}))
+    with pytest.raises(UsageError, match="none of off, llm, openai:<model>.*likelihood:<file.gguf>"):
+        reranker_from_settings(Settings.load(env={"CODEQA_RERANK": "likelihood:"}))
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"not a model")
+    with monkeypatch.context() as patch:  # without the packages transformers needs for a GGUF file, it says so now
+        patch.setattr(rerank, "missing_packages", lambda: ["gguf"])
+        with pytest.raises(UsageError, match=r"needs gguf: pip install 'codeqa\[likelihood\]'"):
+            reranker_from_settings(Settings.load(env={"CODEQA_RERANK": f"likelihood:{model}"}))
+    reranker = reranker_from_settings(Settings.load(env={"CODEQA_RERANK": f"likelihood:{model}"}))
+    assert isinstance(reranker, LikelihoodReranker) and reranker.where == "lead"
+    # the model loads at the first question: a file that is no model is said to be one, and the order is kept
+    hits = reranker.rerank("How does the code turn x into g of x?", _lead_pool(), _Graph())
+    assert [h.path for h in hits] == [h.path for h in _lead_pool()]
+    assert hits[1].reasons[-1].startswith(f"likelihood rerank failed, search order kept: CODEQA_RERANK=likelihood:"
+                                          f"{model}: transformers could not load it")
+
+
+def test_the_lead_reranker_picks_what_leads_the_evidence_of_a_question_about_behaviour(indexed_repo, embedder, tmp_path):
+    model_file = tmp_path / "m.gguf"
+    model_file.write_bytes(b"")
+    settings = Settings.load(env={"CODEQA_RERANK": f"likelihood:{model_file}"})
+    with Retriever.open(indexed_repo, settings, embedder) as r:
+        assert r.reranker is None and isinstance(r.searcher.lead_reranker, LikelihoodReranker)
+        before = [(h.path, h.start_line, h.kind) for h in r.search(QUESTION, top_k=6, spread=True)]
+        functions = [i for i, (_, _, kind) in enumerate(before) if kind in ("function", "method")][:3]
+        assert len(functions) == 3
+        r.searcher.lead_reranker = LikelihoodReranker(model := _Likely([-50.0, -60.0, -40.0]))
+        after = [(h.path, h.start_line, h.kind) for h in r.search(QUESTION, top_k=6, spread=True)]
+        assert after[functions[0]] == before[functions[2]] and after[functions[1]] == before[functions[0]]
+        assert model.asked[0][0] == QUESTION
+        r.search("EncoderClass", top_k=6, spread=True)  # not a question about behaviour: lead.py's steps do not apply
+        plain = r.search(QUESTION, top_k=6)  # search without the evidence's spread: no lead to pick
+        assert len(model.asked) == 1 and all("likelihood" not in why for h in plain for why in h.reasons)
+
+
+def test_a_candidate_is_shown_as_its_first_lines_with_docstrings_cut():
+    code = 'def f(x):\n    """Turn x into y.\n\n    Long story.\n    """\n' + "".join(f"    x = x + {i}\n" for i in range(40))
+    view = code_view(code)
+    assert view.splitlines()[:3] == ["def f(x):", '    """Turn x into y. ..."""', "    x = x + 0"]
+    assert view.endswith("    ...") and len(view.splitlines()) == 25
+    shown = prompt_text(Candidate("a/b.py", "f", code))
+    assert shown.startswith("Here is some code from a/b.py (f):\n```python\ndef f(x):") and "Long story" not in shown

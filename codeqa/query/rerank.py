@@ -1,5 +1,7 @@
 """Opt-in rerankers of a question asked in words: the configured chat model (CODEQA_RERANK=llm) reorders the
-top results, or a second, stronger embedding model (CODEQA_RERANK=openai:<model>) reorders the candidates.
+top results, a second, stronger embedding model (CODEQA_RERANK=openai:<model>) reorders the candidates, or a
+chat model run in this process (CODEQA_RERANK=likelihood:<file.gguf>) picks what leads the evidence of a
+question about behaviour.
 
 The LLM reranker (`where = "results"`, applied to a search's final results):
 
@@ -21,6 +23,12 @@ reordered by that score, and the spread over files then works on the new order. 
 index stays the small model's (indexing with the larger one runs ten to twenty times slower on a CPU),
 and the larger one reads only some 30 chunks a question, each once a process (`cache_size` vectors are
 kept). A failed request keeps the pool's order and says so in the hits' reasons.
+
+The likelihood reranker (`where = "lead"`, applied by the Searcher after lead.py's steps, to the evidence of a
+question about behaviour): of the first LEAD_CANDIDATES functions and methods, the one the model finds the
+question likeliest after (query/likelihood.py) moves to the first one's place when it beats it by more than
+LEAD_MARGIN nats; the others keep their order. Measured with Qwen2.5-Coder-1.5B on bench/how.py
+(docs/benchmarks.md, "Stop 58"): dev lead 0.571 -> 0.625, test 0.469 -> 0.594, ~8-11 s a question on two cores.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 import numpy as np
@@ -36,6 +45,7 @@ from ..config import Settings
 from ..embed import Embedder, make_embedder, query_embedder
 from ..errors import CodeQAError, UsageError
 from ..types import Hit, Symbol, one_line
+from .likelihood import Candidate, GGUFLikelihood, QuestionLikelihood, missing_packages
 from .lookup import GraphQueries
 from .rankers import RankQuery
 
@@ -43,6 +53,8 @@ RERANK_POOL = 40  # the embedding reranker's candidates: the whole pool a search
 RERANK_TEXT_CHARS = 1200  # of a candidate, the characters (path, name, code) the embedding reranker reads
 SIGNATURE_CHARS = 90  # one candidate stays on one line: a long signature says enough in its head
 DOC_CHARS = 80
+LEAD_CANDIDATES = 3  # the likelihood reranker's candidates: the evidence's first functions and methods ...
+LEAD_MARGIN = 2.0  # ... and how many nats the likeliest must beat the first by (dev: 2 and 3 led the most)
 SYSTEM = ("You rank search results from a code repository by how much they help answer a question. "
           "Reply only with the numbers of the helpful results, most relevant first, separated by spaces.")
 _REPLY = re.compile(r"[\s,;\[\]#.0-9]*")  # what a reply may hold when no grammar held it to numbers
@@ -54,8 +66,9 @@ class Reranker(Protocol):
     Contract: `rerank(query, hits, graph)` returns the same hits (same chunks, none added or dropped),
     best first, with scores still descending; it never raises for a model's failure, it keeps the
     order and adds a reason saying why. `candidates` is how many of the top hits it looks at; `where`
-    is what it reorders: "results" (a search's final results, query/retrieve.py) or "pool" (the
-    candidates before they are spread over files, query/searcher.py)."""
+    is what it reorders: "results" (a search's final results, query/retrieve.py), "pool" (the
+    candidates before they are spread over files, query/searcher.py) or "lead" (the evidence of a question about
+    behaviour, after lead.py's steps, query/searcher.py)."""
 
     candidates: int
     where: str
@@ -144,6 +157,41 @@ class EmbeddingReranker:
         return np.stack([found[t] for t in texts])
 
 
+@dataclass
+class LikelihoodReranker:
+    """Picks what leads the evidence of a question about behaviour by query likelihood: see the module docstring.
+    Only the first `candidates` functions and methods are looked at; every other hit keeps its place, and the
+    hits at the candidates' places keep those places' scores, so scores that descended still do."""
+
+    model: QuestionLikelihood
+    candidates: int = LEAD_CANDIDATES
+    margin: float = LEAD_MARGIN
+    where: str = "lead"
+
+    def rerank(self, query: str, hits: Sequence[Hit], graph: GraphQueries) -> list[Hit]:
+        hits = list(hits)
+        if not RankQuery.of(query).asked:
+            return hits  # an identifier or a code fragment: the keyword and symbol boosts rank it better
+        at = [i for i, h in enumerate(hits) if h.kind in ("function", "method")][:self.candidates]
+        if len(at) < 2:
+            return hits
+        try:
+            scores = self.model.score(query, [Candidate(hits[i].path, hits[i].symbol or hits[i].kind, hits[i].text)
+                                              for i in at])
+        except CodeQAError as exc:
+            why = f"likelihood rerank failed, search order kept: {one_line(str(exc), 160)}"
+            return [replace(h, reasons=h.reasons + (why,)) if i in at else h for i, h in enumerate(hits)]
+        best = max(range(len(at)), key=scores.__getitem__)
+        if best == 0 or scores[best] - scores[0] <= self.margin:
+            return hits
+        order = [at[best], *(i for i in at if i != at[best])]  # the likeliest first, the others as they were
+        out = list(hits)
+        for place, i in zip(at, order):
+            why = f"likelihood rerank {at.index(i) + 1}->{at.index(place) + 1} ({scores[at.index(i)]:.1f} nats)"
+            out[place] = replace(hits[i], score=hits[place].score, reasons=hits[i].reasons + (why,))
+        return out
+
+
 def candidate_text(hit: Hit) -> str:
     """What the embedding reranker reads of a candidate: its path and name, then its text."""
     return f"{hit.path} {hit.symbol or hit.kind}\n{hit.text}"[:RERANK_TEXT_CHARS]
@@ -217,14 +265,25 @@ def reranker_from_settings(settings: Settings) -> Reranker | None:
     else OPENAI_BASE_URL), waited on as long as CODEQA_RERANK_TIMEOUT."""
     if settings.rerank == "off":
         return None
+    if settings.rerank.startswith("likelihood:") and settings.rerank.split(":", 1)[1].strip():
+        # the file is checked now, the model loads at the first question (query/likelihood.py)
+        path = Path(settings.rerank.split(":", 1)[1].strip()).expanduser()
+        if not path.is_file():
+            raise UsageError(f"CODEQA_RERANK=likelihood:{path}: no such file. `scripts/local_llm.sh model 1.5b` "
+                             "assembles Qwen2.5-Coder-1.5B and prints its path; or unset CODEQA_RERANK.")
+        if missing := missing_packages():
+            raise UsageError(f"CODEQA_RERANK=likelihood:{path} runs the model with transformers, which needs "
+                             f"{', '.join(missing)}: pip install 'codeqa[likelihood]', or unset CODEQA_RERANK.")
+        return LikelihoodReranker(GGUFLikelihood(path))
     if settings.rerank.startswith("openai:") and settings.rerank.split(":", 1)[1].strip():
         end = settings.rerank_endpoint
         documents = make_embedder(settings.rerank, "none", end.base_url, end.api_key, concurrency=1,
                                   timeout=settings.rerank_timeout, settings_named=(end.url_setting, end.key_setting))
         return EmbeddingReranker(documents, query_embedder(documents))
     if settings.rerank != "llm":
-        raise UsageError(f"CODEQA_RERANK={settings.rerank!r} is none of off, llm or openai:<model> (an embeddings "
-                         "model that reorders the candidates); fix or unset it.")
+        raise UsageError(f"CODEQA_RERANK={settings.rerank!r} is none of off, llm, openai:<model> (an embeddings "
+                         "model that reorders the candidates) or likelihood:<file.gguf> (a chat model that picks what "
+                         "leads a question about behaviour); fix or unset it.")
     if not settings.llm_configured or not settings.model:
         raise UsageError("CODEQA_RERANK=llm reorders results with the chat model, but none is configured: set "
                          "OPENAI_BASE_URL (and OPENAI_API_KEY) and CODEQA_MODEL, or unset CODEQA_RERANK.")

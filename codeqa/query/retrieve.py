@@ -78,6 +78,8 @@ class Retriever:
         self.reranker = reranker_from_settings(settings) if embedder is not None else None  # CODEQA_RERANK
         if self.reranker is not None and self.reranker.where == "pool":  # it reorders the searcher's candidates
             self.searcher.reranker, self.reranker = self.reranker, None
+        elif self.reranker is not None and self.reranker.where == "lead":  # it picks what leads "how" evidence
+            self.searcher.lead_reranker, self.reranker = self.reranker, None
         self._generation = store.generation()
 
     @classmethod

@@ -84,6 +84,9 @@ class Searcher:
         # a second embedding model that reorders a question's candidates before they are spread over files
         # (query/rerank.py, CODEQA_RERANK=openai:<model>; set by the Retriever)
         self.reranker: Reranker | None = None
+        # picks what leads the evidence of a question about behaviour, after lead.py's steps
+        # (query/rerank.py, CODEQA_RERANK=likelihood:<file.gguf>; set by the Retriever)
+        self.lead_reranker: Reranker | None = None
 
     def search(self, query: str, top_k: int = 10, spread: bool = False) -> list[Hit]:
         """Best chunks for a query, best first; with `spread`, evidence from more files follows them.
@@ -137,6 +140,8 @@ class Searcher:
                 chosen = zoom_hits(chosen, query, vector, self.documents, self.graph, self.source)
                 chosen = follow_delegates(logic_first(work_first(chosen, query)), self.store, self.graph, self.source)
                 chosen = callee_first(chosen, self._calls_from(chosen[:1]))
+                if self.lead_reranker is not None:
+                    chosen = self.lead_reranker.rerank(query, chosen, self.graph)
             chosen += self._callees(chosen) + _other_files(merged[top_k:], chosen, SPREAD_FILES)
         elif ranked.asked:
             chosen = self._spread_question(query, merged, top_k)
