@@ -24,7 +24,7 @@ each answer is read from the server's logprobs (llama.cpp's OpenAI-compatible /v
             `pip install gguf accelerate`), and a candidate's score is log P(question | its code), the question's
             tokens read after a chat prompt showing the code and asking for a question it answers (query
             likelihood, as UPR reranks passages; codeqa.query.likelihood, what CODEQA_RERANK=likelihood:<file>
-            runs); the margins below are then in nats
+            runs); the margins below are then in nats, and the first question's seconds include the model's load
 
 Printed per set: how often the search's first candidate is the gold (what the answer does today), how often the
 judge's best-scored one is, and how often the gold is among the candidates at all (what a perfect judge reaches),
