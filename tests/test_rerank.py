@@ -18,7 +18,7 @@ import numpy as np
 
 from codeqa.config import Settings
 from codeqa.errors import CodeQAError, EmbeddingError, UsageError
-from codeqa.query import rerank
+from codeqa.query import likelihood
 from codeqa.query.likelihood import Candidate, code_view, prompt_text
 from codeqa.query.rerank import (LEAD_MARGIN, EmbeddingReranker, LikelihoodReranker, LLMReranker, candidate_text,
                                  grammar_for, parse_order, reorder, reranker_from_settings)
@@ -294,7 +294,7 @@ def test_the_likelihood_setting_names_a_file_and_is_checked(tmp_path, monkeypatc
     model = tmp_path / "m.gguf"
     model.write_bytes(b"not a model")
     with monkeypatch.context() as patch:  # without the packages transformers needs for a GGUF file, it says so now
-        patch.setattr(rerank, "missing_packages", lambda: ["gguf"])
+        patch.setattr(likelihood, "missing_packages", lambda: ["gguf"])
         with pytest.raises(UsageError, match=r"needs gguf: pip install 'codeqa\[likelihood\]'"):
             reranker_from_settings(Settings.load(env={"CODEQA_RERANK": f"likelihood:{model}"}))
     reranker = reranker_from_settings(Settings.load(env={"CODEQA_RERANK": f"likelihood:{model}"}))

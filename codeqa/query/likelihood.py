@@ -126,20 +126,31 @@ def missing_packages() -> list[str]:
     return [name for name in ("transformers", "gguf", "accelerate") if find_spec(name) is None]
 
 
-def load_gguf(path: Path):
-    """(torch, tokenizer, model) of a GGUF chat model, or a CodeQAError that says what to install or fix."""
+def check_gguf(path: Path) -> None:
+    """A UsageError, naming CODEQA_RERANK and what to do, unless `path` is a file and the packages are installed:
+    checked when the setting is read, and again before the model loads (the file may have gone since)."""
     if not path.is_file():
         raise UsageError(f"CODEQA_RERANK=likelihood:{path}: no such file. `scripts/local_llm.sh model 1.5b` "
-                         "assembles Qwen2.5-Coder-1.5B and prints its path.")
+                         "assembles Qwen2.5-Coder-1.5B and prints its path; or unset CODEQA_RERANK.")
+    if missing := missing_packages():
+        raise _packages_missing(path, missing)
+
+
+def _packages_missing(path: Path, missing: Sequence[str]) -> UsageError:
+    return UsageError(f"CODEQA_RERANK=likelihood:{path} runs the model with transformers, which needs "
+                      f"{', '.join(missing)}: pip install 'codeqa[likelihood]', or unset CODEQA_RERANK.")
+
+
+def load_gguf(path: Path):
+    """(torch, tokenizer, model) of a GGUF chat model, or a CodeQAError that says what to install or fix."""
+    check_gguf(path)
     try:
         import accelerate  # noqa: F401  (transformers needs it to load a GGUF file)
         import gguf  # noqa: F401
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
-    except ImportError as exc:
-        raise UsageError(f"CODEQA_RERANK=likelihood:{path} runs the model with transformers, which needs the "
-                         f"packages gguf and accelerate ({exc.name} is missing): pip install 'codeqa[likelihood]'.") \
-            from exc
+    except ImportError as exc:  # found but broken
+        raise _packages_missing(path, [exc.name or str(exc)]) from exc
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
@@ -152,4 +163,4 @@ def load_gguf(path: Path):
 
 
 __all__ = ["Candidate", "QuestionLikelihood", "GGUFLikelihood", "code_view", "prompt_text", "load_gguf",
-           "missing_packages"]
+           "check_gguf", "missing_packages"]

@@ -45,7 +45,7 @@ from ..config import Settings
 from ..embed import Embedder, make_embedder, query_embedder
 from ..errors import CodeQAError, UsageError
 from ..types import Hit, Symbol, one_line
-from .likelihood import Candidate, GGUFLikelihood, QuestionLikelihood, missing_packages
+from .likelihood import Candidate, GGUFLikelihood, QuestionLikelihood, check_gguf
 from .lookup import GraphQueries
 from .rankers import RankQuery
 
@@ -184,11 +184,11 @@ class LikelihoodReranker:
         best = max(range(len(at)), key=scores.__getitem__)
         if best == 0 or scores[best] - scores[0] <= self.margin:
             return hits
-        order = [at[best], *(i for i in at if i != at[best])]  # the likeliest first, the others as they were
+        order = [best, *(k for k in range(len(at)) if k != best)]  # the likeliest first, the others as they were
         out = list(hits)
-        for place, i in zip(at, order):
-            why = f"likelihood rerank {at.index(i) + 1}->{at.index(place) + 1} ({scores[at.index(i)]:.1f} nats)"
-            out[place] = replace(hits[i], score=hits[place].score, reasons=hits[i].reasons + (why,))
+        for new, old in enumerate(order):
+            why = f"likelihood rerank {old + 1}->{new + 1} ({scores[old]:.1f} nats)"
+            out[at[new]] = replace(hits[at[old]], score=hits[at[new]].score, reasons=hits[at[old]].reasons + (why,))
         return out
 
 
@@ -268,12 +268,7 @@ def reranker_from_settings(settings: Settings) -> Reranker | None:
     if settings.rerank.startswith("likelihood:") and settings.rerank.split(":", 1)[1].strip():
         # the file is checked now, the model loads at the first question (query/likelihood.py)
         path = Path(settings.rerank.split(":", 1)[1].strip()).expanduser()
-        if not path.is_file():
-            raise UsageError(f"CODEQA_RERANK=likelihood:{path}: no such file. `scripts/local_llm.sh model 1.5b` "
-                             "assembles Qwen2.5-Coder-1.5B and prints its path; or unset CODEQA_RERANK.")
-        if missing := missing_packages():
-            raise UsageError(f"CODEQA_RERANK=likelihood:{path} runs the model with transformers, which needs "
-                             f"{', '.join(missing)}: pip install 'codeqa[likelihood]', or unset CODEQA_RERANK.")
+        check_gguf(path)
         return LikelihoodReranker(GGUFLikelihood(path))
     if settings.rerank.startswith("openai:") and settings.rerank.split(":", 1)[1].strip():
         end = settings.rerank_endpoint
