@@ -11,6 +11,7 @@ the lead of a question about behaviour, only past a margin, and keeps every othe
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -322,6 +323,38 @@ def test_the_lead_reranker_picks_what_leads_the_evidence_of_a_question_about_beh
         r.search("EncoderClass", top_k=6, spread=True)  # not a question about behaviour: lead.py's steps do not apply
         plain = r.search(QUESTION, top_k=6)  # search without the evidence's spread: no lead to pick
         assert len(model.asked) == 1 and all("likelihood" not in why for h in plain for why in h.reasons)
+
+
+class _Unloaded(_Likely):
+    """A _Likely that says its model is not in memory yet, as GGUFLikelihood does before its first question."""
+
+    path = "/models/q.gguf"
+    loaded = False
+
+
+def test_a_shell_is_told_when_a_question_will_load_the_likelihood_model_first():
+    note = LikelihoodReranker(_Unloaded([-1.0])).loading_note(QUESTION)
+    assert note is not None and "CODEQA_RERANK=likelihood: loading q.gguf" in note and "about a minute" in note
+    assert LikelihoodReranker(_Unloaded([-1.0])).loading_note("EncoderClass.encode") is None  # no lead to pick
+    assert LikelihoodReranker(_Likely([-1.0])).loading_note(QUESTION) is None  # says nothing of a load: loaded
+    assert not likelihood.GGUFLikelihood(Path("/models/q.gguf")).loaded
+
+
+def test_ask_says_on_stderr_that_the_likelihood_model_loads_and_answers_all_the_same(indexed_repo, embedder, tmp_path,
+                                                                                    monkeypatch, capsys):
+    from codeqa.cli import main
+
+    model_file = tmp_path / "m.gguf"
+    model_file.write_bytes(b"not a model")
+    with Retriever.open(indexed_repo, Settings.load(env={}), embedder) as r:
+        assert r.loading_note(QUESTION) is None  # no CODEQA_RERANK: nothing loads for the lead
+    monkeypatch.setenv("CODEQA_RERANK", f"likelihood:{model_file}")
+    assert main(["ask", QUESTION, "--repo", str(indexed_repo), "--no-llm"]) == 0
+    captured = capsys.readouterr()
+    assert "note: CODEQA_RERANK=likelihood: loading m.gguf to pick the answer's lead" in captured.err
+    assert "Traceback" not in captured.err and "L" in captured.out  # the extractive answer still cites lines
+    assert main(["ask", "EncoderClass", "--repo", str(indexed_repo), "--no-llm"]) == 0
+    assert "loading" not in capsys.readouterr().err  # an identifier: the lead is not picked, nothing loads
 
 
 def test_a_candidate_is_shown_as_its_first_lines_with_docstrings_cut():

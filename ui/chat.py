@@ -91,7 +91,9 @@ def ask(question: str, shared: SharedRetriever, settings: Settings, number: int)
                 else:
                     waiting.empty()
 
-            with st.spinner("Searching the code…" + (" (the first search also loads the embedding model)" if first else "")), \
+            loading = retriever.loading_note(question)  # the likelihood lead's model, at the first question it reads
+            with st.spinner("Searching the code…" + (" (the first search also loads the embedding model)" if first else "")
+                            + (f" ({loading})" if loading else "")), \
                     shared.turn():  # retrieval takes its turn; the model then writes while other sessions search
                 stream = answerer.stream(question, state["conversation"], no_llm=not state.get("use_llm"),
                                          top_k=settings.top_k, on_progress=progress)

@@ -52,6 +52,8 @@ def cmd_ask(args, settings: Settings) -> int:
     settings = settings.with_(model=args.model, top_k=args.top_k)
     waiting = _Waiting(sys.stderr)
     with Retriever.open(repo, settings) as retriever:
+        if note := retriever.loading_note(args.question):
+            print(f"note: {note}", file=sys.stderr, flush=True)
         stream = Answerer(retriever, settings).stream(args.question, no_llm=args.no_llm, on_progress=waiting)
         if stream.prompt is not None:
             for note in stream.prompt.notes:

@@ -92,6 +92,11 @@ class GGUFLikelihood:
     _loaded: Any = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (else the next score loads it first)."""
+        return self._loaded is not None
+
     def score(self, question: str, candidates: Sequence[Candidate]) -> list[float]:
         torch, tokenizer, model = self._load()
         asked = tokenizer(question, add_special_tokens=False).input_ids

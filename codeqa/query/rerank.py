@@ -168,6 +168,15 @@ class LikelihoodReranker:
     margin: float = LEAD_MARGIN
     where: str = "lead"
 
+    def loading_note(self, query: str) -> str | None:
+        """What a shell can say before the evidence of `query` is gathered: that the model loads first (the first
+        question about behaviour a process asks; a model that says nothing of its load counts as loaded), or None."""
+        if getattr(self.model, "loaded", True) or not RankQuery.of(query).behaviour:
+            return None
+        where = getattr(self.model, "path", None)
+        return (f"CODEQA_RERANK=likelihood: loading {Path(where).name if where else 'the model'} to pick the "
+                "answer's lead, once a process (about a minute and ~7 GB of memory for the 1.5B model on two CPU cores)")
+
     def rerank(self, query: str, hits: Sequence[Hit], graph: GraphQueries) -> list[Hit]:
         hits = list(hits)
         if not RankQuery.of(query).asked:

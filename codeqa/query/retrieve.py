@@ -113,6 +113,12 @@ class Retriever:
         when search finds the other chunks by their keywords and the graph."""
         return semantic_coverage(self.store.read_meta())
 
+    def loading_note(self, question: str) -> str | None:
+        """What a shell can show while `question`'s evidence is gathered, when a model loads for it first (the
+        likelihood lead's, CODEQA_RERANK=likelihood:<file>, at a process's first question about behaviour), or None."""
+        lead = self.searcher.lead_reranker if self.searcher is not None else None
+        return lead.loading_note(question) if hasattr(lead, "loading_note") else None
+
     # ---- files ----------------------------------------------------------------------------------
     def _indexed_hashes(self) -> dict[str, str]:
         if self._manifest is None:
