@@ -195,6 +195,27 @@ def test_every_tool_over_stdio(repo, env, stub):
     run_session(stdio_client(env, repo), steps)
 
 
+def test_ask_says_by_a_progress_notification_that_the_likelihood_model_loads_first(repo, env, tmp_path):
+    """CODEQA_RERANK=likelihood:<file> loads its model at the first question about behaviour (a minute on two
+    cores): the client hears so before the answer. The file here is no model: the answer comes all the same."""
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"not a model")
+
+    async def steps(client: Client):
+        heard = []
+
+        async def progress(done, total, message):
+            heard.append(message)
+
+        result = await client.call_tool("ask", {"question": "How does the encoder turn text into vectors?"},
+                                        progress_callback=progress)
+        assert not result.is_error, text_of(result)
+        assert heard and heard[0].startswith("CODEQA_RERANK=likelihood: loading m.gguf to pick the answer's lead")
+        assert result.structured_content["evidence"]
+
+    run_session(stdio_client({**env, "CODEQA_RERANK": f"likelihood:{model}"}, repo), steps)
+
+
 def test_errors_say_what_to_do(repo, env):
     async def steps(client: Client):
         message = await refused(client, "find_symbol", name="NoSuchThing")

@@ -30,7 +30,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..answer import Answerer
+from ..answer import AnswerProgress, Answerer
 from ..config import Settings
 from ..indexing.index import index_status
 from ..indexing.background import BackgroundIndexer
@@ -212,7 +212,7 @@ class RepositoryTools:
         (from the configured LLM, or extractive without one), and the evidence it rests on for reading further.
         A page is 4 KB: the answer's start, its citations and best evidence; `offset` with the same question
         reads on (the answer is kept, not asked again). A local model may read for minutes first: progress
-        notifications say how far it is."""
+        notifications say how far it is, and that a model loads first when one does (CODEQA_RERANK=likelihood)."""
         full = self._answers.get(question) if offset else None
         if full is None:
             full = self._answer(question, ctx)
@@ -231,6 +231,8 @@ class RepositoryTools:
         """The whole answer, kept for paging with offset."""
         report = _progress_reporter(ctx)
         with self.reader.opened() as retriever:
+            if report is not None and (note := retriever.loading_note(question)):  # a minute's silence reads as a hang
+                report(AnswerProgress("loading", 0, None, note))
             answer = Answerer(retriever, self.settings).answer(question, on_progress=report)
             return self._keep(question, answer)
 
