@@ -92,8 +92,8 @@ def ask(question: str, shared: SharedRetriever, settings: Settings, number: int)
                     waiting.empty()
 
             loading = retriever.loading_note(question)  # the likelihood lead's model, at the first question it reads
-            with st.spinner("Searching the code…" + (" (the first search also loads the embedding model)" if first else "")
-                            + (f" ({loading})" if loading else "")), \
+            waits = (["the first search also loads the embedding model"] if first else []) + ([loading] if loading else [])
+            with st.spinner("Searching the code…" + (f" ({'; '.join(waits)})" if waits else "")), \
                     shared.turn():  # retrieval takes its turn; the model then writes while other sessions search
                 stream = answerer.stream(question, state["conversation"], no_llm=not state.get("use_llm"),
                                          top_k=settings.top_k, on_progress=progress)

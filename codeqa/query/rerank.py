@@ -175,7 +175,7 @@ class LikelihoodReranker:
             return None
         where = getattr(self.model, "path", None)
         return (f"CODEQA_RERANK=likelihood: loading {Path(where).name if where else 'the model'} to pick the "
-                "answer's lead, once a process (about a minute and ~7 GB of memory for the 1.5B model on two CPU cores)")
+                "answer's lead, once a process: about a minute and ~7 GB of memory for the 1.5B model on two CPU cores")
 
     def rerank(self, query: str, hits: Sequence[Hit], graph: GraphQueries) -> list[Hit]:
         hits = list(hits)
