@@ -11,10 +11,11 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class AnswerProgress:
-    """Where an LLM answer is, for a shell to show while it waits: "reading" the prompt (`done` of `total`
+    """Where an LLM answer is, for a shell to show while it waits: "loading" a model before the search (the
+    likelihood lead's, `Retriever.loading_note`; `done` 0, `total` None), "reading" the prompt (`done` of `total`
     tokens, when the server says; `total` is the prompt's size) or "writing" (`done` pieces so far)."""
 
-    stage: str  # "reading" | "writing"
+    stage: str  # "loading" | "reading" | "writing"
     done: int
     total: int | None
     message: str
