@@ -26,6 +26,7 @@ from codeqa.query.rerank import (LEAD_MARGIN, EmbeddingReranker, LikelihoodReran
                                  grammar_for, parse_order, reorder, reranker_from_settings)
 from codeqa.query.retrieve import Retriever
 from codeqa.types import Hit
+from conftest import copy_fixture_repo
 
 QUESTION = "How does the encoder turn text into vectors?"
 
@@ -339,6 +340,27 @@ def test_a_shell_is_told_when_a_question_will_load_the_likelihood_model_first():
     assert LikelihoodReranker(_Unloaded([-1.0])).loading_note("EncoderClass.encode") is None  # no lead to pick
     assert LikelihoodReranker(_Likely([-1.0])).loading_note(QUESTION) is None  # says nothing of a load: loaded
     assert not likelihood.GGUFLikelihood(Path("/models/q.gguf")).loaded
+
+
+def test_the_retriever_says_the_model_loads_only_where_the_lead_will_be_picked(indexed_repo, embedder, tmp_path):
+    """The lead is picked on the search route among hits the dense vector found: a usage question, or an index whose
+    phase 2 has embedded nothing yet, loads no model, and a shell must not say it does."""
+    from codeqa.indexing.index import index_repo
+
+    settings = Settings.load(env={})
+    with Retriever.open(indexed_repo, settings, embedder) as r:
+        r.searcher.lead_reranker = LikelihoodReranker(_Unloaded([-1.0]))
+        assert "loading q.gguf" in r.loading_note(QUESTION)
+        usage = "Where is EncoderClass used?"
+        assert r.retrieve(usage).route == "usage" and r.loading_note(usage) is None
+    repo = copy_fixture_repo(tmp_path / "phase1")
+    index_repo(repo, settings, embedder=embedder, embed=False)
+    with Retriever.open(repo, settings, embedder) as r:
+        assert r.semantic_coverage() == 0.0
+        r.searcher.lead_reranker = LikelihoodReranker(model := _Unloaded([-1.0, -2.0, -3.0]))
+        assert r.loading_note(QUESTION) is None
+        r.retrieve(QUESTION)
+        assert model.asked == []  # and indeed nothing was scored
 
 
 def test_ask_says_on_stderr_that_the_likelihood_model_loads_and_answers_all_the_same(indexed_repo, embedder, tmp_path,

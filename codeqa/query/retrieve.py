@@ -117,7 +117,15 @@ class Retriever:
         """What a shell can show while `question`'s evidence is gathered, when a model loads for it first (the
         likelihood lead's, CODEQA_RERANK=likelihood:<file>, at a process's first question about behaviour), or None."""
         lead = self.searcher.lead_reranker if self.searcher is not None else None
-        return lead.loading_note(question) if hasattr(lead, "loading_note") else None
+        note = lead.loading_note(question) if hasattr(lead, "loading_note") else None
+        if note is None:
+            return None
+        # the lead is picked only on the search route, and only among hits found by the dense vector: a usage
+        # question, a relationship the graph answers, or phase 1 of an index run (no vectors yet) loads nothing
+        parsed = parse_question(question)
+        if self._route(parsed, self.match_question(question, parsed)) != "search" or self.semantic_coverage() <= 0:
+            return None
+        return note
 
     # ---- files ----------------------------------------------------------------------------------
     def _indexed_hashes(self) -> dict[str, str]:
@@ -200,11 +208,7 @@ class Retriever:
         sites_listed = self.settings.usage_sites_listed if sites_listed is None else sites_listed
         parsed = parse_question(question)
         matches = self.match_question(question, parsed)
-        route = parsed.intent if matches else "search"
-        if route == "usage" and matches[0].strength < 3 and not matches[0].subject:
-            route = "search"  # "how are strings escaped when a value is created": no symbol is the subject
-        if route == "relationship" and len({s.name for m in matches for s in m.symbols}) < 2:
-            route = "search"
+        route = self._route(parsed, matches)
         if route == "usage":
             first = matches[0]
             # an ambiguous name: every equally good reading, said so in the answer (Retrieval.ambiguous)
@@ -221,7 +225,7 @@ class Retriever:
                              passed_over=first.passed_over)
         if route == "relationship":
             first = matches[0]
-            second = next((m for m in matches[1:] if {s.name for s in m.symbols} != {s.name for s in first.symbols}), None)
+            second = _second_name(matches)
             if second is not None:
                 paths, refs, edges = self.graph.paths_between(first.symbols, second.symbols)
                 ends = [*first.symbols[:3], *second.symbols[:3]]
@@ -236,6 +240,16 @@ class Retriever:
         matched = [s for m in matches for s in m.symbols]
         hits = self._file_hits(question) + self.search(search_query or question, top_k=top_k, spread=True)
         return Retrieval(question, "search", tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(matched[:5]))
+
+    @staticmethod
+    def _route(parsed: ParsedQuestion, matches: Sequence[NameMatch]) -> str:
+        """"usage", "relationship" or "search": the question's intent, when the names it was matched to carry it."""
+        route = parsed.intent if matches else "search"
+        if route == "usage" and matches[0].strength < 3 and not matches[0].subject:
+            route = "search"  # "how are strings escaped when a value is created": no symbol is the subject
+        if route == "relationship" and (len({s.name for m in matches for s in m.symbols}) < 2 or _second_name(matches) is None):
+            route = "search"
+        return route
 
     def _file_hits(self, question: str, per_file: int = 4) -> list[Hit]:
         """The first chunks of every file the question names, so "what does cli.py do" sees cli.py."""
@@ -385,3 +399,9 @@ def _closest_names(store: StoreReader, spec: str, count: int = 5) -> list[str]:
 
 
 __all__ = ["Retriever", "NameMatch", "search", "lookup_references", "group_references", "code_terms", "Mention"]
+
+
+def _second_name(matches: Sequence[NameMatch]) -> NameMatch | None:
+    """The first match after the first that names other symbols than it: the other end of a relationship."""
+    first = {s.name for s in matches[0].symbols}
+    return next((m for m in matches[1:] if {s.name for s in m.symbols} != first), None)
