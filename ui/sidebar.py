@@ -15,7 +15,7 @@ import streamlit as st
 from codeqa.ui.answer_view import code_span, llm_description, plain, time_ago
 from codeqa.answer import Conversation
 from codeqa.config import Settings
-from codeqa.errors import CodeQAError, IndexMissingError
+from codeqa.errors import CodeQAError, IndexMismatchError, IndexMissingError
 from codeqa.indexing.index import IndexStatus, index_repo
 from codeqa.store import semantic_search_at
 from codeqa.query.shared_reader import IndexReopenedError, SharedRetriever
@@ -51,15 +51,18 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, SharedRetriever | N
         return None, None, ("error", f"{repo} is not a folder; enter the path of a code repository in the sidebar.")
     repo = repo.resolve()
     shared, problem = None, ("", "")
+    settles = True  # whether indexing settles what is wrong: no index, or one another codeqa version wrote
     try:
         shared = open_index(str(repo), str(base.index_dir or ""), base.qdrant_url, base)
     except IndexMissingError:
         problem = ("info", f"No index for {plain(repo.name)} yet: press **Index repository** in the sidebar.")
-    except CodeQAError as exc:
+    except IndexMismatchError as exc:
         problem = ("error", str(exc))
+    except CodeQAError as exc:  # a setting, the store's server, the model: the message says what to fix first
+        problem, settles = ("error", str(exc)), False
     except Exception as exc:  # never a traceback in the page; the server log has it
         log.exception("opening the index failed")
-        problem = ("error", f"Could not open the index of {repo}: {type(exc).__name__}: {exc}")
+        problem, settles = ("error", f"Could not open the index of {repo}: {type(exc).__name__}: {exc}"), False
     if shared is not None and base.ui_watch:
         live_sync(str(repo), base)
     status = None
@@ -78,9 +81,11 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, SharedRetriever | N
     if message:
         (st.success if message[0] == "ok" else st.error)(message[1])
     label = "Re-index" if status else "Index repository"
-    primary = status is None or bool(status.stale) or not status.complete or status.semantic < 1
+    # the page's next step is the primary button; not when the message on the right names something to fix first
+    primary = settles and (status is None or bool(status.stale) or not status.complete or status.semantic < 1)
     if st.button(label, key="index", type="primary" if primary else "secondary", width="stretch",
-                 help="Incremental: only files changed since the last run are parsed and embedded again."):
+                 help="Incremental: only files changed since the last run are parsed and embedded again." if settles
+                 else "Fix what the message on the right names first: indexing does not change it."):
         run_index(repo, base)
     return repo, shared, problem
 
