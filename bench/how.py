@@ -79,13 +79,14 @@ def measure(question: dict, session: Session, top_k: int) -> dict:
 def run_set(name: str, top_k: int, index: bool) -> list[dict]:
     questions = [json.loads(line) for line in (QUESTIONS / f"how-{name}.jsonl").read_text().splitlines()
                  if line.strip()]
-    rows = []
+    rows, earlier = [], None
     for project in dict.fromkeys(q["project"] for q in questions):
         repo, index_dir = DATA / project, INDEX_ROOT / project
         if index:
             ensure_index(repo, index_dir, log=lambda m: print(m, file=sys.stderr))
-        with Session(repo, index_dir) as session:
+        with Session(repo, index_dir, models_of=earlier) as session:  # the models load once for the set
             rows += [{"project": project, **measure(q, session, top_k)} for q in questions if q["project"] == project]
+            earlier = session
     return rows
 
 

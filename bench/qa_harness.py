@@ -59,7 +59,9 @@ def ensure_index(repo: Path, index_dir: Path, log=print) -> None:
 class Session:
     """ask/search against one indexed project, in-process (default) or through the CLI."""
 
-    def __init__(self, repo: Path, index_dir: Path, cli: bool = False):
+    def __init__(self, repo: Path, index_dir: Path, cli: bool = False, models_of: "Session | None" = None):
+        """`models_of`: an earlier in-process session whose embedding model and likelihood lead model
+        (CODEQA_RERANK=likelihood) this one reuses, so a set of projects loads each once, as one process would."""
         self.repo, self.index_dir, self.cli = Path(repo).resolve(), Path(index_dir), cli
         self.retriever = self.answerer = None
         if not cli:
@@ -69,7 +71,10 @@ class Session:
 
             settings = Settings.load(env={k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")},
                                      index_dir=self.index_dir)
-            self.retriever = Retriever.open(self.repo, settings)
+            earlier = models_of.retriever if models_of is not None else None
+            self.retriever = Retriever.open(self.repo, settings, earlier.embedder if earlier is not None else None)
+            if earlier is not None and earlier.searcher is not None and self.retriever.searcher is not None:
+                self.retriever.searcher.lead_reranker = earlier.searcher.lead_reranker
             self.answerer = Answerer(self.retriever, settings, chat=None)
 
     def __enter__(self) -> "Session":
