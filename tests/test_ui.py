@@ -200,6 +200,7 @@ def test_no_index_then_index_button_then_extractive_answer(monkeypatch, calls, t
     at = page(monkeypatch, repo)
     assert not at.exception
     assert "No index for repo yet" in texts(at.info) and "Not indexed yet." in texts(at.sidebar.caption)
+    assert at.chat_input[0].placeholder == "Index the repository first (sidebar)"
     assert at.chat_input[0].disabled and at.button(key="index").proto.type == "primary"  # the next step
     at.button(key="index").click().run()
     assert not at.exception
@@ -221,7 +222,7 @@ def test_no_index_then_index_button_then_extractive_answer(monkeypatch, calls, t
 def test_a_bad_setting_is_named_and_indexing_is_not_offered_as_the_fix(monkeypatch, calls, indexed_repo):
     at = page(monkeypatch, indexed_repo, CODEQA_RERANK="sometimes")
     assert not at.exception and "CODEQA_RERANK='sometimes' is none of" in texts(at.error)
-    assert at.chat_input[0].disabled
+    assert at.chat_input[0].disabled and at.chat_input[0].placeholder == "Fix what the message above names first"
     button = at.button(key="index")
     assert button.proto.type == "secondary" and "indexing does not change it" in button.help
 

@@ -131,8 +131,8 @@ def main() -> None:
     if repo is None or shared is None:
         level, text = problem
         (st.info if level == "info" else st.error)(text)
-        st.chat_input("Index the repository first (sidebar)" if repo else "Choose a repository first (sidebar)",
-                      disabled=True)
+        waiting = ("Fix what the message above names first" if level == "fix" else "Index the repository first (sidebar)")
+        st.chat_input(waiting if repo else "Choose a repository first (sidebar)", disabled=True)
         return
     st.caption(f"Answers cite `path:Lstart-Lend` in **{repo}**; click a citation to see the code.")
     # read first (the input stays pinned to the bottom) so the intro is gone as soon as a question is asked

@@ -30,7 +30,9 @@ INDEX_STAGES = {"parse": "Parsing files", "model": "Loading the embedding model"
 def sidebar_repository(base: Settings) -> tuple[Path | None, SharedRetriever | None, tuple[str, str]]:
     """Repository input, index status and the Index / re-index button.
 
-    Returns (repo, its open index or None, (level, message) saying why there is none: "info" or "error")."""
+    Returns (repo, its open index or None, (level, message) saying why there is none): "info" (no index yet),
+    "error" (indexing settles it: an index another codeqa version wrote) or "fix" (a setting, the store's server,
+    the model: indexing changes nothing, so it is not offered as the next step)."""
     state = st.session_state
     given = base.ui_repo or ""
     choose = base.ui_any_repo  # only when the operator allowed it: a visitor reads files
@@ -51,7 +53,6 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, SharedRetriever | N
         return None, None, ("error", f"{repo} is not a folder; enter the path of a code repository in the sidebar.")
     repo = repo.resolve()
     shared, problem = None, ("", "")
-    settles = True  # whether indexing settles what is wrong: no index, or one another codeqa version wrote
     try:
         shared = open_index(str(repo), str(base.index_dir or ""), base.qdrant_url, base)
     except IndexMissingError:
@@ -59,10 +60,10 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, SharedRetriever | N
     except IndexMismatchError as exc:
         problem = ("error", str(exc))
     except CodeQAError as exc:  # a setting, the store's server, the model: the message says what to fix first
-        problem, settles = ("error", str(exc)), False
+        problem = ("fix", str(exc))
     except Exception as exc:  # never a traceback in the page; the server log has it
         log.exception("opening the index failed")
-        problem, settles = ("error", f"Could not open the index of {repo}: {type(exc).__name__}: {exc}"), False
+        problem = ("fix", f"Could not open the index of {repo}: {type(exc).__name__}: {exc}")
     if shared is not None and base.ui_watch:
         live_sync(str(repo), base)
     status = None
@@ -76,7 +77,8 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, SharedRetriever | N
         except Exception as exc:  # a broken index must not take the page down
             log.exception("index status failed")
             st.error(f"Could not read the index status: {exc}")
-    show_status(status, problem[0] == "error")
+    show_status(status, problem[0] in ("error", "fix"))
+    settles = problem[0] != "fix"
     message = state.pop("index_message", None)
     if message:
         (st.success if message[0] == "ok" else st.error)(message[1])
