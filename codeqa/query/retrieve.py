@@ -225,18 +225,17 @@ class Retriever:
                              passed_over=first.passed_over)
         if route == "relationship":
             first = matches[0]
-            second = _second_name(matches)
-            if second is not None:
-                paths, refs, edges = self.graph.paths_between(first.symbols, second.symbols)
-                ends = [*first.symbols[:3], *second.symbols[:3]]
-                ids = list(dict.fromkeys([*(i for p in paths for i in p), *(s.id for s in ends)]))
-                by_id = self.graph.symbols_by_id(ids)
-                hits = [h for h in (self._definition_hit(by_id[i]) for i in ids if i in by_id) if h]
-                hits += self._usage_sites(refs, limit=6)
-                if not paths:
-                    hits += self.search(search_query or question, top_k=top_k)
-                return Retrieval(question, route, tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(ends),
-                                 tuple(refs), tuple(paths), tuple(edges))
+            second = _second_name(matches)  # never None here: _route took the question to search otherwise
+            paths, refs, edges = self.graph.paths_between(first.symbols, second.symbols)
+            ends = [*first.symbols[:3], *second.symbols[:3]]
+            ids = list(dict.fromkeys([*(i for p in paths for i in p), *(s.id for s in ends)]))
+            by_id = self.graph.symbols_by_id(ids)
+            hits = [h for h in (self._definition_hit(by_id[i]) for i in ids if i in by_id) if h]
+            hits += self._usage_sites(refs, limit=6)
+            if not paths:
+                hits += self.search(search_query or question, top_k=top_k)
+            return Retrieval(question, route, tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(ends),
+                             tuple(refs), tuple(paths), tuple(edges))
         matched = [s for m in matches for s in m.symbols]
         hits = self._file_hits(question) + self.search(search_query or question, top_k=top_k, spread=True)
         return Retrieval(question, "search", tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(matched[:5]))
@@ -247,8 +246,8 @@ class Retriever:
         route = parsed.intent if matches else "search"
         if route == "usage" and matches[0].strength < 3 and not matches[0].subject:
             route = "search"  # "how are strings escaped when a value is created": no symbol is the subject
-        if route == "relationship" and (len({s.name for m in matches for s in m.symbols}) < 2 or _second_name(matches) is None):
-            route = "search"
+        if route == "relationship" and _second_name(matches) is None:
+            route = "search"  # one name, or several meaning the same symbols: no second end to find paths to
         return route
 
     def _file_hits(self, question: str, per_file: int = 4) -> list[Hit]:
@@ -398,10 +397,10 @@ def _closest_names(store: StoreReader, spec: str, count: int = 5) -> list[str]:
     return difflib.get_close_matches(wanted, names, n=count, cutoff=0.6)
 
 
-__all__ = ["Retriever", "NameMatch", "search", "lookup_references", "group_references", "code_terms", "Mention"]
-
-
 def _second_name(matches: Sequence[NameMatch]) -> NameMatch | None:
     """The first match after the first that names other symbols than it: the other end of a relationship."""
     first = {s.name for s in matches[0].symbols}
     return next((m for m in matches[1:] if {s.name for s in m.symbols} != first), None)
+
+
+__all__ = ["Retriever", "NameMatch", "search", "lookup_references", "group_references", "code_terms", "Mention"]
