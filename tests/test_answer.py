@@ -72,6 +72,19 @@ def test_parse_citations_accepts_the_usual_spellings_and_nothing_else():
                      ("web/util.ts", 2, 4), ("docs/guide.md", 7, 7), ("Makefile", 3, 3)]
 
 
+def test_numbered_citations_side_by_side_each_count():
+    """`[2][4]` is the form the prompt's REMINDER asks for and the citation grammar writes (`cite ::= ("[" n "]")+`),
+    and Qwen2.5-Coder-1.5B writes it: every number of such a run is a citation, not only the first. Indexing,
+    a markdown reference link and a marker followed by a link's parenthesis are not citations."""
+    from codeqa.answer.citations import parse_numbered
+
+    snippets = [Snippet(f"pkg/m{i}.py", i, i + 1, "x") for i in range(1, 6)]
+    text = ("The cache is dropped on writes [1][3]. Ids come from the table [2] [4][5], "
+            "not from foo[0][1], a [docs][2] link or [1][2](http://example.com).")
+    assert sorted(c.path for c in parse_numbered(text, snippets)) == [f"pkg/m{i}.py" for i in range(1, 6)]
+    assert parse_numbered("x = foo[0][1] and see [docs][2] or [1][2](http://example.com)", snippets) == []
+
+
 def test_verify_citations_only_within_the_given_snippets():
     snippets = [Snippet("pkg/a.py", 10, 20, "x\n" * 11), Snippet("pkg/a.py", 21, 25, "y\n" * 5),
                 Snippet("pkg/b.py", 1, 3, "z\n" * 3)]

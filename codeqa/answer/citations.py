@@ -96,7 +96,11 @@ def _citable_path(path: str, known: set[str], names: set[str]) -> bool:
     return detect_language(path) is not None or path.lower().endswith(_DOCUMENT_SUFFIXES)
 
 
-_NUMBERED = re.compile(r"(?<![\w\]\)`])\[(?:snippet\s*)?(\d{1,3}(?:\s*[,;]\s*(?:snippet\s*)?\d{1,3})*)\](?!\()", re.IGNORECASE)
+# One marker: [2], [1, 3], [snippet 2]. A run of them side by side ([2][4]) is one match: the prompt's REMINDER asks
+# for that form and the citation grammar writes it, and each of its numbers counts. Not after a word, a bracket, a
+# parenthesis or a backtick (foo[0][1], a markdown [docs][2]), nor before a link's "(" ([1](http://...)).
+_MARKER = r"\[(?:snippet\s*)?\d{1,3}(?:\s*[,;]\s*(?:snippet\s*)?\d{1,3})*\]"
+_NUMBERED = re.compile(rf"(?<![\w\]\)`])((?:{_MARKER})+)(?!\(|{_MARKER})", re.IGNORECASE)
 _SNIPPET_WORD = re.compile(r"\bsnippets?\s+#?(\d{1,3})\b", re.IGNORECASE)
 _FACT_LAYOUT = re.compile(r"(?<![\w/.@+-])(?P<path>(?:[\w.@+-]+/)*[\w.@+-]*\w\.\w+)\s*\((?P<inner>[^()\n]*?\bL\d+[^()\n]*)\)")
 _LINES_ONLY = re.compile(r"\b(?:lines?|L)\s*(\d+)(?:\s*(?:-|–|—|to|through|and)\s*L?(\d+))?\b", re.IGNORECASE)
