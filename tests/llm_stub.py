@@ -263,8 +263,10 @@ class _Handler(JSONHandler):
             pieces, finish = pieces[:limit], "length"
         if body.get("return_progress") and self.owner.prompt_tokens:
             total = self.owner.prompt_tokens[-1]
-            event({"role": "assistant", "content": None}, prompt_progress={"total": total, "cache": 0, "processed": total // 2,
-                                                                           "time_ms": 1})
+            # as llama.cpp's server (server-context.cpp) sends it: `processed` is the prompt's tokens in the slot so far,
+            # the `cache` it reused (a follow-up's earlier turns) among them
+            event({"role": "assistant", "content": None}, prompt_progress={"total": total, "cache": total // 4,
+                                                                           "processed": total // 2, "time_ms": 1})
         event({"role": "assistant", "content": ""})
         for piece in re.findall(r"\S+\s*|\s+", reply.reasoning):
             event({"reasoning_content": piece})

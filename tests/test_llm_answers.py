@@ -205,6 +205,7 @@ def test_progress_is_reported_while_the_model_reads(retriever, llm_stub, llm_set
     reading = [p for p in seen if p.stage == "reading"]
     assert reading[0].total == stream.prompt.tokens and f"{stream.prompt.tokens:,} tokens" in reading[0].message
     assert any(p.done == stream.prompt.tokens // 2 for p in reading)  # the server's prompt_progress chunk
+    assert all(p.done <= p.total for p in reading)  # its cached tokens are among the processed ones, not added again
     assert any(p.stage == "writing" for p in seen)
 
 

@@ -181,8 +181,11 @@ class OpenAIChat:
                     extra = getattr(chunk, "model_extra", None) or {}
                     progress = extra.get("prompt_progress")
                     if isinstance(progress, dict) and progress.get("total"):
-                        yield ChatDelta(progress=(int(progress.get("processed", 0)) + int(progress.get("cache", 0)),
-                                                  int(progress["total"])))
+                        # llama.cpp's `processed` is the prompt's tokens in its slot so far, the reused `cache`
+                        # among them (server-context.cpp): adding the cache showed "5,686 of 2,844 tokens" on a
+                        # prompt read before
+                        total = int(progress["total"])
+                        yield ChatDelta(progress=(min(int(progress.get("processed", 0)), total), total))
                     if not chunk.choices:
                         continue
                     choice = chunk.choices[0]
