@@ -76,6 +76,18 @@ def test_citations_become_links_and_unverified_ones_are_marked(ui):
     assert ">+26 more</span>" in many
 
 
+def test_an_attributed_span_is_no_citation_chip(ui):
+    """A span codeqa attributed to a sentence the model left uncited is verified lines, but nobody cited it: its chip
+    says so (~, its own class, the reason as tooltip) and comes after the model's own citations."""
+    cited = Citation("a.py", 2, 4, True)
+    guessed = Citation("a.py", 10, 12, True, "attributed: an uncited sentence shares its code words with these lines",
+                       attributed=True)
+    chips = ui.citation_chips([guessed, cited], {("a.py", 2, 4): "cq-1-1", ("a.py", 10, 12): "cq-1-2"})
+    assert 'class="cq-chip cq-ok" href="#cq-1-1"' in chips and "✓ a.py:L2-L4" in chips
+    assert 'class="cq-chip cq-attr" href="#cq-1-2"' in chips and "~ a.py:L10-L12" in chips
+    assert "attributed: an uncited sentence" in chips and chips.index("cq-ok") < chips.index("cq-attr")
+
+
 def test_code_views_group_citations_by_snippet_and_refuse_unsafe_paths(ui):
     snippet = Snippet("app/main.py", 1, 9, "".join(f"line {i}\n" for i in range(1, 10)), "definition,hybrid", 1.0)
     cites = [Citation("app/main.py", 2, 3, True), Citation("app/main.py", 7, 7, True),

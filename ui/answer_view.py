@@ -141,17 +141,20 @@ def citation_anchors(views: Iterable[CodeView]) -> dict[tuple[str, int, int], st
 
 def citation_chips(citations: Sequence[Citation], anchors: dict[tuple[str, int, int], str],
                    limit: int = MAX_CHIPS) -> str:
-    """HTML: one link-like chip per citation (green ✓ verified, red ✗ unverified with the reason as tooltip),
-    unverified ones first; past `limit`, one grey chip counts the rest."""
+    """HTML: one link-like chip per citation (green ✓ verified, red ✗ unverified with the reason as tooltip,
+    dashed ~ attributed: lines codeqa matched to a sentence the model left uncited), unverified ones first and
+    attributed ones last; past `limit`, one grey chip counts the rest."""
     chips = []
-    ordered = sorted(citations, key=lambda c: c.verified)  # stable: the answer's order within each group
+    # stable: the answer's order within each group
+    ordered = sorted(citations, key=lambda c: (c.verified, c.verified and c.attributed))
     for c in ordered[:limit]:
         label = html.escape(span_label(c.path, c.start_line, c.end_line))
-        state = "ok" if c.verified else "bad"
-        title = ("verified: inside the code the answer was given" if c.verified else f"unverified: {c.reason}") + (
-            "; the file changed since it was indexed (re-index)" if c.stale else "")
+        attributed = c.verified and c.attributed
+        state = "attr" if attributed else "ok" if c.verified else "bad"
+        title = (c.reason if attributed else "verified: inside the code the answer was given" if c.verified
+                 else f"unverified: {c.reason}") + ("; the file changed since it was indexed (re-index)" if c.stale else "")
         title = html.escape(title, quote=True)
-        mark = ("✓" if c.verified else "✗") + (" ⟳" if c.stale else "")
+        mark = ("~" if attributed else "✓" if c.verified else "✗") + (" ⟳" if c.stale else "")
         anchor = anchors.get((c.path, c.start_line, c.end_line))
         href = f' href="#{anchor}"' if anchor else ""
         chips.append(f'<a class="cq-chip cq-{state}"{href} title="{title}">{mark} {label}</a>')

@@ -155,7 +155,9 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
     if answer.prompt is not None and answer.prompt.left_out:
         st.caption("Left out to fit the model's window: " + plain("; ".join(answer.prompt.left_out)))
     if head_citations:
-        st.caption("Citations (green: verified against the indexed lines; red: not) — click one to open its code:")
+        dashed = "; dashed ~: not cited, lines an uncited sentence shares its words with" if any(
+            c.attributed for c in head_citations) else ""
+        st.caption(f"Citations (green: verified against the indexed lines; red: not{dashed}) — click one to open its code:")
         st.html(citation_chips(head_citations, anchors))
         if len(answer.citations) > len(head_citations):
             st.caption(f"{len(answer.citations) - len(head_citations)} more citations in “{sites_label(listed)}”.")
