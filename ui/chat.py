@@ -156,7 +156,7 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
         st.caption("Left out to fit the model's window: " + plain("; ".join(answer.prompt.left_out)))
     if head_citations:
         dashed = "; dashed ~: not cited, lines an uncited sentence shares its words with" if any(
-            c.attributed for c in head_citations) else ""
+            c.verified and c.attributed for c in head_citations) else ""  # what citation_chips draws dashed
         st.caption(f"Citations (green: verified against the indexed lines; red: not{dashed}) — click one to open its code:")
         st.html(citation_chips(head_citations, anchors))
         if len(answer.citations) > len(head_citations):
