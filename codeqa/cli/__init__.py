@@ -2,7 +2,8 @@
 CodeQAError into a message and an exit code.
 
     __init__.py    the parser and main()
-    commands.py    index, search, refs, export, ui, mcp, watch
+    commands.py    index, search, refs, export, mcp, watch
+    page.py        ui: the page's child process and what it may be reached by
     ask.py         ask
     evaluate.py    eval, eval generate, eval compare
 
@@ -20,8 +21,9 @@ from typing import Sequence
 from ..config import Settings
 from ..errors import CodeQAError
 from .ask import cmd_ask
-from .commands import cmd_export, cmd_index, cmd_mcp, cmd_refs, cmd_search, cmd_ui, cmd_watch
+from .commands import cmd_export, cmd_index, cmd_mcp, cmd_refs, cmd_search, cmd_watch
 from .evaluate import cmd_eval
+from .page import cmd_ui
 
 DESCRIPTION = """Answer questions about a codebase.
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections import Counter
 from dataclasses import asdict
@@ -15,8 +14,6 @@ from ..errors import UsageError
 
 if TYPE_CHECKING:
     from ..indexing.index import IndexReport
-
-_SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding codeqa/ (and ui/ in a source checkout)
 
 
 def _repo(path: Path) -> Path:
@@ -336,76 +333,6 @@ def cmd_export(args, settings: Settings) -> int:
     finally:
         store.close()
     return 0
-
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-def cmd_ui(args, settings: Settings) -> int:
-    """`codeqa ui`: the page in a Streamlit child process, on 127.0.0.1 unless --host says otherwise (another
-    address needs a token, checked by the page before it shows anything). SIGINT and SIGTERM go on to the
-    child, and the command returns once it has stopped."""
-    import signal
-    import subprocess
-
-    from ..errors import UsageError
-
-    app = _SOURCE_ROOT / "ui" / "app.py"
-    if not app.is_file():
-        import codeqa.ui
-
-        app = Path(codeqa.ui.__path__[0]) / "app.py"
-    token = args.token or settings.ui_token
-    if args.host not in LOOPBACK and not token:
-        raise UsageError(f"--host {args.host} serves the page to other machines, which could read any indexed file "
-                         "and spend your LLM key: set a token with --token or CODEQA_UI_TOKEN (or keep the default "
-                         "--host 127.0.0.1).")
-    env = dict(os.environ)  # the page reads its settings from the environment it is given (Settings.load)
-    if args.repo:
-        env["CODEQA_UI_REPO"] = str(_repo(args.repo))
-    if args.any_repo:
-        env["CODEQA_UI_ANY_REPO"] = "1"
-    if token:
-        env["CODEQA_UI_TOKEN"] = token
-    if args.index_dir:
-        env["CODEQA_INDEX_DIR"] = str(args.index_dir)
-    if args.qdrant_url:
-        env["QDRANT_URL"] = args.qdrant_url
-    if args.index_name:
-        env["CODEQA_INDEX_NAME"] = args.index_name
-    if args.watch:
-        env["CODEQA_UI_WATCH"] = "1"
-    env.setdefault("HF_HUB_OFFLINE", "1")
-    # the page must import this very codeqa (a source checkout is not necessarily the installed one), and
-    # not one in the working directory, which `-m` puts first (-P, 3.11+: a checkout beside a wheel install)
-    package_root = str(_SOURCE_ROOT)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-    command = [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-               "--server.address", args.host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
-               "--server.fileWatcherType", "none", "--client.toolbarMode", "minimal"]
-    shown = "localhost" if args.host in LOOPBACK else args.host
-    print(f"codeqa UI on http://{shown}:{args.port}" + (f"/?token={token}" if token else ""), file=sys.stderr)
-    child = subprocess.Popen(command, env=env)
-
-    def forward(signum, frame) -> None:
-        child.send_signal(signum)
-
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
-    parent = os.getppid()
-    try:
-        while True:
-            try:
-                return child.wait(timeout=1)
-            except subprocess.TimeoutExpired:
-                if os.getppid() != parent:  # what started us is gone (`kill` of `make run`): so goes the page
-                    child.terminate()
-            except KeyboardInterrupt:  # forwarded already; wait for the child to stop
-                continue
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if child.poll() is None:
-            child.kill()
 
 
 def cmd_mcp(args, settings: Settings) -> int:
