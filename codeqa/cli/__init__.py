@@ -24,6 +24,7 @@ from .ask import cmd_ask
 from .commands import cmd_export, cmd_index, cmd_mcp, cmd_refs, cmd_search, cmd_watch
 from .evaluate import cmd_eval
 from .page import cmd_ui
+from .terminal import terminal_safe
 
 DESCRIPTION = """Answer questions about a codebase.
 
@@ -199,8 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.load(index_dir=getattr(args, "index_dir", None), qdrant_url=getattr(args, "qdrant_url", None),
                                  index_name=getattr(args, "index_name", None))
         return COMMANDS[args.command](args, settings)
-    except CodeQAError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except CodeQAError as exc:  # a message may quote a file's path or text, or a server's words
+        print(f"error: {terminal_safe(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         resume = " (what was committed stays: run `codeqa index` again to go on from there)" if args.command == "index" else ""

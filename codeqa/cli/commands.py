@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..config import Settings
 from ..errors import UsageError
+from .terminal import safe_markup, terminal_safe
 
 if TYPE_CHECKING:
     from ..indexing.index import IndexReport
@@ -104,13 +105,12 @@ def embedded_words(d: dict) -> str:
 
 
 def _print_index_summary(report, console) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     d = report.to_dict()
     if report.nothing_to_do:
         console.print(f"[green]Index up to date[/] ({d['files']} files, {d['chunks']} chunks) in {d['elapsed_seconds']:.2f}s — nothing changed.")
-    table = Table(title=f"codeqa index: {report.repo}", show_header=False)
+    table = Table(title=f"codeqa index: {safe_markup(str(report.repo))}", show_header=False)
     table.add_row("files", f"{d['files']} ({', '.join(f'{k} {v}' for k, v in sorted(d['files_by_language'].items()))})")
     table.add_row("changed / deleted / unchanged", f"{d['files_changed']} / {d['files_deleted']} / {d['files_unchanged']}")
     table.add_row("symbols", str(d["symbols"]))
@@ -128,26 +128,26 @@ def _print_index_summary(report, console) -> None:
                                    f"{per_second(d['chunks_per_second'])} chunks/s)")
     table.add_row("skipped", ", ".join(f"{k} {v}" for k, v in sorted(d["skipped_by_reason"].items())) or "none")
     table.add_row("left out unread", _left_out_counts(d["pruned"], d["gitignored_files"]))
-    table.add_row("index size", f"{d['index_bytes'] / 1e6:.1f} MB in {d['index_dir']}")
+    table.add_row("index size", f"{d['index_bytes'] / 1e6:.1f} MB in {safe_markup(str(d['index_dir']))}")
     table.add_row("time", f"{d['elapsed_seconds']:.2f}s")
     console.print(table)
     for note in d["notes"]:
-        console.print(f"[cyan]{escape(note)}[/]")
+        console.print(f"[cyan]{safe_markup(note)}[/]")
     for item in d["partial"][:20]:
-        console.print(f"[yellow]partially parsed[/] {escape(item['path'])}: {escape(item['reason'])}")
+        console.print(f"[yellow]partially parsed[/] {safe_markup(item['path'])}: {safe_markup(item['reason'])}")
     # files of no source language are many and expected (data, configs): counted by extension;
     # the other reasons (secrets, binaries, unreadable...) are listed file by file
     listed = [item for item in d["skipped"] if item["reason"] != "not-source"]
     for item in listed[:20]:
         detail = f": {item['detail']}" if item.get("detail") else ""
-        console.print(f"[dim]skipped {escape(item['path'])} ({item['reason']}{escape(detail)})[/]")
+        console.print(f"[dim]skipped {safe_markup(item['path'])} ({item['reason']}{safe_markup(detail)})[/]")
     if len(listed) > 20:
         console.print(f"[dim]... and {len(listed) - 20} more skipped files (see --json)[/]")
     _print_left_out(d["pruned"], console, LISTED_FOLDERS)
     kinds = Counter(PurePosixPath(item["path"]).suffix or PurePosixPath(item["path"]).name
                     for item in d["skipped"] if item["reason"] == "not-source")
     if kinds:
-        shown = ", ".join(f"{escape(kind)} {n}" for kind, n in kinds.most_common(8))
+        shown = ", ".join(f"{safe_markup(kind)} {n}" for kind, n in kinds.most_common(8))
         more = ", ..." if len(kinds) > 8 else ""
         console.print(f"[dim]not indexed (no source language): {sum(kinds.values())} files ({shown}{more}; see --json)[/]")
 
@@ -167,11 +167,9 @@ def _left_out_counts(pruned: list[dict], gitignored: int) -> str:
 
 def _print_left_out(pruned: list[dict], console, limit: int) -> None:
     """Each folder left out unread as `path/ (reason: detail)`, once."""
-    from rich.markup import escape
-
     for item in pruned[:limit]:
         detail = f": {item['detail']}" if item.get("detail") else ""
-        console.print(f"[dim]left out {escape(item['path'])}/ ({item['reason']}{escape(detail)})[/]")
+        console.print(f"[dim]left out {safe_markup(item['path'])}/ ({item['reason']}{safe_markup(detail)})[/]")
     if len(pruned) > limit:
         console.print(f"[dim]... and {len(pruned) - limit} more folders left out (see --json)[/]")
 
@@ -205,9 +203,7 @@ def _duration(seconds: float) -> str:
 
 
 def _print_plan(plan, console) -> None:
-    from rich.markup import escape
-
-    console.print(f"[bold]codeqa index --dry-run[/] {escape(plan.repo)}: nothing was indexed or written.")
+    console.print(f"[bold]codeqa index --dry-run[/] {safe_markup(plan.repo)}: nothing was indexed or written.")
     console.print(f"\n[bold]Would index[/] {plan.files:,} files ({_mb(plan.bytes)})")
     for lang in plan.by_language:
         console.print(f"  {lang.language:<12} {lang.files:>7,} files  {_mb(lang.bytes):>10}")
@@ -221,22 +217,22 @@ def _print_plan(plan, console) -> None:
         for f in plan.folders:
             left = f"{'at least ' if f.at_least else ''}{f.left_out_files:,} files {_mb(f.left_out_bytes)}"
             why = f"all left out: {f.status}" if f.status != "indexed" else f"{f.files:,} files {_mb(f.bytes)} / {left}"
-            console.print(f"  {escape(f.path + '/'):<28} {why}" + (f" [dim]({f.kind})[/]" if f.kind else ""))
+            console.print(f"  {safe_markup(f.path + '/'):<28} {why}" + (f" [dim]({f.kind})[/]" if f.kind else ""))
     if plan.suggestions:
         console.print("\n[bold]Suggested ignore lines[/] (big folders that look skippable)")
         for f in plan.suggestions:
-            console.print(f"  {f.ignore_file:<14} {escape(f.suggestion):<24} [dim]{f.kind}, {_mb(f.total_bytes)}[/]")
+            console.print(f"  {f.ignore_file:<14} {safe_markup(f.suggestion):<24} [dim]{f.kind}, {_mb(f.total_bytes)}[/]")
     console.print(f"\n[bold]Estimated chunks[/] ~{plan.chunks:,} ({plan.sample_chunks:,} in {plan.sample_files:,} sampled files)")
     console.print("[bold]Estimated time on this machine[/] (extrapolated from a measured sample: an estimate)")
     console.print(f"  phase 1  ~{_duration(plan.phase1_seconds):<9} walk {plan.walk_seconds:.1f} s, parse + chunk "
                   f"{plan.parse_seconds:.1f} s ({plan.parse_workers} process{'es' if plan.parse_workers > 1 else ''}), "
                   f"references {plan.resolve_seconds:.1f} s, store {plan.store_seconds:.1f} s"
                   f"{' (beside the references)' if plan.store_beside else ''}: keyword and graph search")
-    console.print(f"  phase 2  ~{_duration(plan.phase2_seconds):<9} load {escape(plan.model_id)} {plan.model_load_seconds:.1f} s, "
+    console.print(f"  phase 2  ~{_duration(plan.phase2_seconds):<9} load {safe_markup(plan.model_id)} {plan.model_load_seconds:.1f} s, "
                   f"embed ~{plan.chunks:,} chunks at {plan.chunks_per_second:,.1f}/s: semantic search")
     console.print(f"  total    ~{_duration(plan.phase1_seconds + plan.phase2_seconds)}")
     for note in plan.notes:
-        console.print(f"[dim]{escape(note)}[/]")
+        console.print(f"[dim]{safe_markup(note)}[/]")
 
 
 def cmd_search(args, settings: Settings) -> int:
@@ -250,7 +246,7 @@ def cmd_search(args, settings: Settings) -> int:
     with Retriever.open(repo, settings) as retriever:
         note = semantic_note(retriever.semantic_coverage())
         if note:
-            print(note, file=sys.stderr)
+            print(terminal_safe(note), file=sys.stderr)
         if args.queries_file:
             for query in _read_queries(args.queries_file):
                 hits = retriever.search(query, top_k=args.top_k)
@@ -261,7 +257,6 @@ def cmd_search(args, settings: Settings) -> int:
         print(json.dumps([_hit_json(h) for h in hits], indent=2))
         return 0
     from rich.console import Console
-    from rich.markup import escape
     from rich.syntax import Syntax
 
     console = Console()
@@ -269,9 +264,9 @@ def cmd_search(args, settings: Settings) -> int:
         console.print("No results.")
     for rank, h in enumerate(hits, 1):
         stale = "  [yellow](changed since indexed: run `codeqa index`)[/]" if h.stale else ""
-        console.print(f"[bold]{rank}. {escape(h.path)}:L{h.start_line}-L{h.end_line}[/]  {escape(h.title)}  "
-                      f"[dim]score {h.score:.3f} ({escape(', '.join(h.reasons))})[/]{stale}")
-        console.print(Syntax(h.text.rstrip("\n")[:1200], h.language or "text", line_numbers=True, start_line=h.start_line))
+        console.print(f"[bold]{rank}. {safe_markup(h.path)}:L{h.start_line}-L{h.end_line}[/]  {safe_markup(h.title)}  "
+                      f"[dim]score {h.score:.3f} ({safe_markup(', '.join(h.reasons))})[/]{stale}")
+        console.print(Syntax(terminal_safe(h.text.rstrip("\n")[:1200]), h.language or "text", line_numbers=True, start_line=h.start_line))
     return 0
 
 
@@ -304,19 +299,19 @@ def cmd_refs(args, settings: Settings) -> int:
         return 0 if result["definitions"] else 2
     if not result["definitions"]:
         close = result.get("suggestions") or []
-        hint = f" Did you mean {', '.join(close)}?" if close else " `codeqa search` finds code by description."
+        hint = f" Did you mean {terminal_safe(', '.join(close))}?" if close else " `codeqa search` finds code by description."
         print(f"error: no symbol named {args.symbol!r} in the index of {repo}.{hint}", file=sys.stderr)
         return 2
     for d in result["definitions"]:
-        print(f"definition  {d['path']}:L{d['start_line']}-L{d['end_line']}  {d['kind']} {d['qualified_name']}")
+        print(terminal_safe(f"definition  {d['path']}:L{d['start_line']}-L{d['end_line']}  {d['kind']} {d['qualified_name']}"))
     refs = result["references"]
     print(f"\n{len(refs)} references")
     current = None
     for r in refs:
         if r["path"] != current:
             current = r["path"]
-            print(f"\n{current}")
-        print(f"  L{r['line']:<5} {r['kind']:<13} {r['confidence']:<9} {r['text']}")
+            print(f"\n{terminal_safe(current)}")
+        print(terminal_safe(f"  L{r['line']:<5} {r['kind']:<13} {r['confidence']:<9} {r['text']}"))
     return 0
 
 
@@ -368,7 +363,7 @@ def _watcher(repo: Path, settings: Settings, debounce: float | None = None, quie
             print(f"codeqa watch: {state} in {r.elapsed_seconds:.1f}s", file=sys.stderr, flush=True)
 
     def error(exc: Exception) -> None:
-        print(f"codeqa watch: {exc}", file=sys.stderr, flush=True)
+        print(f"codeqa watch: {terminal_safe(str(exc))}", file=sys.stderr, flush=True)
 
     return RepoWatcher(repo, settings, on_report=report, on_error=error, index=index, resident=resident,
                        **({} if debounce is None else {"debounce": debounce}))  # else watch.DEBOUNCE_SECONDS
