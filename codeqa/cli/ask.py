@@ -8,6 +8,7 @@ import sys
 
 from ..config import Settings
 from .commands import _repo
+from .terminal import terminal_safe
 
 
 class _Waiting:
@@ -53,11 +54,11 @@ def cmd_ask(args, settings: Settings) -> int:
     waiting = _Waiting(sys.stderr)
     with Retriever.open(repo, settings) as retriever:
         if note := retriever.loading_note(args.question):
-            print(f"note: {note}", file=sys.stderr, flush=True)
+            print(f"note: {terminal_safe(note)}", file=sys.stderr, flush=True)
         stream = Answerer(retriever, settings).stream(args.question, no_llm=args.no_llm, on_progress=waiting)
         if stream.prompt is not None:
             for note in stream.prompt.notes:
-                print(f"note: {note}", file=sys.stderr)
+                print(f"note: {terminal_safe(note)}", file=sys.stderr)
         if args.json:
             answer = stream.result()
             waiting.done()
@@ -66,20 +67,20 @@ def cmd_ask(args, settings: Settings) -> int:
             console = Console(highlight=False, soft_wrap=True)
             for piece in stream:
                 waiting.done()
-                console.print(piece, end="", markup=False)
+                console.print(terminal_safe(piece), end="", markup=False)  # model text, quoting files
             answer = stream.result()
             waiting.done()
             if not answer.answer.endswith("\n"):
                 console.print()
             _print_citations(console, answer)
     if answer.error:
-        print(f"error: {answer.error}", file=sys.stderr)
+        print(f"error: {terminal_safe(answer.error)}", file=sys.stderr)
         return 1
     return 0
 
 
 def _print_citations(console, answer) -> None:
-    from rich.markup import escape
+    from .terminal import safe_markup as escape  # every text below is a file's, a name's or a server's
 
     from ..answer.extractive import span_label
 
