@@ -167,12 +167,13 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
                     parse_workers(likely, settings) as pool:
                 store = open_store(repo, settings, create=True)
                 try:
-                    _run(RunOptions(repo, index_dir, settings, embedder, progress, full, embed, stop,
-                                    resident if not settings.qdrant_url else None), walked.files, store, report, pool, writer)
+                    indexed = _run(RunOptions(repo, index_dir, settings, embedder, progress, full, embed, stop,
+                                              resident if not settings.qdrant_url else None),
+                                   walked.files, store, report, pool, writer)
                 finally:
                     store.close()
             if not settings.qdrant_url and not report.chunks_deferred:  # else the next run has phase 2 to do
-                write_state(index_dir, wanted_meta, walked.files, state_summary(report))
+                write_state(index_dir, wanted_meta, indexed, state_summary(report))
     report.model_loaded = bool(getattr(embedder, "loaded", True))
     report.index_bytes = dir_size(index_dir)
     report.elapsed_seconds = time.perf_counter() - started
@@ -220,8 +221,10 @@ class Phase1:
 
 
 def _run(run: RunOptions, files: list[SourceFile], store: Store, report: IndexReport,
-         pool: ProcessPoolExecutor | None = None, writer: StoreWriter | None = None) -> None:
-    """One run on the open store: the fingerprint check, the write-ahead, phase 1, its commit, then phase 2."""
+         pool: ProcessPoolExecutor | None = None, writer: StoreWriter | None = None) -> list[SourceFile]:
+    """One run on the open store: the fingerprint check, the write-ahead, phase 1, its commit, then phase 2.
+    Returns `files` as the index now holds them: with the hash of the bytes parsed, where a file changed
+    after the walk (parse_pool._parse_and_chunk), so that state.json never vouches for bytes not parsed."""
     run_started = time.perf_counter()
     meta, wanted_meta = _check_fingerprint(run, store, report)
     manifest = store.manifest()
@@ -239,7 +242,7 @@ def _run(run: RunOptions, files: list[SourceFile], store: Store, report: IndexRe
                     closing(GraphState(run.index_dir / GRAPH_STATE_FILE)) as graph_state:
                 resident.warm(parses, graph_state, fingerprint, wanted_meta, files)
         _report_unchanged(run, store, manifest, meta, report)
-        return
+        return files
     known = (resident.parses, resident.complete, resident.graphs, resident.twins) if warm else None
     if resident is not None:
         resident.forget()  # until this run's commit
@@ -255,6 +258,12 @@ def _run(run: RunOptions, files: list[SourceFile], store: Store, report: IndexRe
     try:
         phase1 = _phase1(run, files, changed, store, cache, parse_cache, fingerprint, previous, report, pool, writer,
                          known)
+        as_parsed = {pf.file.path: pf.file for pf in phase1.parsed}
+        # an unchanged file parsed again for the references alone (its parse not cached) and edited since
+        # the walk: its stored chunks are of the bytes the manifest names, its references of others; redone next run
+        moved = {f.path for f in files if as_parsed.get(f.path, f).sha256 != f.sha256} - {f.path for f in changed}
+        store.mark_pending(sorted(moved))
+        files = [as_parsed.get(f.path, f) for f in files]
         report.partial = sorted((pf.file.path, pf.error) for pf in phase1.parsed if pf.error)
         report.files_by_language = dict(Counter(pf.file.language or "text" for pf in phase1.parsed))
         # final: only the references are written after this (a writer counted them: loading the chunks here
@@ -278,6 +287,7 @@ def _run(run: RunOptions, files: list[SourceFile], store: Store, report: IndexRe
             cache.prune(keep=max(EMBED_CACHE_MIN, EMBED_CACHE_FACTOR * report.chunks))
     finally:
         cache.close()
+    return files
 
 
 def _check_fingerprint(run: RunOptions, store: Store, report: IndexReport) -> tuple[dict, dict]:

@@ -8,6 +8,7 @@ out of memory) costs time, never files: what it had not returned is parsed in th
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import signal
 import sys
@@ -16,12 +17,13 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
 from .chunk import NestingTooDeep, chunk_file
 from ..config import Settings
-from ..source_text import read_source_text
+from ..source_text import NotRegularFile, read_regular
 from ..redact import redact_source
 from .parse import parse_source, prepare_language
 from .parse_cache import decode_parsed, encode_parsed
@@ -33,13 +35,27 @@ from ..types import Chunk, ParsedFile, SourceFile
 # and compiles its queries first (~0.4 s), so it only pays on big projects.
 PARALLEL_PARSE_MIN_FILES = {"fork": 48, "spawn": 400}
 PARSE_JOBS_PER_TASK = 2
+NOT_READ = "not-read"  # the manifest hash of a file the parse could not read: never a walk's (hex) hash
 
 def _parse_and_chunk(job: tuple[SourceFile, int, int], query_dir: Path | None = None) -> tuple[ParsedFile, list[Chunk]]:
-    """One file read, parsed (with the queries of `query_dir`, Settings.queries_dir) and chunked."""
+    """One file read, parsed (with the queries of `query_dir`, Settings.queries_dir) and chunked.
+
+    The parse's file carries the hash and size of the bytes read here, which the manifest records: a
+    file edited since the walk read it (a save, a `git checkout` during the run) is indexed as it was
+    parsed, and the next run, whose walk sees another hash, parses it again, even when the edit was
+    undone meanwhile. A file that could not be read at all gets a hash no walk gives (NOT_READ)."""
     file, max_chars, min_chars = job
     try:
-        text = redact_source(read_source_text(file.abs_path))  # credentials never reach symbols, chunks or vectors
-    except (OSError, UnicodeDecodeError) as exc:
+        data = read_regular(str(file.abs_path), 1 << 40)
+    except (OSError, NotRegularFile) as exc:
+        detail = f"{file.abs_path} is no longer a regular file" if isinstance(exc, NotRegularFile) else exc
+        return ParsedFile(replace(file, sha256=NOT_READ), (), (), error=f"unreadable: {detail}"), []
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != file.sha256:
+        file = replace(file, size=len(data), sha256=digest)
+    try:
+        text = redact_source(data.decode("utf-8"))  # credentials never reach symbols, chunks or vectors
+    except UnicodeDecodeError as exc:
         return ParsedFile(file, (), (), error=f"unreadable: {exc}"), []
     parsed, tree = parse_source(file, text, query_dir)
     try:
@@ -52,10 +68,10 @@ def _parse_and_chunk(job: tuple[SourceFile, int, int], query_dir: Path | None = 
 
 
 def _parse_chunk_encode(job: tuple[SourceFile, int, int, bool, bool, Path | None],
-                        ) -> tuple[ParsedFile | None, list[Chunk] | bytes, bytes]:
+                        ) -> tuple[ParsedFile | SourceFile, list[Chunk] | bytes, bytes]:
     """One changed file: its parse, chunks, and the parse as the cache stores it (plain JSON).
-    A worker encodes, so the parent only writes the bytes. With the job's `cut`, no parse comes
-    back (None): the parent reads the cut it keeps (parse_cache.table_only: what resolving other
+    A worker encodes, so the parent only writes the bytes. With the job's `cut`, only the parse's
+    file comes back (the hash it was parsed at: see _parse_and_chunk): the parent reads the cut it keeps (parse_cache.table_only: what resolving other
     files reads) from the blob's first part, where the encoding put it as columns. Pickling the cut
     parse instead cost the worker a Python call per symbol and reference, and the parent as many
     to unpickle them and again to share their strings (site-packages: ~55 s of CPU in the parse).
@@ -63,7 +79,7 @@ def _parse_chunk_encode(job: tuple[SourceFile, int, int, bool, bool, Path | None
     parent only passes on."""
     parsed, chunks = _parse_and_chunk(job[:3], job[5])
     blob = encode_parsed(parsed)
-    return (None if job[3] else parsed), (pack(parsed, chunks) if job[4] else chunks), blob
+    return (parsed.file if job[3] else parsed), (pack(parsed, chunks) if job[4] else chunks), blob
 
 
 def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, pool: ProcessPoolExecutor | None = None,
@@ -93,11 +109,11 @@ def _parse_and_chunk_all(files: list[SourceFile], settings: Settings, pool: Proc
         yield from results  # type: ignore[misc]
         return
     strings = {} if strings is None else strings
-    for job, (_, chunks, blob) in zip(jobs, results):
-        yield _cut_parse(job[0], blob, strings), chunks, blob
+    for file, chunks, blob in results:
+        yield _cut_parse(file, blob, strings), chunks, blob  # type: ignore[arg-type]
 
 
-def _pooled(pool: ProcessPoolExecutor, jobs: list) -> Iterator[tuple[ParsedFile | None, list[Chunk] | bytes, bytes]]:
+def _pooled(pool: ProcessPoolExecutor, jobs: list) -> Iterator[tuple[ParsedFile | SourceFile, list[Chunk] | bytes, bytes]]:
     """pool.map over `jobs`, in their order; what a broken pool had not returned is done here."""
     done = 0
     try:
