@@ -19,7 +19,7 @@ from codeqa.errors import CodeQAError, IndexMismatchError, IndexMissingError
 from codeqa.indexing.index import IndexStatus, index_repo
 from codeqa.store import semantic_search_at
 from codeqa.query.shared_reader import IndexReopenedError, SharedRetriever
-from codeqa.ui.resources import cached_status, embedder_for, live_sync, open_index, release_index
+from codeqa.ui.resources import WATCHED_AT_ONCE, cached_status, embedder_for, index_of, live_sync, release_index
 
 log = logging.getLogger("codeqa.ui")
 
@@ -54,7 +54,7 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, SharedRetriever | N
     repo = repo.resolve()
     shared, problem = None, ("", "")
     try:
-        shared = open_index(str(repo), str(base.index_dir or ""), base.qdrant_url, base)
+        shared = index_of(repo, base)
     except IndexMissingError:
         problem = ("info", f"No index for {plain(repo.name)} yet: press **Index repository** in the sidebar.")
     except IndexMismatchError as exc:
@@ -64,14 +64,15 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, SharedRetriever | N
     except Exception as exc:  # never a traceback in the page; the server log has it
         log.exception("opening the index failed")
         problem = ("fix", f"Could not open the index of {repo}: {type(exc).__name__}: {exc}")
-    if shared is not None and base.ui_watch:
-        live_sync(str(repo), base)
-    status = None
+    if shared is not None and base.ui_watch and (stopped := live_sync(repo, base)):
+        st.info(f"Live sync of {code_span(stopped)} stopped: the page watches at most {WATCHED_AT_ONCE} repositories "
+                "at once, and that one was used least recently. It starts again when that repository is opened.")
+    status, last_indexed = None, None
     if shared is not None:
         try:
             with shared.turn() as retriever:
-                status = cached_status(str(repo), str(base.index_dir or ""),
-                                       retriever.store.read_meta().get("last_indexed"), retriever)
+                last_indexed = retriever.store.read_meta().get("last_indexed")
+                status = cached_status(str(repo), str(base.index_dir or ""), last_indexed, retriever)
         except IndexReopenedError:
             st.rerun()
         except Exception as exc:  # a broken index must not take the page down
@@ -88,7 +89,7 @@ def sidebar_repository(base: Settings) -> tuple[Path | None, SharedRetriever | N
     if st.button(label, key="index", type="primary" if primary else "secondary", width="stretch",
                  help="Incremental: only files changed since the last run are parsed and embedded again." if settles
                  else "Fix what the message on the right names first: indexing does not change it."):
-        run_index(repo, base)
+        run_index(repo, base, last_indexed)
     return repo, shared, problem
 
 
@@ -112,9 +113,10 @@ def show_status(status: IndexStatus | None, failed: bool) -> None:
         st.caption("✓ Up to date with the files on disk.")
 
 
-def run_index(repo: Path, settings: Settings) -> None:
-    """index_repo with a live progress bar; the cached index is released first and reopened on the rerun."""
-    release_index()
+def run_index(repo: Path, settings: Settings, last_indexed: str | None) -> None:
+    """index_repo with a live progress bar; the repository's cached index (whose status was computed for
+    `last_indexed`) is released first and reopened on the rerun."""
+    release_index(repo, settings, last_indexed)
     bar = st.progress(0.0, text="Walking the repository…")
 
     def progress(stage: str, done: int, total: int) -> None:
