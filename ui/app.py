@@ -1,11 +1,13 @@
 """codeqa's Streamlit chat: ask about an indexed repository, get a streamed answer whose citations open the code.
 
-Started by `codeqa ui [--repo PATH] [--index-dir DIR] [--port N]` (or `make run REPO=PATH`), which runs this
-file. The page only calls the library, and is split by concern:
+Started by `codeqa ui [--repo PATH] [--index-dir DIR] [--port N]` (or `make run REPO=PATH`), which serves this
+file through serve.py. The page only calls the library, and is split by concern:
 
+    serve.py        what `streamlit run` serves: this page behind hosts.py's check (403 for a request whose Host
+                    or Origin is not the page's own: the DNS-rebinding case)
     app.py          the page: its token gate, CSS and script, and the layout (main)
-    resources.py    what is cached across reruns and sessions: the embedding model, the open index, its status,
-                    the --watch watcher
+    resources.py    what is cached across reruns and sessions: the embedding model, each repository's open index
+                    and status, the --watch watchers (a few at once)
     sidebar.py      repository path, index status, Index / re-index (index_repo with live progress), the LLM
                     in use, top-k and context budget
     chat.py         one Conversation per browser session; Answerer.stream -> the answer as it is written; under
