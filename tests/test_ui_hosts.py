@@ -94,7 +94,31 @@ def test_which_names_are_the_page_s():
         assert not origin_allowed(origin, "localhost:8501"), origin
 
 
-EVIL_MODULES = ("streamlit", "codeqa", "ui", "serve", "app", "hosts", "starlette", "uvicorn", "runpy")
+# what the server imports as it starts, and what the page's first run imports late (the index, rendering)
+EVIL_MODULES = ("streamlit", "codeqa", "ui", "serve", "app", "hosts", "starlette", "uvicorn", "runpy", "answer_view",
+                "sidebar", "resources", "markdown_it", "pygments", "qdrant_edge", "tree_sitter", "sqlite3")
+
+
+def run_page_once(port: int) -> str:
+    """One session of the page, as the browser opens it: the websocket, then a run of the script; what it showed."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from websockets.sync.client import connect
+
+    shown = []
+    with connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
+                 origin=f"http://127.0.0.1:{port}") as ws:
+        rerun = BackMsg()
+        rerun.rerun_script.query_string = ""
+        ws.send(rerun.SerializeToString())
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            message = ForwardMsg()
+            message.ParseFromString(ws.recv(timeout=60))
+            if message.WhichOneof("type") == "script_finished":
+                break
+            shown.append(str(message))
+    return "\n".join(shown)
 
 
 def test_the_page_imports_nothing_from_the_working_folder_on_any_python(tmp_path, monkeypatch):
@@ -131,8 +155,8 @@ def test_the_page_imports_nothing_from_the_working_folder_on_any_python(tmp_path
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_for_server(proc, port, log)
-        time.sleep(1)
         assert raw(port, f"localhost:{port}") == 200
+        assert "No index for repo yet" in run_page_once(port)  # the page ran, importing what it imports
         assert raw(port, f"attacker.example:{port}") == 403
     finally:
         stop_group(proc)
