@@ -211,7 +211,8 @@ class Answer:
     definitions: tuple[Symbol, ...] = ()
     summary: "UsageSummary | None" = None  # usage questions: the account of the uses (summary.py)
     listed: "SiteList | None" = None  # usage questions: the reference sites the answer lists
-    # how the answer ended early: "length" (the model's max_tokens), "repeating" (a loop, cut), "error"
+    # how the answer ended early (None: whole): "length", "content_filter", "stopped" (another finish reason),
+    # "closed" (no finish reason, or the connection dropped), "timeout", "error", "repeating" (streaming.CUT_REASONS)
     cut: str | None = None
     reasoning: str = ""  # the model's thinking (<think> or reasoning_content): never answer text, never cited
     prompt: "PromptInfo | None" = None  # the LLM request: tokens against the window, what was left out

@@ -17,7 +17,10 @@ characters), a prompt over the window is refused with llama.cpp's HTTP 400, `max
 Endpoints: POST /v1/chat/completions (plain JSON, or SSE when the body says "stream": true),
 POST /v1/embeddings (deterministic bag-of-words vectors, EMBEDDING_DIMENSION long), GET /v1/models. A Reply can fail with an HTTP status and an OpenAI-style error body, wait before
 answering (`delay`, for timeouts), pause between stream chunks (`chunk_delay`) or stall after some
-chunks (`stall_after`, a stream that stops sending). Waits end at once when the stub stops.
+chunks (`stall_after`, a stream that stops sending). Waits end at once when the stub stops. A stream ends
+as a server may end it: its last chunk's `finish` reason ("stop", "length", "content_filter", or None for
+no finish chunk), then `data: [DONE]` unless `done` is False, and `broken` declares a body longer than
+the one sent, so the close reads as a connection dropped mid-body.
 """
 
 from __future__ import annotations
@@ -55,6 +58,9 @@ class Reply:
     stall_after: int | None = None  # stream: send this many chunks, then hang until the stub stops
     chunks: list[str] | None = None  # stream: exact pieces (default: the text split after each word)
     reasoning: str = ""  # stream: sent first as `reasoning_content` deltas, as servers that split thinking out do
+    finish: str | None = "stop"  # stream: the last chunk's finish_reason ("length" when max_tokens cut the pieces)
+    done: bool = True  # stream: end with `data: [DONE]`; False closes the connection without it
+    broken: bool = False  # stream: promise a longer body (Content-Length) and close short of it, without [DONE]
 
 
 @dataclass
@@ -248,6 +254,8 @@ class _Handler(JSONHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        if reply.broken:
+            self.send_header("Content-Length", str(1 << 20))
         self.end_headers()
         pieces = reply.chunks if reply.chunks is not None else [p for p in re.findall(r"\S+\s*|\s+", text) if p]
 
@@ -257,7 +265,7 @@ class _Handler(JSONHandler):
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode("utf-8"))
             self.wfile.flush()
 
-        finish = "stop"
+        finish = reply.finish
         limit = body.get("max_tokens") or body.get("max_completion_tokens")
         if limit and len(pieces) > limit:
             pieces, finish = pieces[:limit], "length"
@@ -277,9 +285,13 @@ class _Handler(JSONHandler):
             if number and self.owner._wait(reply.chunk_delay):
                 return
             event({"content": piece})
-        event({}, finish)
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
+        if reply.broken:
+            return  # the handler ends and the connection closes short of the promised length
+        if finish is not None:
+            event({}, finish)
+        if reply.done:
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
 
 
 LLMStub.handler, LLMStub.thread_name = _Handler, "llm-stub"

@@ -22,6 +22,7 @@ from codeqa.config import Settings
 from codeqa.answer.defang import MarkdownStream
 from codeqa.errors import CodeQAError
 from codeqa.answer.extractive import refs_spec, span_label, split_full_list
+from codeqa.answer.streaming import describe_cut
 from codeqa.query.lookup import list_sites
 from codeqa.query.retrieve import Retriever
 from codeqa.query.shared_reader import SharedRetriever
@@ -125,10 +126,8 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
         st.warning(f"The LLM failed: {answer.error}" + (" The answer below comes from retrieval alone."
                                                        if answer.mode == "extractive" else " The answer was cut off."))
 
-    if answer.cut:
-        st.warning({"length": "The answer is incomplete: it reached its token limit (CODEQA_ANSWER_TOKENS).",
-                    "repeating": "The answer is incomplete: the model started repeating itself, and was stopped."}.get(
-                        answer.cut, "The answer is incomplete: the stream broke."))
+    if answer.cut:  # the same words as the CLI's and MCP's (streaming.CUT_REASONS)
+        st.warning(f"The answer is incomplete: {plain(describe_cut(answer.cut))}.")
     if answer.mode == "llm" and not answer.grounded:
         st.warning("No verified evidence supports this answer: it cites nothing, and none of its sentences matches "
                    "the retrieved code. Treat it as ungrounded.")

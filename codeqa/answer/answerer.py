@@ -23,7 +23,7 @@ from typing import Iterator, Sequence
 from ..config import Settings
 from ..errors import LLMError, UsageError
 from ..query.retrieve import Retriever
-from .chat import ChatModel, Generation, Message, OpenAIChat
+from .chat import ChatModel, Generation, LLMClosed, LLMTimeout, Message, OpenAIChat
 from .citations import (CitedSpan, attribute, parse_citations, parse_loose, parse_numbered, parse_path_mentions,
                         take_echoed_lines, unknown_names, verify_citations)
 from .conversation import Conversation, Turn
@@ -40,6 +40,9 @@ EXTRACTIVE_BUDGET_TOKENS = 40_000  # evidence of an answer no model reads: every
 # wait for the first piece is CODEQA_LLM_TIMEOUT plus the prompt's tokens at this rate
 READ_TOKENS_PER_SECOND_FLOOR = 10.0
 LOOP_CHECK_EVERY = 80  # characters of answer between two checks for a repeating stream
+# a stream's finish reason -> Answer.cut (None: the answer ended whole); any other reason is "stopped", and a
+# stream with none is "closed"
+FINISH_CUTS: dict[str, str | None] = {"stop": None, "length": "length", "content_filter": "content_filter"}
 
 
 # ---- prompt (prompt.py) ------------------------------------------------------------------------
@@ -173,7 +176,7 @@ class AnswerStream:
         except LLMError as exc:
             self.error = str(exc)
             if pieces:
-                self.cut = "error"
+                self.cut = "timeout" if isinstance(exc, LLMTimeout) else "closed" if isinstance(exc, LLMClosed) else "error"
                 note = f"\n\n[The answer was cut off: {self.error}]\n"
             else:
                 self.mode = "extractive"
@@ -185,16 +188,24 @@ class AnswerStream:
             close = getattr(stream, "close", None)
             if close is not None:
                 close()  # a loop cut early stops the request
-        if self.cut == "repeating":
-            note = "\n\n[The answer was cut: the model had started repeating itself.]\n"
+        if self.cut is None:
+            self.cut = FINISH_CUTS.get(finish, "stopped") if finish else "closed"
+        if self.cut == "closed":  # as OpenAIChat's LLMClosed: the endpoint failed to finish
+            self.error = f"The chat model {self._chat.model!r} ended its stream without saying the answer was done."
+        note = self._cut_note(finish, info.max_tokens)
+        if note:
             pieces.append(note)
             yield self._emit(note)
-        elif finish == "length":
-            self.cut = "length"
-            note = (f"\n\n[The answer was cut: it reached its limit of {info.max_tokens} tokens "
-                    "(CODEQA_ANSWER_TOKENS, at most a quarter of the model's window).]\n")
-            pieces.append(note)
-            yield self._emit(note)
+
+    def _cut_note(self, finish: str | None, max_tokens: int) -> str:
+        """What the answer's text says about how it ended early ("" when it ended whole)."""
+        why = {"repeating": "the model had started repeating itself.",
+               "length": f"it reached its limit of {max_tokens} tokens (CODEQA_ANSWER_TOKENS, at most a quarter of "
+                         "the model's window).",
+               "content_filter": "the endpoint's content filter stopped it (finish reason content_filter).",
+               "stopped": f"the endpoint ended it with finish reason {finish!r}, not as a finished answer.",
+               "closed": "the stream ended before the model said the answer was done."}.get(self.cut or "")
+        return f"\n\n[The answer was cut: {why}]\n" if why else ""
 
 
 class Answerer:

@@ -20,6 +20,15 @@ from ..types import one_line
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
 
 
+class LLMTimeout(LLMError):
+    """The endpoint fell silent past the wait (CODEQA_LLM_TIMEOUT), before or during the reply."""
+
+
+class LLMClosed(LLMError):
+    """The endpoint ended the reply's stream before it said the reply was done: the connection closed with
+    no finish reason, or broke in the middle of the body."""
+
+
 @dataclass(frozen=True)
 class ChatDelta:
     """One piece of a streamed reply.
@@ -62,8 +71,9 @@ class ChatModel(Protocol):
     - `stream(messages, generation)` takes OpenAI-style messages (`{"role": "system"|"user"|"assistant",
       "content": str}`) and returns an iterator of `ChatDelta`s: the `text` of the pieces joined in order
       is the whole reply, `reasoning` never holds answer text, and the last piece carries the finish
-      reason when the endpoint gives one ("length" when `generation.max_tokens` cut the reply). Nothing
-      is sent before iteration starts; closing the iterator early stops the request.
+      reason ("stop" for a whole reply, "length" when `generation.max_tokens` cut it, "content_filter", ...).
+      A stream that ends with no finish reason was not finished (an answer reads it as closed early).
+      Nothing is sent before iteration starts; closing the iterator early stops the request.
     - `complete(messages, generation)` returns the whole reply text as one string (a plain request).
     - `info()` says what the endpoint tells about itself (`EndpointInfo`: its context window and where
       that came from, the model it serves, whether it counts tokens); asked once, then remembered.
@@ -72,7 +82,9 @@ class ChatModel(Protocol):
       chat template, or returns None when the endpoint cannot (then the caller estimates).
     - Every failure of `stream` and `complete` (unreachable endpoint, silence past the wait, HTTP error,
       malformed reply) raises `LLMError` whose message is one sentence naming the endpoint
-      (OPENAI_BASE_URL) and the model; no other exception escapes. A failure may come after some pieces.
+      (OPENAI_BASE_URL) and the model; no other exception escapes. A failure may come after some pieces:
+      silence past the wait raises LLMTimeout, a stream the endpoint closes before its finish reason
+      (no `[DONE]`, or a body cut short) raises LLMClosed.
     - Never prints; never reads the environment (settings come in through the constructor).
     """
 
@@ -172,8 +184,10 @@ class OpenAIChat:
         generation = generation or Generation()
         wait, first = generation.waits(self.timeout)
         watch = None
+        started = finished = False
         try:
             response = self._request(messages, stream=True, generation=generation)
+            started = True
             watch = _Silence(lambda: _interrupt(response))
             watch.arm(first)  # until the first text: the model reads the prompt (progress chunks do not count)
             try:
@@ -196,17 +210,29 @@ class OpenAIChat:
                                  or delta_extra.get("reasoning") or "")
                     if text or reasoning:
                         watch.arm(wait)
+                    finished = finished or bool(choice.finish_reason)
                     if text or reasoning or choice.finish_reason:
                         yield ChatDelta(text=text, reasoning=reasoning, finish=choice.finish_reason)
             finally:
                 watch.stop()
                 response.close()
             if watch.fired:
-                raise LLMError(self._silent(watch.limit))
+                raise LLMTimeout(self._silent(watch.limit))
+            if not finished:
+                # the SDK ends a stream quietly when the connection closes without `[DONE]`
+                raise LLMClosed(self._closed("it ended with no finish reason"))
         except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:  # ValueError: a malformed SSE line
-            if watch is not None and watch.fired:
-                raise LLMError(self._silent(watch.limit)) from exc
+            if watch is not None and watch.fired or isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
+                raise LLMTimeout(self._silent(watch.limit if watch is not None and watch.fired else first)) from exc
+            if started and isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):
+                if finished:
+                    return  # the reply was whole; only the connection's goodbye was lost
+                raise LLMClosed(self._closed(one_line(str(exc.__cause__ or exc), drop_period=True))) from exc
             raise LLMError(self.explain(exc)) from exc
+
+    def _closed(self, how: str) -> str:
+        return (f"The chat endpoint {self.endpoint} closed the stream before the answer was done (model {self.model!r}): "
+                f"{how}; see the server's log.")
 
     def _silent(self, seconds: float) -> str:
         return (f"The chat endpoint {self.endpoint} did not answer within {seconds:g}s of silence (model {self.model!r}); "
@@ -380,5 +406,5 @@ def missing_model_message(settings: Settings, setting: str = "CODEQA_MODEL (or -
             "the endpoint serves (e.g. CODEQA_MODEL=llama3.1 for Ollama), or pass --no-llm to answer without an LLM.")
 
 
-__all__ = ["ChatModel", "ChatDelta", "Generation", "OpenAIChat", "FakeChat", "Message", "EndpointInfo",
+__all__ = ["ChatModel", "ChatDelta", "Generation", "OpenAIChat", "FakeChat", "Message", "EndpointInfo", "LLMClosed", "LLMTimeout",
            "missing_model_message"]

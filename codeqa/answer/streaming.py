@@ -1,5 +1,6 @@
-"""A model's stream as an answer: where it is (AnswerProgress), its thinking set apart (ThinkSplitter), and
-a stream that loops (repeating). Used by answer.AnswerStream; no I/O here.
+"""A model's stream as an answer: where it is (AnswerProgress), its thinking set apart (ThinkSplitter), a
+stream that loops (repeating, over sentences as a reader sees them: reader_sentences), and how an answer
+ended early, in the words every shell shows (CUT_REASONS, describe_cut). Used by answer.AnswerStream; no I/O.
 """
 
 from __future__ import annotations
@@ -53,10 +54,52 @@ class ThinkSplitter:
         return "".join(answer), "".join(thought)
 
 
+# How an answer ended early (Answer.cut), as each shell words it after "The answer is incomplete: ".
+CUT_REASONS: dict[str, str] = {
+    "length": "it reached its token limit",
+    "repeating": "the model was repeating itself, and was stopped",
+    "content_filter": "the endpoint's content filter stopped it",
+    "stopped": "the endpoint ended it for a reason other than a finished answer",
+    "closed": "the endpoint closed the stream before the answer was done",
+    "timeout": "the endpoint fell silent past CODEQA_LLM_TIMEOUT",
+    "error": "the stream broke",
+}
+
+
+def describe_cut(cut: str) -> str:
+    """Why an answer is incomplete, in a few words (a cut this version does not know is named as it is)."""
+    return CUT_REASONS.get(cut, f"it ended early ({cut})")
+
+
+# A sentence ends at . ! or ? before whitespace (so `pkg/use.py`, 1.5 and a.b.c do not end one) or at a line
+# break; a list item's marker ("- ", "2. ") is no sentence of its own.
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|\n")
+_LIST_MARKER = re.compile(r"\s*(?:[-*+]|\d{1,3}[.)])\s+|\s+")
+_SPACE = re.compile(r"\s+")
+
+
+def reader_sentences(text: str) -> list[tuple[int, str]]:
+    """(offset, sentence) for each sentence of `text` as a reader sees it, stripped, in order."""
+    out: list[tuple[int, str]] = []
+    start = 0
+    for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
+        line_start = start == 0 or text[start - 1] == "\n"
+        if line_start and _LIST_MARKER.fullmatch(text[start:end] + " "):
+            continue  # "2." opens the item: its sentence runs on
+        piece = text[start:end]
+        lead = (_LIST_MARKER if line_start else _SPACE).match(piece)
+        skip = lead.end() if lead else 0
+        if piece[skip:].strip():
+            out.append((start + skip, piece[skip:].rstrip()))
+        start = end
+    return out
+
+
 def repeating(text: str) -> int | None:
     """Where a looping stream's repetition starts (the second copy), or None: the text ends with one unit
     of 16-400 characters repeated back to back over 200+ characters (three copies at least), or one
-    sentence of 40+ characters occurs three times."""
+    sentence of 40+ characters occurs three times. List items that share a long prefix but name different
+    files are different sentences."""
     tail = text[-1500:]
     for period in range(16, min(400, len(tail) // 3) + 1):
         unit = tail[-period:]
@@ -68,14 +111,17 @@ def repeating(text: str) -> int | None:
             return text.find(unit, first + 1) if first >= 0 else len(text) - (copies - 1) * period
     seen: dict[str, int] = {}
     second = 0
-    for m in re.finditer(r"[^.!?\n]{40,}[.!?]?", text):
-        key = " ".join(m.group(0).split())
+    for at, sentence in reader_sentences(text):
+        if len(sentence) < 40:
+            continue
+        key = " ".join(sentence.split())
         seen[key] = seen.get(key, 0) + 1
         if seen[key] == 2:
-            second = m.start()
+            second = at
         if seen[key] >= 3:
             return second
     return None
 
 
-__all__ = ["AnswerProgress", "ProgressCallback", "ThinkSplitter", "repeating"]
+__all__ = ["AnswerProgress", "ProgressCallback", "ThinkSplitter", "repeating", "reader_sentences", "CUT_REASONS",
+           "describe_cut"]

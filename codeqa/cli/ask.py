@@ -83,6 +83,7 @@ def _print_citations(console, answer) -> None:
     from .terminal import safe_markup as escape  # every text below is a file's, a name's or a server's
 
     from ..answer.extractive import span_label
+    from ..answer.streaming import describe_cut
 
     cited = [c for c in answer.citations if not c.attributed]
     attributed = [c for c in answer.citations if c.attributed]
@@ -107,9 +108,7 @@ def _print_citations(console, answer) -> None:
     if answer.unknown_names:
         console.print("\n[yellow]Names the index does not know:[/] " + escape(", ".join(answer.unknown_names)))
     if answer.cut:
-        why = {"length": "it reached its token limit", "repeating": "the model was repeating itself",
-               "error": "the stream broke"}.get(answer.cut, answer.cut)
-        console.print(f"\n[yellow]The answer is incomplete: {why}.[/]")
+        console.print(f"\n[yellow]The answer is incomplete: {escape(describe_cut(answer.cut))}.[/]")
     if answer.prompt is not None and answer.prompt.left_out:
         console.print("\n[dim]Left out to fit the model's window ("
                       f"{answer.prompt.tokens:,} of {answer.prompt.window:,} tokens): "

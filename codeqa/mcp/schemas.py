@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Sequence
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
+from ..answer.streaming import describe_cut
 from ..query.lookup import ReferenceRecord
 from ..store import semantic_search_at
 from ..types import Symbol, span_label
@@ -119,7 +120,9 @@ class AnswerResult(BaseModel):
     evidence: list[EvidenceInfo] = Field(description="the best snippets the answer was built from (first page only)")
     evidence_total: int = 0
     grounded: bool = Field(True, description="some verified evidence supports the answer (a citation, cited or attributed)")
-    cut: str | None = Field(None, description="why the answer stopped early: length (its token limit) | repeating | error")
+    cut: str | None = Field(None, description="why the answer stopped early: length (its token limit) | content_filter | "
+                                              "stopped (another finish reason) | closed (the stream ended unfinished) | "
+                                              "timeout | error | repeating")
     prompt_tokens: int | None = Field(None, description="tokens the model read (LLM answers)")
     window: int | None = Field(None, description="the model's context window")
     left_out: list[str] = Field(default_factory=list, description="evidence left out to fit the window")
@@ -252,9 +255,7 @@ def answer_notes(a: AnswerResult) -> list[str]:
     if a.error:
         parts.append(f"(the LLM failed: {a.error})")
     if a.cut:
-        parts.append({"length": "(the answer is incomplete: it reached its token limit)",
-                      "repeating": "(the answer is incomplete: the model was repeating itself)"}.get(
-                          a.cut, "(the answer is incomplete: the stream broke)"))
+        parts.append(f"(the answer is incomplete: {describe_cut(a.cut)})")
     if a.mode == "llm" and not a.grounded:
         parts.append("(no verified evidence supports this answer: treat it as ungrounded)")
     if a.unknown_names:
