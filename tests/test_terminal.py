@@ -76,3 +76,15 @@ def test_ask_prints_no_escape_from_the_model_or_the_files(capsys, hostile_repo, 
     llm_stub.reply("broken", status=500, error=f"server says {CLEAR}{LINK}")
     main(["ask", "How is save_record used?", "--repo", str(hostile_repo)])
     assert_clean(printed(capsys), "error")
+
+
+def test_eval_compare_prints_no_escape_from_a_results_file(capsys, tmp_path):
+    from codeqa.eval.metrics import save_results
+    from test_evaluate import hand_run, result
+
+    hostile = f"q{CLEAR}{LINK}{BIDI}"
+    save_results(tmp_path / "a.jsonl", hand_run([result(hostile, 5), result("q2", 1)], "a"))
+    save_results(tmp_path / "b.jsonl", hand_run([result(hostile, 1), result("q2", 1)], "b"))
+    capsys.readouterr()
+    assert main(["eval", "compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]) == 0
+    assert_clean(printed(capsys), "Better in B", "click me")

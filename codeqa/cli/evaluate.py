@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..config import Settings
 from ..errors import UsageError
+from .terminal import safe_markup, terminal_safe
 
 
 def cmd_eval(args, settings: Settings) -> int:
@@ -55,7 +56,7 @@ def _run_cli(args, settings: Settings, questions_file: Path) -> int:
         run.warnings.append(f"The LLM failed on {failed} of {len(run.results)} answers (first: {_first_error(run)}); "
                             "those answers are extractive or cut off.")
     for warning in run.warnings:
-        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err.print(f"[yellow]warning:[/] {safe_markup(warning)}", highlight=False)  # may quote a server's error
     results_file = args.results or (args.report.with_name(args.report.stem + ".results.jsonl") if args.report else None)
     files = {}
     if results_file:
@@ -69,7 +70,7 @@ def _run_cli(args, settings: Settings, questions_file: Path) -> int:
     else:
         from rich.table import Table
 
-        table = Table(title=f"codeqa eval: {len(run.results)} questions on {run.repo} ({run.mode} answers)")
+        table = Table(title=f"codeqa eval: {len(run.results)} questions on {safe_markup(str(run.repo))} ({run.mode} answers)")
         for column in ("metric", "value", "over"):
             table.add_column(column)
         for row in summary_rows(run.metrics):
@@ -120,5 +121,5 @@ def _compare_cli(args, a: Path, b: Path) -> int:
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text(text, encoding="utf-8")
-    print(json.dumps(comparison.to_json(), indent=2) if args.json else text, end="" if not args.json else "\n")
+    print(json.dumps(comparison.to_json(), indent=2) if args.json else terminal_safe(text), end="" if not args.json else "\n")
     return 0
