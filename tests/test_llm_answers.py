@@ -12,7 +12,7 @@ from codeqa.answer import Answerer, Conversation, ThinkSplitter, Turn, repeating
 from codeqa.answer.chat import FakeChat, Generation, OpenAIChat
 from codeqa.errors import LLMError
 from codeqa.answer.llm_server import probe_endpoint
-from codeqa.answer.prompt import CITED_LINES_GRAMMAR, REMINDER, SYSTEM_PROMPT, estimate_tokens
+from codeqa.answer.prompt import REMINDER, SYSTEM_PROMPT, cited_lines_grammar, estimate_tokens
 from codeqa.query.retrieve import Retriever
 from llm_stub import Reply
 
@@ -61,7 +61,8 @@ def test_every_request_fits_the_window_with_room_for_the_answer(retriever, llm_s
         assert llm_stub.prompt_tokens[-1] + body["max_tokens"] <= window  # what the server counted
         assert answer.prompt.tokens == llm_stub.prompt_tokens[-1] and answer.prompt.counted == "tokenizer"
         assert body["max_tokens"] == min(1024, window // 4) and body["repeat_penalty"] > 1
-        assert body["grammar"] == CITED_LINES_GRAMMAR  # llama.cpp: every line ends with a snippet number
+        # llama.cpp: every line ends with the numbers of this prompt's snippets
+        assert body["grammar"] == cited_lines_grammar(len(answer.snippets))
         assert body["messages"][0]["content"] == SYSTEM_PROMPT and body["messages"][-1]["content"].endswith(REMINDER)
         assert question in body["messages"][-1]["content"]
         for i, snippet in enumerate(answer.snippets, 1):  # the model saw exactly these, so numbered

@@ -278,7 +278,7 @@ def test_a_common_name_lists_the_most_relevant_sites_up_to_the_cap_and_says_how_
     body = answer_to_json(answer)
     assert len(body["references"]) == 5 and body["references_total"] == 24
     # the LLM's graph facts are bounded the same way
-    facts = chat.requests[0][-1]["content"].partition("Graph facts")[2].partition("Snippets:")[0]
+    facts = chat.requests[0][-1]["content"].partition("Reference graph (from the index):")[2].partition("Snippets:")[0]
     assert "24 reference site(s) in 12 file(s); 5 of them, in 5 of the files" in facts
     assert re.findall(r"^- (\S+) \((\d+)\): (.*)$", facts, re.MULTILINE) == [
         (f"widgets/user_{i}.py", "2", "L5 instantiation; 1 more not listed") for i in range(5)]

@@ -29,7 +29,7 @@ from .citations import (CitedSpan, attribute, parse_citations, parse_loose, pars
 from .conversation import Conversation, Turn
 from .defang import defang_markdown
 from .extractive import extractive_answer
-from .prompt import CITED_LINES_GRAMMAR, FittedPrompt, PromptParts, PromptTooLarge, fit_prompt
+from .prompt import FittedPrompt, PromptParts, PromptTooLarge, cited_lines_grammar, fit_prompt
 from .prompt import build_messages as _build_messages
 from .streaming import AnswerProgress, ProgressCallback, ThinkSplitter, repeating
 from .summary import summarize_usage, summary_to_json
@@ -135,7 +135,7 @@ class AnswerStream:
         self._progress("reading", 0, tokens, f"The model is reading {tokens:,} tokens of context…")
         generation = Generation(max_tokens=info.max_tokens, wait=settings.llm_timeout,
                                 first_wait=settings.llm_timeout + tokens / READ_TOKENS_PER_SECOND_FLOOR,
-                                grammar=CITED_LINES_GRAMMAR if settings.cite_grammar else None)
+                                grammar=cited_lines_grammar(len(self.fitted.snippets)) if settings.cite_grammar else None)
         splitter = ThinkSplitter()
         finish = None
         checked = written_chars = 0
