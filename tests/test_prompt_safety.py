@@ -81,7 +81,8 @@ def test_a_placeholder_and_the_current_wording_are_flagged_and_real_answers_are_
     honest = ("EncoderClass hashes each word of the text into a bucket of its vector [1]. It is built in "
               "`app/cli.py` and `app/main.py`, with 2 reference sites in each [2][3].\n"
               "- `encoders/encoder.py` defines it, with the snippet's `encode` method [1].\n"
-              "The retrieved code does not say how the vector is stored.")
+              "The reference graph shows two uses in app/cli.py [2].\n"
+              "The snippets do not contain the evidence of how the vector is stored [1].")  # as the rule asks
     assert prompt_echoes(honest) == []
     # wording the evidence itself holds is the code's, not the prompt's
     quoted = "The docstring says it reads the options [2]."

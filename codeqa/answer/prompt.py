@@ -37,6 +37,8 @@ from ..types import PromptInfo, Retrieval, Snippet, UsageSummary
 # placeholder "path:L135-L293", and turned "list the reference sites from the graph facts" into "The reference
 # sites from the graph facts are listed below: [1][5]" with nothing below. A rule here describes a form in
 # words; what a model could copy word for word is flagged by prompt_echoes.
+# the one rule whose words an answer may rightly say back ("the snippets do not contain the evidence")
+MISSING_RULE = "If the snippets do not contain the evidence, say plainly that it is missing from the retrieved code."
 SYSTEM_PROMPT = """You answer questions about a code repository using only the evidence in the user's \
 message: numbered code snippets ([1], [2], ...), each headed by its file and line range with its lines \
 numbered, and what the repository's reference graph records.
@@ -47,7 +49,7 @@ Rules:
 snippets support it, give each number its own brackets, side by side.
 - Use nothing you were not shown: no guesses about code outside the snippets, no invented names, files \
 or lines.
-- If the snippets do not contain the evidence, say plainly that it is missing from the retrieved code.
+- """ + MISSING_RULE + """
 - For "where/how is X used" questions, name each file that uses it and how many times, as the reference \
 graph counts them.
 - Be concise: short paragraphs or a list. When you quote code, leave out the line-number prefixes ("12 | ")."""
@@ -59,7 +61,7 @@ REMINDER = ("Answer in two to six sentences of your own, from the snippets above
             "list item, with the number of the snippet it rests on, in square brackets: [1], or [2][4] for two.")
 NO_SNIPPETS = "Snippets: none were found for this question."
 # every fixed sentence of a prompt: what an answer must not repeat as its own (prompt_echoes)
-INSTRUCTIONS = "\n".join((SYSTEM_PROMPT, REMINDER, NO_SNIPPETS))
+INSTRUCTIONS = "\n".join((SYSTEM_PROMPT.replace(MISSING_RULE, ""), REMINDER, NO_SNIPPETS))
 
 # With a server that constrains its output (llama.cpp), every line of the answer ends with snippet numbers:
 # Qwen2.5-Coder-1.5B wrote right answers without any number for about half the questions, whatever the
@@ -87,10 +89,12 @@ def cited_lines_grammar(snippets: int) -> str | None:
 
 # What a copied instruction looks like in an answer: a run of three words that holds two words of substance
 # ("reads the options", "reference sites from"), or of five that holds two words at all ("the number of the
-# snippet"). The prompt's own jargon is no substance on its own: "as the snippets above show" is an answer's.
+# snippet"). The prompt's own jargon is no substance on its own: "as the snippets above show" and "the reference
+# graph shows" are an answer's words.
 _ECHO_STOP = frozenset("""a an and are as at be by each every for from has have in is it its no not of on one or so
 such that the their them then these they this those to two was were what when where which with you your""".split())
-_ECHO_JARGON = frozenset("snippet snippets above below code line lines file files question answer".split())
+_ECHO_JARGON = frozenset("""snippet snippets above below code line lines file files question answer reference graph
+repository evidence""".split())
 # a placeholder, never a real label: "path:L135-L293", "Lstart-Lend", "<claim>"
 _PLACEHOLDER = re.compile(r"\b(?:path|file|filename)\s*:\s*L\d|\bLstart\b|\bLend\b|<(?:claim|path|name|n)>", re.I)
 _CITE = re.compile(r"\[\s*\d{1,3}\s*\]")
