@@ -157,7 +157,11 @@ class Hit:
 @dataclass(frozen=True)
 class Citation:
     """A `path:Lstart-Lend` found in an answer. `verified`: the file is indexed, the lines exist and lie
-    inside the snippets the answer was built from. `reason` says why not (or notes a completed path)."""
+    inside the snippets the answer was built from (it says nothing of what they say). `reason` says why not
+    (or notes a completed path). `supported`: the lines mention what the sentences citing them name
+    (answer/support.py); None when that was not checked (its sentence names nothing, or the lines are not
+    verified). `counted`: the citation counts as support of the answer (verified and supported; an attributed
+    one only where attribution's measured precision allows)."""
 
     path: str
     start_line: int
@@ -165,8 +169,23 @@ class Citation:
     verified: bool
     reason: str = ""
     stale: bool = False  # the file changed since it was indexed: the cited lines may say something else now
-    # not cited by the model: a sentence it left uncited shares its words with these lines (citations.attribute)
+    # not cited by the model: codeqa found an uncited sentence's names and words in these lines (support.attribute)
     attributed: bool = False
+    supported: bool | None = None
+    support_reason: str = ""  # "cited, but these lines do not mention `rich_utils`"
+    counted: bool = False
+    # snippet numbers the model wrote by rote (a run longer than a sentence can use, a number past the last
+    # snippet): `path` is the run as written, no lines; never verified, never counted
+    rote: bool = False
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A sentence of an LLM answer that names code (identifiers, files, literals), and whether counted
+    evidence supports it (answer/support.py)."""
+
+    sentence: str
+    supported: bool
 
 
 def span_label(path: str, start: int, end: int, *, full: bool = False) -> str:
@@ -219,11 +238,18 @@ class Answer:
     unknown_names: tuple[str, ...] = ()  # names the answer uses that the index does not know ("X (did you mean Y?)")
     first_token_seconds: float | None = None
     seconds: float | None = None
+    claims: "tuple[Claim, ...]" = ()  # LLM answers: the sentences that name code, each supported or not
+    # set when the answer is too short for its question: one sentence answering a "how" question
+    shallow: str | None = None
 
     @property
     def grounded(self) -> bool:
-        """Some verified evidence supports the answer: a verified citation, cited or attributed."""
-        return any(c.verified for c in self.citations)
+        """An LLM answer: some citation counts as support, and every sentence that names code is supported (by a
+        verified citation whose lines mention what it names, or a counted attribution). An extractive answer is
+        built from the lines themselves: some verified citation."""
+        if self.mode != "llm":
+            return any(c.verified for c in self.citations)
+        return any(c.counted for c in self.citations) and all(c.supported for c in self.claims)
 
 
 @dataclass(frozen=True)

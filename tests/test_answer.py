@@ -396,7 +396,8 @@ def test_ask_with_llm_from_the_environment(capsys, indexed_repo, llm_stub, monke
     code, out, err = run(capsys, "ask", USAGE_Q, "--repo", str(indexed_repo))
     assert code == 0 and llm_stub.chat_requests[-1].body["model"] == "m-env"
     assert "See encoders/encoder.py:L15-L30" in out
-    assert "✓ encoders/encoder.py:L15-L30" in out and "✗ invented/file.py:L1-L2 (unverified: file not in the index)" in out
+    # issue 63: the sentence names nothing but its citations, so its lines are verified, not checked for support (·)
+    assert "· encoders/encoder.py:L15-L30 (verified" in out and "✗ invented/file.py:L1-L2 (unverified: file not in the index)" in out
 
 
 def test_ask_llm_down_exit_1_with_message_and_evidence(capsys, indexed_repo, llm_stub, monkeypatch):

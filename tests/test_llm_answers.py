@@ -117,7 +117,8 @@ def test_numbered_loose_and_echoed_citations_are_all_verified(retriever):
     assert spans[("encoders/encoder.py", 21, 26)].verified  # "lines 21 to 26", held by one snippet
     assert spans[("encoders/encoder.py", 21, 22)].verified  # the quoted, numbered lines
     assert "21 |" not in answer.answer and "    def encode(self, text):" in answer.answer  # prefixes taken out
-    assert spans[("[42]", 0, 0)].reason == "the prompt had no snippet [42]" and not spans[("[42]", 0, 0)].verified
+    # issue 63: a number past the last snippet is written by rote
+    assert spans[("[42]", 0, 0)].reason == "written by rote: the prompt had no snippet [42]" and not spans[("[42]", 0, 0)].verified
     assert all(not c.attributed for c in answer.citations)
 
 
@@ -134,7 +135,8 @@ def test_uncited_sentences_are_attributed_and_never_shown_as_cited(retriever):
                 "That is all.")
     answer = Answerer(retriever, retriever.settings, chat=FakeChat([grounded])).answer(HOW_Q)
     attributed = [c for c in answer.citations if c.attributed]
-    assert attributed and all(c.verified for c in attributed) and answer.grounded
+    # issue 63: an attribution is shown, but counts as support only above a measured precision (support.py)
+    assert attributed and all(c.verified for c in attributed) and not answer.grounded
     assert attributed[0].path == "encoders/encoder.py" and "attributed" in attributed[0].reason
     vague = Answerer(retriever, retriever.settings, chat=FakeChat(["It works well in general, I think."])).answer(HOW_Q)
     assert not vague.citations and not vague.grounded

@@ -23,6 +23,7 @@ from typing import Callable, Collection, Iterable, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from codeqa.answer import parse_citations
+from codeqa.answer.citation_report import citation_status, describe_citations
 from codeqa.config import Settings
 from codeqa.answer.extractive import span_label, unlisted
 from codeqa.query.retrieve import Retriever
@@ -139,22 +140,28 @@ def citation_anchors(views: Iterable[CodeView]) -> dict[tuple[str, int, int], st
             for v in views for c in v.citations}
 
 
+CHIP_CLASSES = {"supported": "ok", "unsupported": "warn", "unchecked": "unchecked", "unverified": "bad", "rote": "bad",
+                "attributed": "attr"}
+CHIP_ORDER = {"unverified": 0, "rote": 0, "unsupported": 1, "supported": 2, "unchecked": 2, "attributed": 3}
+
+
 def citation_chips(citations: Sequence[Citation], anchors: dict[tuple[str, int, int], str],
-                   limit: int = MAX_CHIPS) -> str:
-    """HTML: one link-like chip per citation (green ✓ verified, red ✗ unverified with the reason as tooltip,
-    dashed ~ attributed: lines codeqa matched to a sentence the model left uncited), unverified ones first and
-    attributed ones last; past `limit`, one grey chip counts the rest."""
+                   limit: int = MAX_CHIPS, mode: str = "llm") -> str:
+    """HTML: one link-like chip per citation, marked as every shell marks it (citation_report.citation_status:
+    green ✓ verified and supported, amber ! verified but its lines do not mention what its sentence names,
+    grey · verified with nothing to check, red ✗ unverified or written by rote, dashed ~ attributed), what was
+    checked as its tooltip; unverified ones first and attributed ones last; past `limit`, one grey chip
+    counts the rest."""
     chips = []
+    statuses = {id(c): citation_status(c, mode) for c in citations}
     # stable: the answer's order within each group
-    ordered = sorted(citations, key=lambda c: (c.verified, c.verified and c.attributed))
+    ordered = sorted(citations, key=lambda c: CHIP_ORDER[statuses[id(c)].kind])
     for c in ordered[:limit]:
-        label = html.escape(span_label(c.path, c.start_line, c.end_line))
-        attributed = c.verified and c.attributed
-        state = "attr" if attributed else "ok" if c.verified else "bad"
-        title = (c.reason if attributed else "verified: inside the code the answer was given" if c.verified
-                 else f"unverified: {c.reason}") + ("; the file changed since it was indexed (re-index)" if c.stale else "")
-        title = html.escape(title, quote=True)
-        mark = ("~" if attributed else "✓" if c.verified else "✗") + (" ⟳" if c.stale else "")
+        status = statuses[id(c)]
+        label = html.escape(c.path if c.start_line == 0 else span_label(c.path, c.start_line, c.end_line))
+        state = CHIP_CLASSES[status.kind]
+        title = html.escape(status.words, quote=True)
+        mark = status.mark + (" ⟳" if c.stale else "")
         anchor = anchors.get((c.path, c.start_line, c.end_line))
         href = f' href="#{anchor}"' if anchor else ""
         chips.append(f'<a class="cq-chip cq-{state}"{href} title="{title}">{mark} {label}</a>')
@@ -328,12 +335,7 @@ def answer_summary(answer: Answer, seconds: float | None) -> str:
         mode = "extractive answer (the LLM failed)" if answer.error else "extractive answer (no LLM)"
     route = {"usage": "usage question: definition + every reference site", "relationship": "relationship question: graph paths",
              "search": "search: hybrid dense + keyword"}.get(answer.route, answer.route)
-    cited = [c for c in answer.citations if not c.attributed]
-    bad = sum(not c.verified for c in cited)
-    cites = f"{len(cited)} citation{'s' if len(cited) != 1 else ''}"
-    cites += f", {bad} unverified" if bad else (", all verified" if cited else "")
-    attributed = len(answer.citations) - len(cited)
-    cites += f", {attributed} attributed" if attributed else ""
+    cites = describe_citations(answer).line  # the CLI's and MCP's words: what was verified, what supported
     if answer.prompt is not None:
         cites += f" · read {answer.prompt.tokens:,} of {answer.prompt.window:,} tokens"
     took = f" · {seconds:.1f} s" if seconds is not None else ""

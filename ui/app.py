@@ -40,6 +40,8 @@ CSS = """<style>
 .cq-chip.cq-ok { color: #11643a !important; background: #e7f6ec; border-color: #9fd8b4; }
 .cq-chip.cq-bad { color: #9b1c1c !important; background: #fdecec; border-color: #f2a7a7; text-decoration: line-through !important; }
 .cq-chip.cq-attr { color: #3d5c48 !important; background: #f6faf7; border-color: #9fd8b4; border-style: dashed; }
+.cq-chip.cq-warn { color: #7a4b00 !important; background: #fff4de; border-color: #f0c36d; }
+.cq-chip.cq-unchecked { color: #4a4a4a !important; background: #f3f3f3; border-color: #cfcfcf; }
 .cq-chip.cq-more { color: #555; background: #f0f0f0; border-color: #d5d5d5; }
 .cq-chip:hover { filter: brightness(0.95); }
 .cq-code .cq-focus, .cq-code .cq-focus span { background-color: #ffd966 !important; }

@@ -17,6 +17,7 @@ from codeqa.ui.answer_view import (answer_summary, citation_anchors, citation_ch
                          example_questions, highlighted_html, link_citations, path_refusal, plain, references_markdown,
                          sites_label)
 from codeqa.answer import Answerer
+from codeqa.answer.citation_report import describe_citations
 from codeqa.answer.citations import parse_citations
 from codeqa.config import Settings
 from codeqa.answer.defang import MarkdownStream
@@ -128,13 +129,14 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
 
     if answer.cut:  # the same words as the CLI's and MCP's (streaming.CUT_REASONS)
         st.warning(f"The answer is incomplete: {plain(describe_cut(answer.cut))}.")
-    if answer.mode == "llm" and not answer.grounded:
-        st.warning("No verified evidence supports this answer: it cites nothing, and none of its sentences matches "
-                   "the retrieved code. Treat it as ungrounded.")
+    report = describe_citations(answer)  # the CLI's and MCP's words, from every citation ("[7]" of no snippet too)
+    for warning in report.warnings:
+        st.warning(plain(warning))
     if answer.reasoning:
         with st.expander("The model's thinking (not part of the answer)", icon=":material/psychology:"):
             st.text(answer.reasoning)
-    answer = replace(answer, citations=tuple(c for c in answer.citations if c.start_line > 0))  # "[n]" of no snippet
+    no_lines = tuple(c for c in answer.citations if c.start_line == 0)  # "[n]" of no snippet, a rote run: no code
+    answer = replace(answer, citations=tuple(c for c in answer.citations if c.start_line > 0))
     head, full_list = split_full_list(answer.answer)  # a usage answer: its account first, every site folded
     # the chips and code views are those of what the page shows open: the folded list has its own links
     head_citations = (answer.citations[:len(parse_citations(head, retriever.indexed_paths))] if full_list
@@ -148,16 +150,18 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
     if full_list:
         with st.expander(sites_label(listed), icon=":material/list:"):
             st.markdown(link_citations(full_list, answer.citations, anchors, retriever.indexed_paths, answer.answer))
-    st.caption(answer_summary(answer, turn["seconds"]))
+    st.caption(answer_summary(turn["answer"], turn["seconds"]))
     if answer.unknown_names:
         st.caption(":material/help: Names the index does not know: " + plain(", ".join(answer.unknown_names)))
     if answer.prompt is not None and answer.prompt.left_out:
         st.caption("Left out to fit the model's window: " + plain("; ".join(answer.prompt.left_out)))
-    if head_citations:
-        dashed = "; dashed ~: not cited, lines an uncited sentence shares its words with" if any(
+    if head_citations or no_lines:
+        dashed = "; dashed ~: not cited, lines codeqa found an uncited sentence's names in" if any(
             c.verified and c.attributed for c in head_citations) else ""  # what citation_chips draws dashed
-        st.caption(f"Citations (green: verified against the indexed lines; red: not{dashed}) — click one to open its code:")
-        st.html(citation_chips(head_citations, anchors))
+        st.caption("Citations (✓ green: verified and supported; ! amber: verified, but the lines do not mention what "
+                   f"the sentence names; · grey: verified, nothing to check; ✗ red: unverified or written by rote{dashed}) — "
+                   "click one to open its code:")
+        st.html(citation_chips([*no_lines, *head_citations], anchors, mode=answer.mode))
         if len(answer.citations) > len(head_citations):
             st.caption(f"{len(answer.citations) - len(head_citations)} more citations in “{sites_label(listed)}”.")
     elif answer.mode == "llm":
@@ -170,6 +174,9 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
                 if not c.verified:
                     st.markdown(f":red[**✗ {plain(span_label(c.path, c.start_line, c.end_line))} is unverified:** "
                                 f"{plain(c.reason)}]")
+                elif c.supported is False:
+                    st.markdown(f":orange[**! {plain(span_label(c.path, c.start_line, c.end_line))} is verified, "
+                                f"not supported:** {plain(c.support_reason)}]")
             if view.text:
                 st.caption(f"{plain(view.path)} · lines {view.start_line}-{view.end_line}"
                            + (f" · retrieved as: {view.note}" if view.note else ""))

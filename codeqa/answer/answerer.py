@@ -24,8 +24,12 @@ from ..config import Settings
 from ..errors import LLMError, UsageError
 from ..query.retrieve import Retriever
 from .chat import ChatModel, Generation, LLMClosed, LLMTimeout, Message, OpenAIChat
-from .citations import (CitedSpan, attribute, parse_citations, parse_loose, parse_numbered, parse_path_mentions,
-                        take_echoed_lines, unknown_names, verify_citations)
+from .citations import (CitedSpan, parse_citations, parse_loose, parse_numbered, parse_path_mentions, take_echoed_lines,
+                        unknown_names, verify_citations)
+from .citation_report import describe_citations
+from .support import attribute, attributed, check_support, line_reader, model_text
+from .support import claims as support_claims
+from .support import shallow as answer_shallow
 from .conversation import Conversation, Turn
 from .defang import defang_markdown
 from .extractive import extractive_answer
@@ -291,10 +295,17 @@ class Answerer:
         cited = _unique(parse_citations(text, indexed) + cited)
         citations = [replace(c, stale=True) if self.retriever.source.is_stale(c.path) else c
                      for c in verify_citations(cited, snippets, indexed, self._line_count, sites, defined)]
-        if llm:
-            for c in verify_citations(attribute(text, snippets, cited), snippets, indexed, self._line_count):
-                citations.append(replace(c, attributed=True, reason="attributed: an uncited sentence shares its code "
-                                                                    "words with these lines"))
+        claims, shallow = (), None
+        if llm:  # verified says the lines exist and were shown; support says they mention what the sentence names
+            said = model_text(text)
+            citations = [replace(c, counted=c.verified and c.supported is True) for c in
+                         check_support(said, citations, snippets, sorted(indexed),
+                                       line_reader(snippets, self.retriever.source.lines))]
+            guesses = attribute(said, snippets, cited)
+            for span, c in zip(guesses, verify_citations(guesses, snippets, indexed, self._line_count)):
+                citations.append(attributed(c, span.text))
+            claims = tuple(support_claims(said, citations, snippets, sorted(indexed)))
+            shallow = answer_shallow(stream.question, retrieval.route, said)
         model = None
         if llm and self.chat is not None:
             model = self.chat.info().served_model or self.chat.model
@@ -302,7 +313,7 @@ class Answerer:
                       route=retrieval.route, references=retrieval.references, error=stream.error, hits=retrieval.hits,
                       question=stream.question, query=stream.query, model=model, definitions=retrieval.definitions,
                       summary=stream.summary, listed=retrieval.listed, cut=stream.cut, reasoning=stream.reasoning.strip(),
-                      prompt=stream.prompt if llm else None, unknown_names=tuple(unknown),
+                      prompt=stream.prompt if llm else None, unknown_names=tuple(unknown), claims=claims, shallow=shallow,
                       first_token_seconds=stream.first_token_seconds, seconds=time.perf_counter() - stream.started)
 
     def subjects(self, retrieval: Retrieval) -> tuple[str, ...]:
@@ -340,10 +351,13 @@ def answer_to_json(answer: Answer) -> dict:
     """The `ask --json` shape (DESIGN.md), plus route, query, model, error and the reference sites the
     answer lists (`references_total` counts them all; `codeqa refs --json` lists them all)."""
     listed = answer.listed.references if answer.listed is not None else answer.references
+    report = describe_citations(answer)
     return {
         "answer": answer.answer,
         "citations": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line, "verified": c.verified,
-                       "reason": c.reason, "stale": c.stale, "attributed": c.attributed} for c in answer.citations],
+                       "reason": c.reason, "stale": c.stale, "attributed": c.attributed, "supported": c.supported,
+                       "support_reason": c.support_reason, "counted": c.counted, "rote": c.rote}
+                      for c in answer.citations],
         "snippets": [{"path": s.path, "start_line": s.start_line, "end_line": s.end_line, "text": s.text,
                       "reason": s.reason} for s in answer.snippets],
         "mode": answer.mode,
@@ -356,6 +370,10 @@ def answer_to_json(answer: Answer) -> dict:
         "references_total": len(answer.references),
         "summary": summary_to_json(answer.summary),
         "grounded": answer.grounded,
+        "citations_summary": report.line,  # the page's and MCP's words
+        "warnings": list(report.warnings),
+        "claims": [{"sentence": c.sentence, "supported": c.supported} for c in answer.claims],
+        "shallow": answer.shallow,
         "cut": answer.cut,
         "reasoning": answer.reasoning or None,
         "unknown_names": list(answer.unknown_names),

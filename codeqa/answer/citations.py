@@ -10,9 +10,10 @@ inside the snippets (or the reference sites) the model was given. Code in the an
 `path:line` citations (a quoted `host:3128` is not one), and a file that is not in the index is
 reported, not dropped.
 
-Sentences the model left uncited get the snippet they share their code words with, as an `attributed`
-citation (`attribute`), never presented as cited. Names the answer uses that the index does not know
-are reported (`unknown_names`), with the closest name from the evidence.
+Snippet numbers written by rote (a run longer than a sentence can use, a number with no snippet) are
+kept as one unverified citation each, with the reason. What the cited lines say is support.py's check;
+names the answer uses that the index does not know are reported (`unknown_names`), with the closest
+name from the evidence.
 """
 
 from __future__ import annotations
@@ -37,6 +38,20 @@ class CitedSpan:
     start_line: int
     end_line: int
     text: str  # as written in the answer
+    rote: str = ""  # why these snippet numbers were written by rote (then `path` is the run, lines 0)
+
+
+# A path of the repository with a space in it (`my notes/setup.py`) is read with this letter for each of its
+# spaces, so the one citation grammar below reads it whole; the space comes back in the span.
+_SPACE = "\u01c2"
+
+
+def _join_spaced(text: str, known: set[str]) -> str:
+    spaced = sorted((p for p in known if " " in p), key=len, reverse=True)  # longest first: the whole path wins
+    if not spaced:
+        return text
+    pattern = re.compile("|".join(re.escape(p) for p in spaced))
+    return pattern.sub(lambda m: m.group(0).replace(" ", _SPACE), text)
 
 
 def parse_citations(text: str, known_paths: Iterable[str] = ()) -> list[CitedSpan]:
@@ -45,7 +60,8 @@ def parse_citations(text: str, known_paths: Iterable[str] = ()) -> list[CitedSpa
     Accepted: `path:L3-L9`, `path:L3`, `path:3-9`, `path#L3-L9`, `path L3-L9`, with or without
     backticks around the whole citation. Nothing inside code counts: fenced blocks and inline code that
     is more than a citation (`proxies = {'http': 'foo.bar:3128'}`) are skipped. The path must be a file
-    of the repository (`known_paths`, or a unique suffix of one: `encoder.py:L3`); a path with a folder
+    of the repository (`known_paths`, or a unique suffix of one: `encoder.py:L3`; a known path may hold
+    spaces: `my notes/setup.py:L2`); a path with a folder
     and a file extension counts too, and so does a source or document file name (`utils.py`), so an
     invented file is reported as unverified rather than ignored. URLs and host:port never count (`http://foo.bar:3128`, `localhost:8080`), nor does code
     like `{self.precision: 1}` (a space after the colon needs the `L`). Without `known_paths` any
@@ -53,15 +69,15 @@ def parse_citations(text: str, known_paths: Iterable[str] = ()) -> list[CitedSpa
     """
     known = set(known_paths)
     names = {p.rsplit("/", 1)[-1] for p in known}
-    visible = _hide_code(text)
+    visible = _hide_code(_join_spaced(text, known))
     found: dict[tuple[str, int, int], CitedSpan] = {}
     for m in _CITATION.finditer(visible):
-        path = m.group("path").removeprefix("./")
+        path = m.group("path").removeprefix("./").replace(_SPACE, " ")
         if not _citable_path(path, known, names):
             continue
         start = int(m.group("start"))
         end = int(m.group("end")) if m.group("end") else start
-        found.setdefault((path, start, end), CitedSpan(path, start, end, m.group(0)))
+        found.setdefault((path, start, end), CitedSpan(path, start, end, m.group(0).replace(_SPACE, " ")))
     return list(found.values())
 
 
@@ -101,6 +117,9 @@ def _citable_path(path: str, known: set[str], names: set[str]) -> bool:
 # parenthesis or a backtick (foo[0][1], a markdown [docs][2]), nor before a link's "(" ([1](http://...)).
 _MARKER = r"\[(?:snippet\s*)?\d{1,3}(?:\s*[,;]\s*(?:snippet\s*)?\d{1,3})*\]"
 _NUMBERED = re.compile(rf"(?<![\w\]\)`])((?:{_MARKER})+)(?!\(|{_MARKER})", re.IGNORECASE)
+# A sentence rests on a few snippets; a longer run of numbers ([1][3][4][6]…[99][10][11]) is written by rote
+# (a small model under the citation grammar loops on them) and supports nothing.
+MAX_MARKER_RUN = 4
 _SNIPPET_WORD = re.compile(r"\bsnippets?\s+#?(\d{1,3})\b", re.IGNORECASE)
 _FACT_LAYOUT = re.compile(r"(?<![\w/.@+-])(?P<path>(?:[\w.@+-]+/)*[\w.@+-]*\w\.\w+)\s*\((?P<inner>[^()\n]*?\bL\d+[^()\n]*)\)")
 _LINES_ONLY = re.compile(r"\b(?:lines?|L)\s*(\d+)(?:\s*(?:-|–|—|to|through|and)\s*L?(\d+))?\b", re.IGNORECASE)
@@ -109,20 +128,34 @@ _ECHOED = re.compile(r"^(\s*)(\d+) \| ?(.*)$")
 
 def parse_numbered(text: str, snippets: Sequence[Snippet]) -> list[CitedSpan]:
     """`[2]`, `[1, 3]`, `[snippet 2]` and "snippet 2" outside code: each number the span of that snippet
-    (numbered from 1 in prompt order). A number with no snippet is kept as a span of line 0 of
-    "[n]", which verification reports."""
+    (numbered from 1 in prompt order). Numbers written by rote are kept as one span of line 0 whose path
+    is what was written, with the reason (`rote`), which verification reports: a run of more than
+    MAX_MARKER_RUN numbers (runs apart by white space only are one), or a number with no snippet."""
     visible = _hide_code(text)
     found: dict[tuple[str, int, int], CitedSpan] = {}
-    numbers: list[tuple[int, str]] = []
+    runs: list[tuple[int, int, list[int]]] = []
     for m in _NUMBERED.finditer(visible):
-        numbers += [(int(n), m.group(0)) for n in re.findall(r"\d+", m.group(1))]
+        numbers = [int(n) for n in re.findall(r"\d+", m.group(1))]
+        if runs and not visible[runs[-1][1]:m.start()].strip():
+            runs[-1] = (runs[-1][0], m.end(), runs[-1][2] + numbers)
+        else:
+            runs.append((m.start(), m.end(), numbers))
+    numbers: list[tuple[int, str]] = []
+    for start, end, run in runs:
+        written = text[start:end]
+        if len(run) > MAX_MARKER_RUN:
+            shown = "".join(f"[{n}]" for n in run[:3]) + "…" + f"[{run[-1]}]"
+            found.setdefault((shown, 0, 0), CitedSpan(shown, 0, 0, written, rote=f"a run of {len(run)} snippet "
+                                                      f"numbers, more than a sentence can rest on"))
+        else:
+            numbers += [(n, written) for n in run]
     numbers += [(int(m.group(1)), m.group(0)) for m in _SNIPPET_WORD.finditer(visible)]
     for n, written in numbers:
         if 1 <= n <= len(snippets):
             s = snippets[n - 1]
             found.setdefault((s.path, s.start_line, s.end_line), CitedSpan(s.path, s.start_line, s.end_line, written))
         else:
-            found.setdefault((f"[{n}]", 0, 0), CitedSpan(f"[{n}]", 0, 0, written))
+            found.setdefault((f"[{n}]", 0, 0), CitedSpan(f"[{n}]", 0, 0, written, rote=f"the prompt had no snippet [{n}]"))
     return list(found.values())
 
 
@@ -208,7 +241,6 @@ def take_echoed_lines(text: str, snippets: Sequence[Snippet]) -> tuple[str, list
     return fence.sub(fix, text), spans
 
 
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?](?=\s|$)|\n|$)")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PLAIN = frozenset("""a an and are as at be by can code class does for from function has have how if in into is it its
 method module not of on or return returns self that the then this to uses using value when which with""".split())
@@ -226,33 +258,6 @@ def _code_words(text: str) -> set[str]:
 
 def _is_identifier(word: str) -> bool:
     return "_" in word or "." in word or bool(re.search(r"[a-z][A-Z]|[A-Z][a-z]+[A-Z]", word))
-
-
-def attribute(text: str, snippets: Sequence[Snippet], cited: Sequence[CitedSpan]) -> list[CitedSpan]:
-    """For each sentence without a citation, the snippet that shares the most code words with it, when it
-    shares an identifier (`parse_args`, `Route.matches`) and at least two words; its whole span."""
-    if not snippets:
-        return []
-    owned = [(_code_words(s.text), s) for s in snippets]
-    out: dict[tuple[str, int, int], CitedSpan] = {}
-    for m in _SENTENCE.finditer(text):
-        sentence = m.group(0)
-        if _NUMBERED.search(sentence) or _CITATION.search(sentence) or len(sentence.split()) < 4:
-            continue
-        words = _code_words(sentence)
-        best, best_score = None, 0.0
-        for own, s in owned:
-            shared = words & own
-            if len(shared) < 2 or not any(_is_identifier(w) for w in shared):
-                continue
-            score = sum(2.0 if _is_identifier(w) else 1.0 for w in shared)
-            if score > best_score:
-                best, best_score = s, score
-        if best is not None:
-            out.setdefault((best.path, best.start_line, best.end_line),
-                           CitedSpan(best.path, best.start_line, best.end_line, sentence.strip()[:80]))
-    already = {(c.path, c.start_line, c.end_line) for c in cited}
-    return [c for key, c in out.items() if key not in already]
 
 
 _STANDARD_MODULES = frozenset(sys.stdlib_module_names)
@@ -291,7 +296,7 @@ def verify_citations(cited: Iterable[CitedSpan], snippets: Sequence[Snippet], in
     the graph facts listed: a citation of one of those lines is verified too, and so is one within the
     `definitions` the facts stated ((path, start, end): the symbol's whole range, as `refs` gives it, even
     where its snippet was cut to the budget). A snippet number the prompt
-    did not have (a CitedSpan of path "[n]") is reported as such."""
+    did not have, or a run of them written by rote (a CitedSpan with `rote`), is reported as such: never verified."""
     indexed = set(indexed_paths)
     covered: dict[str, list[tuple[int, int]]] = {}
     for s in snippets:
@@ -302,8 +307,8 @@ def verify_citations(cited: Iterable[CitedSpan], snippets: Sequence[Snippet], in
         covered.setdefault(path, []).append((start, end))
     out = []
     for c in cited:
-        if c.start_line == 0 and c.path.startswith("["):
-            out.append(Citation(c.path, 0, 0, verified=False, reason=f"the prompt had no snippet {c.path}"))
+        if c.rote:
+            out.append(Citation(c.path, 0, 0, verified=False, reason=f"written by rote: {c.rote}", rote=True))
             continue
         path, note = c.path, ""
         if path not in indexed:
@@ -337,5 +342,4 @@ def _check(path: str, start: int, end: int, indexed: set[str], covered: dict[str
 
 
 __all__ = ["CitedSpan", "parse_citations", "parse_numbered", "parse_loose", "parse_path_mentions", "take_echoed_lines",
-           "attribute",
-           "unknown_names", "verify_citations"]
+           "unknown_names", "verify_citations", "MAX_MARKER_RUN"]

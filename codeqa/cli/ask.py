@@ -85,26 +85,24 @@ def _print_citations(console, answer) -> None:
     from ..answer.extractive import span_label
     from ..answer.streaming import describe_cut
 
+    from ..answer.citation_report import citation_status, describe_citations
+
+    colours = {"supported": "green", "unsupported": "yellow", "unchecked": "dim", "unverified": "red", "rote": "red",
+               "attributed": "cyan"}
     cited = [c for c in answer.citations if not c.attributed]
     attributed = [c for c in answer.citations if c.attributed]
-    if cited:
-        console.print("\n[bold]Citations[/]")
-        for c in cited:
-            stale = " [yellow](file changed since indexed)[/]" if c.stale else ""
+    for title, group in (("Citations", cited), ("Attributed [dim](not cited by the model)[/]", attributed)):
+        if group:
+            console.print(f"\n[bold]{title}[/]")
+        for c in group:  # the marks and words of the page's chips and MCP's notes
+            status = citation_status(c, answer.mode)
             label = c.path if c.start_line == 0 else span_label(c.path, c.start_line, c.end_line)
-            if c.verified:
-                console.print(f" [green]✓[/] {escape(label)}{stale}")
-            else:
-                console.print(f" [red]✗[/] {escape(label)} [red](unverified: {escape(c.reason)})[/]{stale}")
-    if attributed:
-        console.print("\n[bold]Attributed[/] [dim](uncited sentences that share their code words with these lines)[/]")
-        for c in attributed:
-            console.print(f" [cyan]~[/] {escape(span_label(c.path, c.start_line, c.end_line))}")
-    if answer.mode == "llm" and not answer.grounded:
-        console.print("\n[yellow]The answer cites no code, and none of its sentences matches the evidence: "
-                      "treat it as ungrounded.[/]")
-    elif answer.mode == "llm" and not cited:
-        console.print("\n[yellow]The answer cites no code itself; the lines above are attributed to it.[/]")
+            colour = colours[status.kind]
+            console.print(f" [{colour}]{status.mark}[/] {escape(label)} [{colour}]({escape(status.words)})[/]")
+    report = describe_citations(answer)  # the same summary the page and MCP give
+    console.print("\n" + escape(report.line))
+    for warning in report.warnings:
+        console.print(f"[yellow]{escape(warning)}[/]")
     if answer.unknown_names:
         console.print("\n[yellow]Names the index does not know:[/] " + escape(", ".join(answer.unknown_names)))
     if answer.cut:

@@ -99,7 +99,16 @@ class CitationInfo(BaseModel):
     verified: bool
     reason: str
     stale: bool = Field(description="the file changed since it was indexed: the cited lines may say something else")
-    attributed: bool = Field(False, description="not cited by the model: an uncited sentence shares its code words with these lines")
+    attributed: bool = Field(False, description="not cited by the model: codeqa found an uncited sentence's names and "
+                                                "most of its words in these lines")
+    supported: bool | None = Field(None, description="the lines mention what the sentences citing them name; None: not "
+                                                     "checked (the sentence names nothing, or the lines are unverified)")
+    support_reason: str = ""
+    counted: bool = Field(False, description="counts as support of the answer (verified and supported)")
+    rote: bool = Field(False, description="snippet numbers written by rote (a long run, or no such snippet): support nothing")
+    mark: str = Field("", description="✓ verified and supported | ! verified, not supported | · verified, not checked | "
+                                      "✗ unverified or rote | ~ attributed")
+    status: str = Field("", description="what was checked, in words (the page's and the CLI's)")
 
 
 class EvidenceInfo(BaseModel):
@@ -119,7 +128,11 @@ class AnswerResult(BaseModel):
     citations_total: int = 0
     evidence: list[EvidenceInfo] = Field(description="the best snippets the answer was built from (first page only)")
     evidence_total: int = 0
-    grounded: bool = Field(True, description="some verified evidence supports the answer (a citation, cited or attributed)")
+    grounded: bool = Field(True, description="LLM answers: some citation is verified and supported, and every sentence "
+                                             "that names code is supported; extractive answers: some citation is verified")
+    citations_summary: str = Field("", description="the citations counted by what was checked (the page's and the CLI's line)")
+    warnings: list[str] = Field(default_factory=list, description="not grounded; possibly incomplete (a one-sentence "
+                                                                  "answer to a how question)")
     cut: str | None = Field(None, description="why the answer stopped early: length (its token limit) | content_filter | "
                                               "stopped (another finish reason) | closed (the stream ended unfinished) | "
                                               "timeout | error | repeating")
@@ -256,19 +269,17 @@ def answer_notes(a: AnswerResult) -> list[str]:
         parts.append(f"(the LLM failed: {a.error})")
     if a.cut:
         parts.append(f"(the answer is incomplete: {describe_cut(a.cut)})")
-    if a.mode == "llm" and not a.grounded:
-        parts.append("(no verified evidence supports this answer: treat it as ungrounded)")
+    parts += [f"({w})" for w in a.warnings]
     if a.unknown_names:
         parts.append(clip("Names the index does not know: " + ", ".join(a.unknown_names), 2 * LINE_WIDTH))
     if a.left_out:
         parts.append(clip(f"Left out to fit the model's window ({a.prompt_tokens} of {a.window} tokens): "
                           + "; ".join(a.left_out), 2 * LINE_WIDTH))
+    if a.citations_summary:
+        parts.append(a.citations_summary)
     if a.citations:
-        parts.append(f"Citations ({len(a.citations)} of {a.citations_total}):\n" + "\n".join(f"  {'~' if c.attributed else '✓' if c.verified else '✗'} {c.location}"
-                                                 + (" (attributed)" if c.attributed else "")
-                                                 + ("" if c.verified else f" (unverified: {c.reason})")
-                                                 + (" (stale: the file changed since indexed)" if c.stale else "")
-                                                 for c in a.citations))
+        parts.append(f"Citations ({len(a.citations)} of {a.citations_total}):\n"
+                     + "\n".join(f"  {c.mark} {c.location} ({c.status})" for c in a.citations))
     if a.evidence:
         parts.append(f"Evidence ({len(a.evidence)} of {a.evidence_total}; read_code reads more):\n"
                      + "\n".join(f"  {clip(e.location)} ({clip(e.reason, 80)})" for e in a.evidence))

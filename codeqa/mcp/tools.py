@@ -31,6 +31,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from ..answer import AnswerProgress, Answerer
+from ..answer.citation_report import citation_status, describe_citations
 from ..config import Settings
 from ..indexing.index import index_status
 from ..indexing.background import BackgroundIndexer
@@ -239,12 +240,16 @@ class RepositoryTools:
     def _keep(self, question: str, answer: Answer) -> AnswerResult:
         """`answer` as the tool's result, kept for paging (called under the reader's lock: calls take turns)."""
         prompt = answer.prompt
+        report = describe_citations(answer)  # the page's and the CLI's summary
         result = AnswerResult(
             answer=answer.answer, page=page_info(0, len(answer.answer), len(answer.answer)), mode=answer.mode,
             route=answer.route, model=answer.model, error=answer.error,
             citations=[CitationInfo(location=span_label(c.path, c.start_line, c.end_line, full=True) if c.start_line else c.path,
-                                    verified=c.verified, reason=c.reason, stale=c.stale, attributed=c.attributed)
-                       for c in answer.citations], citations_total=len(answer.citations),
+                                    verified=c.verified, reason=c.reason, stale=c.stale, attributed=c.attributed,
+                                    supported=c.supported, support_reason=c.support_reason, counted=c.counted,
+                                    rote=c.rote, mark=status.mark, status=status.words)
+                       for c, status in ((c, citation_status(c, answer.mode)) for c in answer.citations)],
+            citations_total=len(answer.citations), citations_summary=report.line, warnings=list(report.warnings),
             evidence=[EvidenceInfo(location=s.label, reason=s.reason) for s in answer.snippets],
             evidence_total=len(answer.snippets),
             grounded=answer.grounded, cut=answer.cut, prompt_tokens=prompt.tokens if prompt else None,
