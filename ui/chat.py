@@ -56,7 +56,7 @@ def show_intro(retriever: Retriever) -> None:
     with st.chat_message("assistant"):
         st.markdown("Ask a question about this repository. Usage questions (“How is `X` used?”) list every place the "
                     "symbol is used; other questions search the code. Every answer cites `path:Lstart-Lend`; "
-                    "green citations are verified against the indexed lines.")
+                    "a green ✓ says the cited lines exist, were shown to the model and mention what the sentence names.")
         cache = st.session_state.setdefault("examples", {})  # counting references once per repository
         if str(retriever.repo) not in cache:
             try:

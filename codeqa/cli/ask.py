@@ -1,5 +1,6 @@
 """`codeqa ask`: the answer streamed to stdout, what the model is doing on stderr while it reads, then the
-citations (✓ verified, ✗ not, ~ attributed), and what made the answer incomplete or ungrounded."""
+citations (✓ verified and supported, ! verified but not supported, · verified with nothing to check, ✗ unverified
+or written by rote, ~ attributed), the one summary of them, and what made the answer incomplete or ungrounded."""
 
 from __future__ import annotations
 
