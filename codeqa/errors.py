@@ -4,7 +4,9 @@
     ├── UsageError               bad input from the user (exit 2)
     │   ├── RepoNotFoundError    the repository path is missing or not a directory
     │   ├── IndexMissingError    a command that reads an index ran before `codeqa index`
-    │   └── IndexMismatchError   the index was built with another model/adapter/chunker: re-index with --full
+    │   ├── IndexMismatchError   the index was built with another model/adapter/chunker: re-index with --full
+    │   └── IndexFolderError     the index folder is not codeqa's (other files in it): nothing is written or deleted
+    │       └── IndexOwnedError  the index folder holds another repository's index
     ├── IndexLockedError         another `codeqa index` holds the index lock (exit 1)
     ├── StoreError               the Qdrant server cannot be reached or refuses the API key (exit 1)
     ├── EmbeddingError           the embedding model could not be loaded or called (exit 1)
@@ -34,6 +36,14 @@ class IndexMissingError(UsageError):
 
 
 class IndexMismatchError(UsageError):
+    pass
+
+
+class IndexFolderError(UsageError):
+    pass
+
+
+class IndexOwnedError(IndexFolderError):
     pass
 
 

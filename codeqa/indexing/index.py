@@ -64,6 +64,7 @@ from .parse_cache import ParseCache
 from .parse_pool import parse_workers
 from .resident import ResidentIndex
 from ..store import Store, dir_size, index_notes, open_store, semantic_coverage
+from ..store.index_folder import check_writable, claim_index_folder
 from .writer import CacheKeys, Sealer, StoreWriter, Written, store_chunks, writes_beside
 from ..types import ParsedFile, Reference, SourceFile
 from .report import IndexReport
@@ -140,6 +141,8 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
     walked = resident.walk(repo, settings.files_max_bytes) if resident else walk_repository(repo, settings.files_max_bytes)
     repo = repo.resolve()
     index_dir = settings.index_dir_for(repo)
+    owner = None if settings.qdrant_url else repo  # on a server the folder holds caches any checkout may share
+    check_writable(index_dir, owner)  # before the lock's file: a folder that is not this repo's index gets nothing
     report = IndexReport(repo=str(repo), index_dir=str(index_dir), skipped=walked.skipped, pruned=walked.pruned,
                          gitignored_files=len(walked.gitignored))
     report.files_total = len(walked.files)
@@ -148,6 +151,7 @@ def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
     report.model_id = embedder.model_id
     progress = progress or (lambda stage, done, total: None)
     with index_lock(index_dir):
+        claim_index_folder(index_dir, owner)  # the marker before anything else; checked again, now under the lock
         report.notes.extend(index_notes(repo, settings))  # on a server, runs across machines: open_store(create=True)'s lease
         wanted_meta = index_meta(embedder, settings)
         if not settings.qdrant_url:

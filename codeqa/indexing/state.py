@@ -17,6 +17,7 @@ from typing import Sequence
 from ..config import Settings
 from ..fingerprint import FINGERPRINT_KEYS, VECTOR_META_KEYS
 from ..store import INDEX_FORMAT
+from ..store.index_folder import previous_engine_index, read_marker
 from ..types import SourceFile
 
 
@@ -26,11 +27,17 @@ def migrate_legacy_index(repo: Path, index_dir: Path, settings: Settings) -> lis
     """An index of the previous engine (qdrant-client's local mode: `qdrant/`, a pickled parse cache in
     `parsed/`), in the index folder or in `<repo>/.codeqa` where it used to live by default. Its
     embedding cache is plain SQLite (text hash -> float32 bytes, checked when read), so the new index
-    is built from it without embedding again; its pickles are never opened. Returns the line to show."""
+    is built from it without embedding again; its pickles are never opened. Returns the line to show.
+
+    Its parts are removed from the index folder only when the folder carries codeqa's marker (the run claimed
+    it: store/index_folder.py) and they are exactly the previous engine's: a `qdrant/` or `parsed/` folder of
+    anything else is never taken for one. `<repo>/.codeqa` is only read."""
     if (index_dir / "graph.sqlite").exists():
         return []
     for old in dict.fromkeys([index_dir] + ([] if settings.index_dir else [repo / ".codeqa"])):
         if not (old / "qdrant").is_dir():
+            continue
+        if old == index_dir and (read_marker(index_dir) is None or not previous_engine_index(index_dir)):
             continue
         old_cache, new_cache = old / "embeddings.sqlite", index_dir / "embeddings.sqlite"
         if old != index_dir and old_cache.is_file() and not new_cache.exists():

@@ -3,6 +3,7 @@
     <index-dir>/chunks/         a Qdrant Edge shard: dense (cosine, stored float16) + sparse (BM25 with
                                 the IDF modifier) vectors; payload = the chunk (path, lines, kind, symbols, text)
     <index-dir>/graph.sqlite    meta (the fingerprint), manifest, symbols, references
+    <index-dir>/codeqa-index.json  the marker: the folder is an index, and whose (store/index_folder.py)
 
 Qdrant Edge is Qdrant's own engine as a library: segments, HNSW, the sparse inverted index, payload
 indexes, filters and weighted RRF fusion run in-process. The shard is created without a write-ahead
@@ -21,11 +22,12 @@ import shutil
 from pathlib import Path
 from typing import Any, Collection, Iterable, Iterator, Sequence
 
-from ..errors import IndexMismatchError, IndexMissingError, StoreError
+from ..errors import IndexFolderError, IndexMismatchError, IndexMissingError, StoreError
 from ..types import Chunk, Hit, Reference, Symbol
 from . import (RRF_K, ManifestEntry, SearchFilter, batches, best_first, chunk_from_payload, chunk_payload, dense_row,
                hit_from_payload, sparse_vector)
 from .graph_db import GraphDB
+from .index_folder import MARKER_FILE, check_readable, claim_index_folder, previous_engine_index, read_marker
 
 UPSERT_BATCH = 512
 # Segments past this size (KB of vectors) are rebuilt by optimize() into immutable ones: their sparse
@@ -60,16 +62,26 @@ class EdgeStore:
         index_dir = Path(index_dir)
         graph_file = index_dir / GRAPH_FILE
         if not create and not graph_file.exists():
-            if (index_dir / "qdrant").is_dir():
+            check_readable(index_dir, repo, {})  # another repository's folder is refused as such
+            if previous_engine_index(index_dir):
                 raise IndexMismatchError(f"The index in {index_dir} was built by an older codeqa (qdrant-client's local "
                                          f"mode); run `codeqa index {repo}` once to rebuild it (nothing is re-embedded).")
             raise IndexMissingError.for_repo(repo)
         try:
+            if create:  # the marker first: nothing is written or deleted in a folder that is not an index
+                claim_index_folder(index_dir, repo)
             index_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"Cannot create the index folder {index_dir} ({exc.strerror}); "
                              "choose another with --index-dir or CODEQA_INDEX_DIR.") from None
-        return cls(index_dir, GraphDB(graph_file, create=create))
+        graph = GraphDB(graph_file, create=create)
+        if not create:
+            try:  # an index made before markers names its repository in its meta
+                check_readable(index_dir, repo, graph.read_meta())
+            except BaseException:
+                graph.close()
+                raise
+        return cls(index_dir, graph)
 
     @property
     def chunks_dir(self) -> Path:
@@ -143,7 +155,7 @@ class EdgeStore:
         self._writes = True
         if not self.graph.read_meta() and self.chunks_dir.exists():
             self._release_shard()  # points without a meta: left by a run killed while dropping or creating
-            shutil.rmtree(self.chunks_dir)
+            self._remove_chunks()
         self.graph.ensure_schema()
         if (self.chunks_dir / "edge_config.json").exists():
             self._chunks()
@@ -178,7 +190,14 @@ class EdgeStore:
         self.graph.drop_all()
         self._release_shard()
         if self.chunks_dir.exists():
-            shutil.rmtree(self.chunks_dir)
+            self._remove_chunks()
+
+    def _remove_chunks(self) -> None:
+        """The one deletion of a folder: the shard, in a folder that carries codeqa's marker (open(create=True)
+        wrote it or found it); a `chunks/` anywhere else is not ours to remove."""
+        if read_marker(self.index_dir) is None:
+            raise IndexFolderError(f"{self.index_dir} has no {MARKER_FILE}: its chunks/ folder is left as it is.")
+        shutil.rmtree(self.chunks_dir)
 
     # ---- meta and manifest ----------------------------------------------------------------------
     def read_meta(self) -> dict[str, Any]:
