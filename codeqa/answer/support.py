@@ -156,14 +156,13 @@ def names(sentence: str) -> list[Name]:
     for m in re.finditer(r"[\w./-]+", text):
         if _is_file(m.group(0).strip("./")) and "/" in m.group(0) or _is_file(m.group(0).rstrip(".")):
             add(m.group(0).rstrip("."), "file")
-    first = True  # the first word of a sentence is capitalised whatever it is
     for m in _WORD.finditer(text):
         word = m.group(0)
         if _is_file(word.rstrip(".")):
-            first = False
             continue
-        starts = first or bool(re.search(r"(?:^|[:;!?]|\n|^\s*[-*+]|\d\.)\s*$", text[:m.start()]))
-        first = False
+        # the first word of a sentence, a list item or a "**Label**: Text" is capitalised whatever it is
+        before = re.sub(r"[*#>`\"“”'(\[\]]", " ", text[:m.start()])
+        starts = not re.search(r"[A-Za-z0-9]", before) or bool(re.search(r"(?:[:;!?]|\n|(?:^|\s)[-+•]|\d[.)])\s*$", before))
         if _identifier_like(word) or text[m.end():m.end() + 1] == "(":
             add(word, "identifier")
         elif word[0].isupper() and not starts and word not in _COMMON_CAPITALS and len(word) > 1:
@@ -213,6 +212,9 @@ class Lines:
         object.__setattr__(self, "_words", words)
         object.__setattr__(self, "_parts", parts)
         object.__setattr__(self, "_stems", {_stem(p) for p in parts | words})
+        # a method's snippet starts indented, inside a class it does not show: `Context.invoke` is `invoke` there
+        first = next((line for line in self.text.splitlines() if line.strip()), "")
+        object.__setattr__(self, "_member", first[:1].isspace())
 
     def mentions(self, name: Name) -> bool:
         text = name.text
@@ -229,7 +231,7 @@ class Lines:
         last = pieces[-1].lower()
         if last not in words and not ("_" not in last and (last in parts or last.rstrip("s") in parts)):
             return False
-        return all(p.lower() in words or p.lower() in parts for p in pieces[:-1])
+        return self._member or all(p.lower() in words or p.lower() in parts for p in pieces[:-1])
 
     def holds(self, word: str) -> bool:
         return word in self._words or word in self._parts or _stem(word) in self._stems
