@@ -7,13 +7,14 @@ nothing; a one-sentence answer to a "how" question is flagged; the page, the CLI
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from codeqa.answer import Answerer, parse_citations, verify_citations
 from codeqa.answer.chat import FakeChat
 from codeqa.answer.citation_report import citation_status, describe_citations
-from codeqa.answer.support import attribute, check_support, names, sentences
+from codeqa.answer.support import attribute, check_support, claims, names, sentences
 from codeqa.query.retrieve import Retriever
 from codeqa.types import Answer, Citation, Snippet
 from test_ui import ask, calls, page, texts  # noqa: F401  (calls: the page's fixture)
@@ -44,6 +45,14 @@ def test_the_made_up_sentence_is_attributed_to_nothing():
     assert attribute(MADE_UP, [ENCODER], []) == []
     true = "The make_encoder function returns an Encoder built with the given dim."
     assert [(c.path, c.start_line) for c in attribute(true, [ENCODER], [])] == [("encoders/encoder.py", 1)]
+    # cited, it is verified (the lines exist and were shown) but not supported, and the answer is not grounded
+    text = MADE_UP[:-1] + " [1]."
+    shown = Citation(ENCODER.path, ENCODER.start_line, ENCODER.end_line, True)
+    (checked,) = check_support(text, [shown], [ENCODER], [ENCODER.path], lambda p, s, e: ENCODER.text)
+    checked = replace(checked, counted=bool(checked.supported))
+    answer = Answer(text, (checked,), (ENCODER,), "llm", claims=tuple(claims(text, [checked], [ENCODER], [ENCODER.path])))
+    assert checked.supported is False and not answer.grounded
+    assert checked.support_reason == "cited, but these lines do not mention `HTTP`, `Redis`"
 
 
 def test_a_made_up_answer_is_not_grounded_cited_or_not(retriever):
@@ -96,7 +105,6 @@ def test_a_cited_span_that_does_not_mention_what_its_sentence_names_is_marked():
 
 
 def replace_supported(c: Citation) -> Citation:
-    from dataclasses import replace
     return replace(c, start_line=136, supported=True, support_reason="these lines mention `Typer`", counted=True)
 
 
