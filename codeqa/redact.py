@@ -27,6 +27,17 @@ _QUOTED_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"[\"']?\s*[:=]\s*)([\"'
 # unquoted values (KEY=value in configs): only token-looking values with a digit, so `token = get_token()` stays
 _BARE_SECRET = re.compile(r"(?i)\b(" + _SECRET_NAME + r"\s*[:=]\s*)(?=[A-Za-z0-9_+/=-]*\d)(?=[A-Za-z0-9_+/=-]*[A-Za-z])"
                           r"([A-Za-z0-9_+/=-]{16,})(?=\s*(?:$|[,;#]))", re.MULTILINE)
+# a credential-named key set at the start of a line, its value running to the end of it (a config's
+# `DB_PASSWORD=supersecretvalue`, `export API_TOKEN=...`, YAML's `password: ...`): any value of 8 or more
+# characters, digits or none; _looks_like_code keeps the forms code writes (`password = user_password`,
+# `token: OAuthToken`). The key's credential word is not the start of another lowercase word (`tokenizer`,
+# `max_tokens`); `$` (a reference to another setting), quotes and brackets never make a value.
+_LINE_SECRET = re.compile(r"(?im)^([ \t]*(?:(?:export|env|set|-)[ \t]+)?[A-Za-z0-9_.-]{0,64}(?:" + _SECRET_WORDS
+                          + r")(?-i:(?![a-z]))[A-Za-z0-9_.-]{0,64}"
+                          r"([ \t]*=[ \t]*|:[ \t]+))([^\s'\"`,;()\[\]{}<>$#]{8,})(?=[ \t]*(?:#.*)?\r?$)")
+_IDENTIFIER_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\??\.[A-Za-z_][A-Za-z0-9_]*)*")  # `a.b`, `a?.b` too
+# words that stand for no value in code or in a settings table (`token: optional`)
+_NOT_VALUES = frozenset({"undefined", "nullptr", "nothing", "bytearray", "optional", "required", "readonly"})
 _BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9_.~+/=-]{16,})")
 _URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@\"']+:)([^@\s/\"']+)(@)")
 
@@ -75,9 +86,31 @@ def _redact_assignments(text: str) -> str:
         spans = _lines_around(text, _SECRET_WORD.finditer(text))
     for start, end in spans:
         region = _QUOTED_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}[REDACTED]{m.group(2)}", text[start:end])
-        out += [text[last:start], _BARE_SECRET.sub(lambda m: f"{m.group(1)}[REDACTED]", region)]
+        region = _BARE_SECRET.sub(lambda m: f"{m.group(1)}[REDACTED]", region)
+        out += [text[last:start], _LINE_SECRET.sub(_redact_line_secret, region)]
         last = end
     return "".join(out) + text[last:] if out else text
+
+
+def _redact_line_secret(m: re.Match) -> str:
+    return m.group(0) if _looks_like_code(m.group(2), m.group(3)) else f"{m.group(1)}[REDACTED]"
+
+
+def _looks_like_code(separator: str, value: str) -> bool:
+    """Whether `key<separator>value` at the start of a line reads as code, not as a setting: a word that
+    stands for no value (`undefined`), a name read from an object or module (`response.token`), a name
+    after a spaced `=` (`password = user_password`), or a type or variable after a colon (`SecretStr`,
+    `refreshToken`, `user_token`: a plain lowercase word there is a YAML value). A `KEY=value` with no
+    space is how .env files, shells and Dockerfiles set values: blanked unless it reads from an object."""
+    if value.lower() in _NOT_VALUES:
+        return True
+    if _IDENTIFIER_PATH.fullmatch(value) is None:
+        return False
+    if "." in value:
+        return True
+    if separator == "=":
+        return False
+    return separator.strip() == "=" or value != value.lower() or "_" in value
 
 
 def _lines_around(text: str, matches: Iterator[re.Match]) -> list[tuple[int, int]]:

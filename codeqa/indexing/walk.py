@@ -2,9 +2,12 @@
 
 Rules, in order: folders left out unread (prune.py: junk by name, and folders named like output that
 show they are output; in a git work tree what git lists is source whatever its folder is called),
-.gitignore files (not for a file git tracks), .codeqaignore files (same syntax; for what belongs in
+git's ignore rules (.gitignore files, .git/info/exclude, core.excludesFile, ranked as git ranks them:
+ignore_rules.py; not for a file git tracks), .codeqaignore files (same syntax; for what belongs in
 git but not in the index), lock files and minified bundles, secret files (never opened), then size,
 binary and encoding checks. Nested .gitignore and .codeqaignore files apply below their folder.
+A symlink is followed only inside the repository, and is left out when what it points to would be: the
+secret, junk-folder and ignore rules look at the target's path as well as at the link's own.
 Every skipped file is returned with its reason, and a folder .codeqaignore leaves out once, as a
 folder; the folders pruned unread go to `WalkResult.pruned`, once each with their reason, and the
 files a .gitignore matches are counted in `WalkResult.gitignored`: both are reported, and `plan`
@@ -26,6 +29,7 @@ import pathspec
 
 from ..errors import RepoNotFoundError
 from ..languages import detect_language
+from .ignore_rules import Specs, git_exclude_specs, ignore_file_specs, is_ignored
 from .prune import OUTPUT_NAMES, GitListing, git_listing, is_junk, output_evidence
 from ..source_text import NotRegularFile, read_regular
 from ..types import SkippedFile, SourceFile
@@ -43,7 +47,6 @@ SECRET_SPEC = pathspec.GitIgnoreSpec.from_lines([
     "*.tfstate", "*.tfstate.backup", "token.json", ".ssh/", ".aws/", ".gnupg/", "**/.docker/config.json",
 ])
 MINIFIED_LINE_CHARS = 5000  # a source line longer than this (with few lines) is a generated bundle
-_Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]  # (prefix of the paths a spec applies to, spec)
 
 
 @dataclass
@@ -74,12 +77,14 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
     root = root.resolve()
     result = WalkResult()
     tracked = git_listing(root)  # None outside a git work tree
+    excludes = git_exclude_specs(root)  # the lowest-ranked of git's rules
+    targets = _LinkTargets(root, excludes, tracked)
     seen_dirs: set[tuple[int, int]] = set()
-    # (folder, its path relative to root, the .gitignore and the .codeqaignore specs that apply in it,
-    # each as (prefix, spec))
-    stack: list[tuple[str, str, _Specs, _Specs]] = [(str(root), "", (), ())]
+    # (folder, its path relative to root, git's and the .codeqaignore specs that apply in it, each as
+    # (prefix, spec), and whether the folder was reached through a symlink)
+    stack: list[tuple[str, str, Specs, Specs, bool]] = [(str(root), "", excludes, (), False)]
     while stack:
-        directory, rel_dir, specs, own_specs = stack.pop()
+        directory, rel_dir, specs, own_specs, linked = stack.pop()
         try:
             st = os.stat(directory)
         except OSError as exc:
@@ -90,8 +95,8 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
             result.skipped.append(SkippedFile(rel_dir, "symlink-loop"))
             continue
         seen_dirs.add(key)
-        specs = specs + _ignore_spec(directory, rel_dir, ".gitignore")
-        own_specs = own_specs + _ignore_spec(directory, rel_dir, ".codeqaignore")
+        specs = specs + ignore_file_specs(directory, rel_dir, ".gitignore")
+        own_specs = own_specs + ignore_file_specs(directory, rel_dir, ".codeqaignore")
         try:
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
@@ -113,21 +118,22 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
                 if pruned is not None:
                     result.pruned.append(pruned)
                     continue
-                if _ignored(own_specs, rel, True):
+                if is_ignored(own_specs, rel, True):
                     result.skipped.append(SkippedFile(rel, "codeqaignore", "folder"))
                     continue
-                if entry.is_symlink() and not _inside(root, entry.path):
-                    result.skipped.append(SkippedFile(rel, "outside-repo"))
+                through_link = linked or entry.is_symlink()
+                if through_link and (left_out := targets.left_out(rel, entry.path, True)) is not None:
+                    result.skipped.append(left_out)
                     continue
-                subdirs.append((entry.path, rel, specs, own_specs))
+                subdirs.append((entry.path, rel, specs, own_specs, through_link))
                 continue
-            if _ignored(specs, rel, False) and (tracked is None or rel not in tracked.files):
+            if is_ignored(specs, rel, False) and (tracked is None or rel not in tracked.files):
                 result.gitignored.append(rel)
                 continue
-            if _ignored(own_specs, rel, False):
+            if is_ignored(own_specs, rel, False):
                 result.skipped.append(SkippedFile(rel, "codeqaignore"))
                 continue
-            _consider_file(root, rel, entry, max_bytes, result)
+            _consider_file(root, rel, entry, max_bytes, result, targets, linked or entry.is_symlink())
         stack.extend(reversed(subdirs))
     result.files.sort(key=lambda f: f.path)
     result.skipped.sort(key=lambda s: s.path)
@@ -136,13 +142,13 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
     return result
 
 
-def _pruned_folder(entry: os.DirEntry, rel: str, specs: _Specs, tracked: GitListing | None) -> SkippedFile | None:
+def _pruned_folder(entry: os.DirEntry, rel: str, specs: Specs, tracked: GitListing | None) -> SkippedFile | None:
     """Why the folder `entry` is left out unread (prune.py's rules), or None when the walk enters it."""
     if is_junk(entry.name):
         return SkippedFile(rel, "ignored-dir")
     if tracked is not None and rel in tracked.dirs:
         return None  # git lists a file in it: source, whatever the folder is called or a .gitignore says
-    if _ignored(specs, rel, True):
+    if is_ignored(specs, rel, True):
         return SkippedFile(rel, "gitignore")
     if entry.name in OUTPUT_NAMES:
         evidence = output_evidence(entry.name, entry.path, _readable_name)
@@ -156,45 +162,6 @@ def _readable_name(name: str) -> bool:
     return detect_language(name) is not None or _is_text_document(name)
 
 
-def _ignore_spec(directory: str, rel_dir: str, name: str) -> _Specs:
-    """The rules of the ignore file `name` (.gitignore or .codeqaignore) in `directory`, if any,
-    as ((prefix of the paths they apply to, spec),)."""
-    path = os.path.join(directory, name)
-    if not os.path.isfile(path):
-        return ()
-    try:
-        data = read_regular(path, 1_000_000)
-    except (OSError, NotRegularFile):
-        return ()
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    return ((rel_dir + "/" if rel_dir else "", _parse_gitignore(lines)),)
-
-
-def _ignored(specs, rel: str, is_dir: bool) -> bool:
-    probe = rel + "/" if is_dir else rel
-    for prefix, spec in specs:
-        if prefix and not probe.startswith(prefix):
-            continue
-        if spec.match_file(probe[len(prefix):]):
-            return True
-    return False
-
-
-def _parse_gitignore(lines: list[str]) -> pathspec.GitIgnoreSpec:
-    """A .gitignore's (or .codeqaignore's) rules; a line git itself would not understand (a lone `!`) is skipped, not fatal."""
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(lines)
-    except ValueError:  # GitIgnorePatternError is a ValueError
-        valid = []
-        for line in lines:
-            try:
-                pathspec.GitIgnoreSpec.from_lines([line])
-            except ValueError:
-                continue
-            valid.append(line)
-        return pathspec.GitIgnoreSpec.from_lines(valid)
-
-
 def walk_again(root: Path, previous: WalkResult, changed: Collection[str], max_bytes: int) -> WalkResult | None:
     """`previous` (a walk of `root`) brought up to date for the paths a file watcher named (`changed`,
     relative to root): each file the walk accepted is considered again by the same rules, and left out
@@ -206,6 +173,7 @@ def walk_again(root: Path, previous: WalkResult, changed: Collection[str], max_b
     files = {f.path: f for f in previous.files}
     changed = set(changed)
     again = WalkResult(skipped=[s for s in previous.skipped if s.path not in changed])
+    targets = _LinkTargets(root, None, None)  # git's rules are looked up only for a path through a link
     for rel in sorted(changed):
         name = rel.rsplit("/", 1)[-1]
         if name in (".gitignore", ".codeqaignore"):
@@ -223,14 +191,17 @@ def walk_again(root: Path, previous: WalkResult, changed: Collection[str], max_b
             entry = next((e for e in listing if e.name == name), None)
         if entry is None or entry.is_dir():
             return None
-        _consider_file(root, rel, entry, max_bytes, again)
+        _consider_file(root, rel, entry, max_bytes, again, targets, os.path.realpath(path) != path)
     again.files = sorted([*files.values(), *again.files], key=lambda f: f.path)
     again.skipped.sort(key=lambda s: s.path)
     again.pruned, again.gitignored = list(previous.pruned), list(previous.gitignored)
     return again
 
 
-def _consider_file(root: Path, rel: str, entry: os.DirEntry, max_bytes: int, result: WalkResult) -> None:
+def _consider_file(root: Path, rel: str, entry: os.DirEntry, max_bytes: int, result: WalkResult,
+                   targets: _LinkTargets, through_link: bool) -> None:
+    """The file `entry` (at `rel`) read and accepted into `result`, or skipped with its reason. With
+    `through_link` (it, or a folder above it, is a symlink), what it points to is checked first."""
     name = entry.name
     if name in LOCK_FILES or name.endswith(MINIFIED_SUFFIXES):
         result.skipped.append(SkippedFile(rel, "generated"))
@@ -238,8 +209,8 @@ def _consider_file(root: Path, rel: str, entry: os.DirEntry, max_bytes: int, res
     if is_secret_path(rel):
         result.skipped.append(SkippedFile(rel, "secret"))
         return
-    if entry.is_symlink() and not _inside(root, entry.path):  # never read /etc/passwd or ~/.ssh through a link
-        result.skipped.append(SkippedFile(rel, "outside-repo"))
+    if through_link and (left_out := targets.left_out(rel, entry.path, False)) is not None:
+        result.skipped.append(left_out)
         return
     try:
         st = entry.stat()  # follows symlinks
@@ -285,12 +256,71 @@ def _consider_file(root: Path, rel: str, entry: os.DirEntry, max_bytes: int, res
     result.files.append(SourceFile(rel, Path(entry.path), language, len(data), hashlib.sha256(data).hexdigest()))
 
 
-def _inside(root: Path, path: str) -> bool:
-    try:
-        target = Path(os.path.realpath(path))
-    except (OSError, ValueError):
-        return False
-    return target == root or root in target.parents
+class _LinkTargets:
+    """The walk's rules at the path a link resolves to: `notes.txt -> id_rsa`, `config.md -> .env`,
+    `shown.py -> sub/hidden.py` (ignored by sub/.gitignore) and `docs -> .ssh` are left out as their
+    targets are, with the target named in the detail. The ignore files along a target's folders are
+    read once each per walk; git's listing (a file git tracks is read whatever the rules say) is asked
+    for only when a link needs it."""
+
+    def __init__(self, root: Path, excludes: Specs | None, tracked: GitListing | None):
+        self.root = root
+        self._excludes, self._tracked, self._asked = excludes, tracked, excludes is not None
+        self._rules: dict[str, tuple[Specs, Specs]] = {}  # folder -> (git's specs, .codeqaignore's) in it
+
+    def left_out(self, rel: str, path: str, is_dir: bool) -> SkippedFile | None:
+        """Why `rel` (at `path`; a folder with `is_dir`) is left out for what it points to, or None."""
+        try:
+            real = Path(os.path.realpath(path))
+        except (OSError, ValueError):
+            return SkippedFile(rel, "outside-repo")
+        if real != self.root and self.root not in real.parents:  # never read /etc/passwd or ~/.ssh through a link
+            return SkippedFile(rel, "outside-repo")
+        target = real.relative_to(self.root).as_posix() if real != self.root else ""
+        if not target or target == rel:
+            return None
+        reason = self._reason(target, is_dir)
+        return SkippedFile(rel, reason, f"links to {target}") if reason else None
+
+    def _reason(self, target: str, is_dir: bool) -> str | None:
+        if is_secret_path(target + "/" if is_dir else target):
+            return "secret"
+        if not self._asked:
+            self._excludes, self._tracked, self._asked = git_exclude_specs(self.root), git_listing(self.root), True
+        tracked = self._tracked
+        folders = target.split("/") if is_dir else target.split("/")[:-1]
+        for depth, name in enumerate(folders, start=1):
+            folder, parent = "/".join(folders[:depth]), "/".join(folders[:depth - 1])
+            if is_junk(name):
+                return "ignored-dir"
+            if tracked is not None and folder in tracked.dirs:
+                continue  # git lists a file in it: source, as the walk takes it
+            specs, own = self._rules_in(parent)
+            if is_ignored(specs, folder, True):
+                return "gitignore"
+            if is_ignored(own, folder, True):
+                return "codeqaignore"
+        if not is_dir:
+            specs, own = self._rules_in("/".join(folders))
+            if is_ignored(specs, target, False) and (tracked is None or target not in tracked.files):
+                return "gitignore"
+            if is_ignored(own, target, False):
+                return "codeqaignore"
+        return None
+
+    def _rules_in(self, rel_dir: str) -> tuple[Specs, Specs]:
+        """The specs that apply in the folder `rel_dir`: each folder's from the top down, once per walk (no
+        recursion: a target may lie deeper than Python's recursion limit)."""
+        parts = rel_dir.split("/") if rel_dir else []
+        specs, own = self._excludes or (), ()
+        for depth in range(len(parts) + 1):
+            folder = "/".join(parts[:depth])
+            if folder not in self._rules:
+                directory = os.path.join(self.root, folder)
+                self._rules[folder] = (specs + ignore_file_specs(directory, folder, ".gitignore"),
+                                       own + ignore_file_specs(directory, folder, ".codeqaignore"))
+            specs, own = self._rules[folder]
+        return specs, own
 
 
 def _valid_name(name: str) -> bool:
