@@ -87,8 +87,9 @@ def test_index_dir_on_the_repository_itself_deletes_nothing_and_refuses(repo):
     {"qdrant/client.py": "x = 1\n"},  # a folder of one's own named qdrant: the old code took it for the old engine's
     {"chunks/split.py": "x = 1\n"},  # named chunks: the old store removed it as points left without a meta
     {"parsed/ast.py": "x = 1\n", "qdrant/meta.json": '{"collections": {}}'},
+    {"chunks/edge_config.json": "{}", "chunks/split.py": "x = 1\n"},  # a shard's config beside a user's file
     {"notes.txt": "mine\n"},
-], ids=["qdrant", "chunks", "parsed-and-qdrant", "any-file"])
+], ids=["qdrant", "chunks", "parsed-and-qdrant", "chunks-with-a-config", "any-file"])
 def test_a_folder_that_is_not_an_index_is_refused_by_writers_and_left_as_it_was(repo, tmp_path, shape):
     folder = user_files(tmp_path / "mine", shape)
     before = snapshot(folder)
@@ -163,6 +164,20 @@ def test_a_damaged_or_foreign_marker_is_refused(repo, tmp_path):
         with pytest.raises(IndexFolderError):
             Retriever.open(repo, settings_for(folder), embedder=EMBEDDER)
         assert snapshot(folder) == before
+
+
+def test_a_link_in_place_of_the_chunks_is_not_followed_by_a_rebuild(repo, tmp_path):
+    """A marked folder whose chunks/ became a link: a full rebuild removes the chunks it made, never what the
+    link leads to, and says so."""
+    folder = tmp_path / "index"
+    index_repo(repo, settings_for(folder), embedder=EMBEDDER)
+    elsewhere = user_files(tmp_path / "elsewhere", {"edge_config.json": "{}", "mine.py": "x = 1\n"})
+    before = snapshot(elsewhere)
+    os.rename(folder / "chunks", tmp_path / "moved-chunks")
+    (folder / "chunks").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(IndexFolderError) as refused:
+        index_repo(repo, settings_for(folder), embedder=EMBEDDER, full=True)
+    assert "link" in str(refused.value) and snapshot(elsewhere) == before
 
 
 def plant_previous_engine(folder: Path, repo: Path, embeddings_from: Path) -> None:

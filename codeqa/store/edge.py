@@ -197,6 +197,9 @@ class EdgeStore:
         wrote it or found it); a `chunks/` anywhere else is not ours to remove."""
         if read_marker(self.index_dir) is None:
             raise IndexFolderError(f"{self.index_dir} has no {MARKER_FILE}: its chunks/ folder is left as it is.")
+        if self.chunks_dir.is_symlink():  # codeqa makes no links: this one leads out of the index folder
+            raise IndexFolderError(f"{self.chunks_dir} is a link, which codeqa did not make; it is left as it is. Remove "
+                                   "the link and run `codeqa index` again.")
         shutil.rmtree(self.chunks_dir)
 
     # ---- meta and manifest ----------------------------------------------------------------------
