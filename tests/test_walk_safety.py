@@ -166,3 +166,13 @@ def test_a_credential_value_without_digits_is_blanked(line, secret):
 ])
 def test_ordinary_code_about_credentials_is_kept(line):
     assert redact(line + "\n") == line + "\n"
+
+
+def test_a_file_read_through_a_link_is_read_at_its_target_afterwards(tmp_path: Path):
+    """The parse reads what the walk judged: a link pointed at a secret after the walk cannot redirect it."""
+    _write(tmp_path, {"real.md": "# notes\n", "id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n"})
+    os.symlink("real.md", tmp_path / "notes.md")
+    files = {f.path: f for f in walk_repository(tmp_path).files}
+    os.unlink(tmp_path / "notes.md")
+    os.symlink("id_rsa", tmp_path / "notes.md")
+    assert files["notes.md"].abs_path.read_text() == "# notes\n"

@@ -122,7 +122,7 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
                     result.skipped.append(SkippedFile(rel, "codeqaignore", "folder"))
                     continue
                 through_link = linked or entry.is_symlink()
-                if through_link and (left_out := targets.left_out(rel, entry.path, True)) is not None:
+                if through_link and (left_out := targets.left_out(rel, _real_path(entry.path), True)) is not None:
                     result.skipped.append(left_out)
                     continue
                 subdirs.append((entry.path, rel, specs, own_specs, through_link))
@@ -209,9 +209,14 @@ def _consider_file(root: Path, rel: str, entry: os.DirEntry, max_bytes: int, res
     if is_secret_path(rel):
         result.skipped.append(SkippedFile(rel, "secret"))
         return
-    if through_link and (left_out := targets.left_out(rel, entry.path, False)) is not None:
-        result.skipped.append(left_out)
-        return
+    path = Path(entry.path)
+    if through_link:
+        real = _real_path(entry.path)
+        left_out = targets.left_out(rel, real, False)
+        if left_out is not None or real is None:
+            result.skipped.append(left_out or SkippedFile(rel, "outside-repo"))
+            return
+        path = real  # read at the target the rules judged: a link swapped later cannot send a reader elsewhere
     try:
         st = entry.stat()  # follows symlinks
     except FileNotFoundError:
@@ -227,7 +232,7 @@ def _consider_file(root: Path, rel: str, entry: os.DirEntry, max_bytes: int, res
         result.skipped.append(SkippedFile(rel, "too-large", f"{st.st_size} bytes"))
         return
     try:
-        data = read_regular(entry.path, max_bytes)
+        data = read_regular(str(path), max_bytes)
     except NotRegularFile:
         result.skipped.append(SkippedFile(rel, "special-file"))
         return
@@ -253,7 +258,14 @@ def _consider_file(root: Path, rel: str, entry: os.DirEntry, max_bytes: int, res
     if language is None and not _is_text_document(rel):
         result.skipped.append(SkippedFile(rel, "not-source"))
         return
-    result.files.append(SourceFile(rel, Path(entry.path), language, len(data), hashlib.sha256(data).hexdigest()))
+    result.files.append(SourceFile(rel, path, language, len(data), hashlib.sha256(data).hexdigest()))
+
+
+def _real_path(path: str) -> Path | None:
+    try:
+        return Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        return None
 
 
 class _LinkTargets:
@@ -268,13 +280,10 @@ class _LinkTargets:
         self._excludes, self._tracked, self._asked = excludes, tracked, excludes is not None
         self._rules: dict[str, tuple[Specs, Specs]] = {}  # folder -> (git's specs, .codeqaignore's) in it
 
-    def left_out(self, rel: str, path: str, is_dir: bool) -> SkippedFile | None:
-        """Why `rel` (at `path`; a folder with `is_dir`) is left out for what it points to, or None."""
-        try:
-            real = Path(os.path.realpath(path))
-        except (OSError, ValueError):
-            return SkippedFile(rel, "outside-repo")
-        if real != self.root and self.root not in real.parents:  # never read /etc/passwd or ~/.ssh through a link
+    def left_out(self, rel: str, real: Path | None, is_dir: bool) -> SkippedFile | None:
+        """Why `rel` (resolved to `real`, None when it cannot be; a folder with `is_dir`) is left out for what
+        it points to, or None."""
+        if real is None or (real != self.root and self.root not in real.parents):  # never /etc/passwd or ~/.ssh
             return SkippedFile(rel, "outside-repo")
         target = real.relative_to(self.root).as_posix() if real != self.root else ""
         if not target or target == rel:
