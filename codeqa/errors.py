@@ -5,8 +5,9 @@
     │   ├── RepoNotFoundError    the repository path is missing or not a directory
     │   ├── IndexMissingError    a command that reads an index ran before `codeqa index`
     │   ├── IndexMismatchError   the index was built with another model/adapter/chunker: re-index with --full
-    │   └── IndexFolderError     the index folder is not codeqa's (other files in it): nothing is written or deleted
-    │       └── IndexOwnedError  the index folder holds another repository's index
+    │   ├── IndexFolderError     the index folder is not codeqa's (other files in it): nothing is written or deleted
+    │   │   └── IndexOwnedError  the index folder holds another repository's index
+    │   └── QuestionTooLongError a question past CODEQA_MAX_QUESTION_CHARS: shorten it or raise the setting
     ├── IndexLockedError         another `codeqa index` holds the index lock (exit 1)
     ├── StoreError               the Qdrant server cannot be reached or refuses the API key (exit 1)
     ├── EmbeddingError           the embedding model could not be loaded or called (exit 1)
@@ -44,6 +45,10 @@ class IndexFolderError(UsageError):
 
 
 class IndexOwnedError(IndexFolderError):
+    pass
+
+
+class QuestionTooLongError(UsageError):
     pass
 
 
