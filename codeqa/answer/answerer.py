@@ -45,8 +45,10 @@ EXTRACTIVE_BUDGET_TOKENS = 40_000  # evidence of an answer no model reads: every
 READ_TOKENS_PER_SECOND_FLOOR = 10.0
 LOOP_CHECK_EVERY = 80  # characters of answer between two checks for a repeating stream
 # a stream's finish reason -> Answer.cut (None: the answer ended whole); any other reason is "stopped", and a
-# stream with none is "closed"
-FINISH_CUTS: dict[str, str | None] = {"stop": None, "length": "length", "content_filter": "content_filter"}
+# stream with none is "closed". Text Generation Inference said "eos_token" and "stop_sequence" for "stop"
+# before 2.2 (huggingface/text-generation-inference#2344).
+FINISH_CUTS: dict[str, str | None] = {"stop": None, "eos_token": None, "stop_sequence": None, "length": "length",
+                                      "content_filter": "content_filter"}
 
 
 # ---- prompt (prompt.py) ------------------------------------------------------------------------
