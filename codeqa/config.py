@@ -56,6 +56,10 @@ class Settings:
     # reference sites a usage answer lists one line each; past it the most relevant files, and a line
     # saying how many more there are (`codeqa refs NAME --json` lists them all)
     usage_sites_listed: int = 300
+    # the longest question (or search query) taken, in characters: work on a question grows with its length, and
+    # the page and the MCP server answer one at a time; 4,000 characters is a page of text, 30 times the longest
+    # question of our question sets
+    max_question_chars: int = 4000
     model: str | None = None  # CODEQA_MODEL
     openai_base_url: str | None = None
     openai_api_key: str | None = field(default=None, repr=False)
@@ -178,7 +182,7 @@ def default_cache_home() -> Path:
 
 # settings that count something (results, tokens, chunks, requests): at least one
 POSITIVE_COUNTS = ("top_k", "context_tokens", "usage_sites_listed", "answer_tokens", "embedding_batch_size",
-                   "embedding_concurrency", "chunk_max_chars", "files_max_bytes", "rerank_candidates")
+                   "embedding_concurrency", "chunk_max_chars", "files_max_bytes", "rerank_candidates", "max_question_chars")
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 

@@ -30,26 +30,30 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
+from ..errors import QuestionTooLongError
 from ..roles import ROLE_ORDER, path_role
 from ..types import Symbol, name_key
 
 # ---- intents -------------------------------------------------------------------------------------
 
+# what may stand between a question's words and the verb they go with ("where ... is X used"): at most this much of
+# a line. An unbounded gap made the search from every "where" run to the line's end, quadratic in a long question
+_GAP = r".{0,300}"
 # "which functions", "which parts of the code": the asker of a "which ... call X" question
 _WHICH = r"\w+(?:\s+of\s+(?:the\s+)?\w+)?"
 _PARTICIPLE = (r"(used|called|invoked|instantiated|referenced|imported|constructed|created|implemented|"
                r"subclassed|extended|overridden|inherited|raised|caught|handled|registered|triggered)")
 USAGE_PATTERN = re.compile(
-    r"\b(how|where)\s+(is|are|was|were)\b.*\b" + _PARTICIPLE + r"\b"
-    r"|\bwhere\b.*\b" + _PARTICIPLE + r"\b|\bwhere\s+(do|does|did|can)\s+(i|we|you|they|people|\w+)\s+(use|call|get called|get used)\b"
-    r"|\bwhere\s+(do|does|did)\b.*\bget\s+(called|used|invoked|instantiated|created)\b"
-    r"|\bwhere\s+(do|does|did|can)\b.*\b(use|call|invoke|raise|throw|catch|instantiate|import|subclass)\b"
+    r"\b(how|where)\s+(is|are|was|were)\b" + _GAP + r"\b" + _PARTICIPLE + r"\b"
+    r"|\bwhere\b" + _GAP + r"\b" + _PARTICIPLE + r"\b|\bwhere\s+(do|does|did|can)\s+(i|we|you|they|people|\w+)\s+(use|call|get called|get used)\b"
+    r"|\bwhere\s+(do|does|did)\b" + _GAP + r"\bget\s+(called|used|invoked|instantiated|created)\b"
+    r"|\bwhere\s+(do|does|did|can)\b" + _GAP + r"\b(use|call|invoke|raise|throw|catch|instantiate|import|subclass)\b"
     r"|\bhow\s+(do|can|should|would|to)\s+(i|we|you|one)?\s*(use|call)\b|\bhow to (use|call)\b"
     r"|\bwho\s+(calls|uses|imports|instantiates|creates|invokes|subclasses|extends|references)\b"
     r"|\b(callers|usages?|uses|references?|call sites?|instances|instantiations) (of|to)\b"
     r"|\bwhat\s+(implements|extends|subclasses|inherits|calls|uses|imports|instantiates|invokes)\b"
     r"|\bwhich\s+" + _WHICH + r"\s+(call|use|implement|import|extend|inherit|invoke)s?\b|\b(implementations|subclasses) of\b"
-    r"|\bwhere\s+(is|are)\b.*\b(used|called)\b|\bwhat\s+(code|functions?|methods?|classes)\s+(calls?|uses?)\b",
+    r"|\bwhere\s+(is|are)\b" + _GAP + r"\b(used|called)\b|\bwhat\s+(code|functions?|methods?|classes)\s+(calls?|uses?)\b",
     re.IGNORECASE)
 RELATION_PATTERN = re.compile(r"\b(connection|relationship|relation|related|relate|interact|link|between)\b", re.IGNORECASE)
 INHERITANCE_QUESTION = re.compile(r"\b(implement\w*|extend\w*|subclass\w*|inherit\w*|derive\w*)\b", re.IGNORECASE)
@@ -129,9 +133,21 @@ _NAME_KIND = re.compile(r"(?:\bthe\s+|\ban?\s+|^|[\s(\"'])" + _NAME + r"\s+(" + 
 # "the function echo", "method `invoke`", "class called Typer" (kind word before the name)
 _KIND_NAME = re.compile(r"\b(" + _KIND + r")\s+(?:called\s+|named\s+)?" + _NAME, re.IGNORECASE)
 # "... of Command", "... of the Command class", "... on Context", "... in core", "Command's invoke"
-_OF_CONTAINER = re.compile(r"^\s*(?:(?:" + _KIND + r")s?\s+)?(of|on|in|inside|within)\s+(?:the\s+|a\s+|an\s+)?"
+_OF_CONTAINER = re.compile(r"\s*(?:(?:" + _KIND + r")s?\s+)?(of|on|in|inside|within)\s+(?:the\s+|a\s+|an\s+)?"
                            + _NAME + r"(?:\s+(" + _KIND + r"|file|package|folder|directory))?", re.IGNORECASE)
 _POSSESSIVE = re.compile(_NAME + r"'s\s+(?:" + _KIND + r"\s+)?" + _NAME, re.IGNORECASE)
+_POSSESSIVE_MARK = re.compile(r"'s\s", re.IGNORECASE)
+# what stands right before or after a name: its kind word ("the function `echo`", "echo() function"), an article
+# ("the main"), a capitalised word ("TOMLFile write"); the ones before are matched on the text up to the name
+_KIND_AFTER = re.compile(r"[`()]*\s+(" + _KIND + r")s?\b", re.IGNORECASE)
+_KIND_BEFORE = re.compile(r"\b(" + _KIND + r")\s+(?:called\s+|named\s+)?`?$", re.IGNORECASE)
+_ARTICLE_BEFORE = re.compile(r"\b(?:the|a|an)\s+$", re.IGNORECASE)
+_WORD_BEFORE = re.compile(r"\b([A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*)\s+$")
+_CODE_MARKS = re.compile(r"[`()]*")
+# how far before a name those are looked for. Searching the whole text before every name made a long question
+# quadratic (a pasted log of 37,000 characters took a minute); a kind word, an article or a class name is
+# within a few words of its name, so this changes nothing but a gap of ~150 spaces or a 190-letter word
+LOOK_BACK = 200
 # the object of a usage question: "how is X used", "where is X called", "who calls X", "uses of X"
 _SUBJECT_SLOT = re.compile(
     r"\b(?:how|where)\s+(?:is|are|was|were)\s+(?:the\s+|a\s+|an\s+)?" + _NAME + r"(?=(?:\s+[\w`()]+){0,3}?\s+"
@@ -144,15 +160,18 @@ _SUBJECT_SLOT = re.compile(
       r"(?:the\s+|a\s+|an\s+)?" + _NAME
     + r"|\bhow\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:use|call)\s+(?:the\s+|a\s+|an\s+)?" + _NAME
     + r"|\bhow\s+to\s+(?:use|call)\s+(?:the\s+|a\s+|an\s+)?" + _NAME
-    + r"|\bwhere\b.*?\b(?:call|calls|use|uses|raise|raises|throw|throws|invoke|invokes|instantiate|instantiates|catch|"
+    + r"|\bwhere\b" + _GAP + r"?\b(?:call|calls|use|uses|raise|raises|throw|throws|invoke|invokes|instantiate|instantiates|catch|"
       r"catches|import|imports|subclass|subclasses)\s+(?:the\s+|a\s+|an\s+)?" + _NAME,
     re.IGNORECASE)
 _IDENT = re.compile(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)")
 FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8})(?![\w/])")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 # names around "between A and B" / "A relates to B" are names even when they are plain words (`run`)
-_RELATION_NAMES = re.compile(r"\bbetween\s+(?:the\s+)?`?([A-Za-z_][\w.:]*)`?.*?\band\s+(?:the\s+)?`?([A-Za-z_][\w.:]*)`?"
-                             r"|`?([A-Za-z_][\w.:]*)`?\s+(?:relates?|interacts?|connects?|is (?:related|connected))\s+(?:to|with)\s+"
+_RELATION_NAMES = re.compile(r"\bbetween\s+(?:the\s+)?`?([A-Za-z_][\w.:]*)`?" + _GAP + r"?\band\s+(?:the\s+)?`?([A-Za-z_][\w.:]*)`?"
+                             # "A relates to B": A starts a run of [\w.:] (or follows a backtick). Tried from every
+                             # letter, a search ran to the end of a long word from each: quadratic in its length
+                             r"|(?:(?=`)|(?<![\w.:]))"
+                             r"`?([A-Za-z_][\w.:]*)`?\s+(?:relates?|interacts?|connects?|is (?:related|connected))\s+(?:to|with)\s+"
                              r"(?:the\s+)?`?([A-Za-z_][\w.:]*)`?", re.IGNORECASE)
 STOP_NAMES = frozenset("""a an and are as at be by call called calls class code connection does do for from function
 get gets got how in is it its main method methods functions classes of on or run set the this that these those to use used
@@ -224,6 +243,16 @@ class Choice:
         return bool(self.others)
 
 
+def check_question_length(question: str, max_chars: int) -> None:
+    """Refuse a question longer than `max_chars` (CODEQA_MAX_QUESTION_CHARS) before any work on it: the page and
+    the MCP server answer one question at a time over a shared index, so one pasted log must not hold the rest."""
+    if len(question) > max_chars:
+        raise QuestionTooLongError(
+            f"The question is {len(question):,} characters long; codeqa takes at most {max_chars:,} "
+            "(CODEQA_MAX_QUESTION_CHARS). Ask about the few lines that matter (quote the error, not the whole log), "
+            "or raise CODEQA_MAX_QUESTION_CHARS.")
+
+
 def parse_question(question: str) -> ParsedQuestion:
     """The intent and the names of a question (see the module docstring for the rules)."""
     asked = question
@@ -274,15 +303,20 @@ def _mentions(question: str, files: Sequence[tuple[str, int, int]]) -> list[Ment
             if all(w.lower() in STOP_NAMES or w.lower() in KIND_WORDS for w in phrase):
                 continue
             found.append(Mention("".join(phrase), 2, words[i].start(), words[i + size - 1].end()))
+    spans = {(f.start, f.end) for f in found}
     for start, end, text in slots:  # a plain word where the subject goes is a name
-        if not any(f.start == start and f.end == end for f in found):
+        if (start, end) not in spans:
+            spans.add((start, end))
             found.append(Mention(text, 3, start, end))
     for w in words:  # other plain words: candidates of last resort (see select_mentions)
         text = w.group()
         if len(text) >= 4 and text.lower() not in STOP_NAMES and not text.isdigit() and text.lower() not in KIND_WORDS:
             found.append(Mention(text, 1, w.start(), w.end()))
-    found = [_qualify(question, m, slots) for m in found]
-    found = [replace(m, subject=False) if any(_inside_container(m, o) for o in found) else m for m in found]
+    slot_spans = {(start, end) for start, end, _ in slots}
+    possessive = _first_possessive(question)  # the first "X's y" names y's container
+    found = [_qualify(question, m, slot_spans, possessive) for m in found]
+    containers = _container_ends(found)
+    found = [replace(m, subject=False) if _is_container(m, containers) else m for m in found]
     unique: dict[tuple[int, int], Mention] = {}
     for m in found:
         if (m.start, m.end) not in unique or unique[(m.start, m.end)].strength < m.strength:
@@ -301,17 +335,31 @@ def select_mentions(parsed: ParsedQuestion, names_something: Callable[[Mention],
     only in a usage question that names nothing better.
     """
     found = [m for m in parsed.mentions if names_something(m)]
-    spans = [(m.start, m.end, m.strength) for m in found] + [(s, e, 5) for _, s, e in files]
-    kept: list[Mention] = []
-    for m in found:
-        if any(s <= m.start and m.end <= e and (e - s > m.end - m.start or strength > m.strength) for s, e, strength in spans):
-            continue
-        if any(_inside_container(m, other) for other in found):
-            continue
-        kept.append(m)
+    covered = _covered_spans([(m.start, m.end, m.strength) for m in found] + [(s, e, 5) for _, s, e in files])
+    containers = _container_ends(found)
+    kept = [m for m in found if (m.start, m.end, m.strength) not in covered and not _is_container(m, containers)]
     if any(m.strength >= 2 for m in kept) or parsed.intent != "usage":
         kept = [m for m in kept if m.strength >= 2]
     return kept
+
+
+def _covered_spans(spans: Sequence[tuple[int, int, int]]) -> set[tuple[int, int, int]]:
+    """The spans (start, end, strength) that lie inside a longer span, or under a stronger one at the same place.
+
+    One pass over the starts in order: a span is inside a longer one when a span that starts before it reaches
+    its end, or one that starts with it ends later (comparing every pair was quadratic in a long question)."""
+    strongest: dict[tuple[int, int], int] = {}
+    farthest_at: dict[int, int] = {}
+    for start, end, strength in spans:
+        strongest[(start, end)] = max(strongest.get((start, end), strength), strength)
+        farthest_at[start] = max(farthest_at.get(start, end), end)
+    reach_before: dict[int, int] = {}  # start -> the farthest end of the spans that start before it
+    reach = -1
+    for start in sorted(farthest_at):
+        reach_before[start] = reach
+        reach = max(reach, farthest_at[start])
+    return {(start, end, strength) for start, end, strength in spans
+            if reach_before[start] >= end or farthest_at[start] > end or strongest[(start, end)] > strength}
 
 
 def _subject_slots(question: str) -> list[tuple[int, int, str]]:
@@ -328,47 +376,74 @@ def _subject_slots(question: str) -> list[tuple[int, int, str]]:
         text = m.group(group)
         if text.lower() in KIND_WORDS:  # "how is the function echo used": the name follows the kind word
             continue
-        if text.lower() not in STOP_NAMES | ARTICLES or _verb_name(question[:m.start(group)], text):
+        if text.lower() not in STOP_NAMES | ARTICLES or _verb_name(question, m.start(group), text):
             slots.append((m.start(group), m.end(group), text))
     return slots
 
 
-def _verb_name(before: str, text: str) -> bool:
+def _verb_name(question: str, start: int, text: str) -> bool:
     """A verb that names functions as often as it is English ("where is get called"), standing bare in a
-    subject slot: a name. After an article ("where is the main used") it stays a word."""
-    return text.lower() in VERB_NAMES and not re.search(r"\b(?:the|a|an)\s+$", before, re.IGNORECASE)
+    subject slot at `start`: a name. After an article ("where is the main used") it stays a word."""
+    return text.lower() in VERB_NAMES and not _just_before(_ARTICLE_BEFORE, question, start)
 
 
-def _qualify(question: str, m: Mention, slots: Sequence[tuple[int, int, str]]) -> Mention:
+def _just_before(pattern: re.Pattern, question: str, start: int) -> re.Match | None:
+    """`pattern` (anchored with $) on the text before `start`, within LOOK_BACK characters of it. The search
+    starts there but sees the whole text: a word cut by the window is no word (`\\b` looks before it)."""
+    return pattern.search(question, max(0, start - LOOK_BACK), start)
+
+
+def _qualify(question: str, m: Mention, slots: set[tuple[int, int]], possessive: re.Match | None) -> Mention:
     """The mention with the kind word next to it, its container and its subject flag. Only a name that is
     identifier-shaped or stands in a subject slot takes qualifiers; a plain word next to a kind word
-    ("the echo function") becomes a subject of strength 3."""
+    ("the echo function") becomes a subject of strength 3. `slots`: the subject slots' spans; `possessive`:
+    the question's first "X's y". Everything is matched in place: a copy of the text after or before every
+    name made a long question quadratic."""
     if m.strength == 2:
         return m
-    subject = any(s == m.start and e == m.end for s, e, _ in slots)
-    after = question[m.end:]
-    before = question[:m.start]
-    k = re.match(r"[`()]*\s+(" + _KIND + r")s?\b", after, re.IGNORECASE) or re.search(
-        r"\b(" + _KIND + r")\s+(?:called\s+|named\s+)?`?$", before, re.IGNORECASE)
+    subject = (m.start, m.end) in slots
+    k = _KIND_AFTER.match(question, m.end) or _just_before(_KIND_BEFORE, question, m.start)
     kinds = KIND_WORDS[k.group(1).lower()] if k else ()
     if m.strength < 3 and not subject and not kinds:
         return m
     container = None
-    c = _OF_CONTAINER.match(re.sub(r"^[`()]*", "", after))
+    c = _OF_CONTAINER.match(question, _CODE_MARKS.match(question, m.end).end())
     if c and c.group(2).lower() not in STOP_NAMES | ARTICLES:
         container = c.group(2)
-    p = _POSSESSIVE.search(question)
-    if p and p.start(2) == m.start:
-        container = p.group(1)
-    before_word = re.search(r"\b([A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*)\s+$", before)
-    if container is None and subject and before_word and m.text[:1].islower() and not _sentence_start(before_word.group(1)):
+    if possessive and possessive.start(2) == m.start:
+        container = possessive.group(1)
+    before_word = _just_before(_WORD_BEFORE, question, m.start) if container is None and subject else None
+    if before_word and m.text[:1].islower() and not _sentence_start(before_word.group(1)):
         container = before_word.group(1)  # "where does TOMLFile write get called"
     return replace(m, strength=max(m.strength, 3), kinds=kinds, container=container, subject=subject or bool(kinds))
 
 
-def _inside_container(m: Mention, other: Mention) -> bool:
-    """Whether `m` is the container word of another mention ("Command" in "invoke method of Command")."""
-    return other is not m and other.container is not None and m.text == other.container and m.start > other.end
+def _first_possessive(question: str) -> re.Match | None:
+    """_POSSESSIVE.search(question), tried only from the LOOK_BACK characters before each "'s" (a name holds no
+    quote, so a match for one "'s" starts after the one before): searched from every letter, a long dotted name
+    was read to its end from each of its letters, quadratic in its length."""
+    after = 0
+    for mark in _POSSESSIVE_MARK.finditer(question):
+        for start in range(max(after, mark.start() - LOOK_BACK), mark.start()):
+            if found := _POSSESSIVE.match(question, start):
+                return found
+        after = mark.start() + 1
+    return None
+
+
+def _container_ends(mentions: Sequence[Mention]) -> dict[str, int]:
+    """Each container word the mentions name ("Command" in "invoke method of Command"), with the earliest end
+    of a mention it qualifies."""
+    ends: dict[str, int] = {}
+    for m in mentions:
+        if m.container is not None:
+            ends[m.container] = min(ends.get(m.container, m.end), m.end)
+    return ends
+
+
+def _is_container(m: Mention, container_ends: dict[str, int]) -> bool:
+    """Whether `m` is the container word of a mention before it (`container_ends`: _container_ends)."""
+    return m.start > container_ends.get(m.text, m.start)
 
 
 def looks_like_identifier(token: str) -> bool:
@@ -472,6 +547,6 @@ def _identity(sym: Symbol) -> tuple[str, str]:
     return sym.qualified_name, stem
 
 
-__all__ = ["FILE_NAME", "parse_question", "ParsedQuestion", "Mention", "Choice", "choose_symbols", "matching_symbols", "rank_key",
+__all__ = ["FILE_NAME", "check_question_length", "parse_question", "ParsedQuestion", "Mention", "Choice", "choose_symbols", "matching_symbols", "rank_key",
            "looks_like_identifier", "USAGE_PATTERN", "RELATION_PATTERN", "INHERITANCE_QUESTION", "SECONDARY_WORDS",
            "STOP_NAMES", "is_question", "question_deed"]

@@ -26,7 +26,8 @@ from ..roles import ROLE_ORDER, path_role, top_folder
 from .lookup import USE_ORDER, GraphQueries, group_references, list_sites
 from .pack import pack_hits
 from .rerank import reranker_from_settings
-from .question import FILE_NAME, Mention, ParsedQuestion, choose_symbols, parse_question, select_mentions
+from .question import (FILE_NAME, Mention, ParsedQuestion, check_question_length, choose_symbols, parse_question,
+                       select_mentions)
 from .searcher import Searcher
 from .words import code_terms
 from .source import SourceFiles
@@ -115,7 +116,9 @@ class Retriever:
 
     def loading_note(self, question: str) -> str | None:
         """What a shell can show while `question`'s evidence is gathered, when a model loads for it first (the
-        likelihood lead's, CODEQA_RERANK=likelihood:<file>, at a process's first question about behaviour), or None."""
+        likelihood lead's, CODEQA_RERANK=likelihood:<file>, at a process's first question about behaviour), or None.
+        A question past CODEQA_MAX_QUESTION_CHARS is refused here already: the page asks this before it takes its turn."""
+        check_question_length(question, self.settings.max_question_chars)
         lead = self.searcher.lead_reranker if self.searcher is not None else None
         note = lead.loading_note(question) if hasattr(lead, "loading_note") else None
         if note is None:
@@ -154,6 +157,7 @@ class Retriever:
         A file the question names narrows a name defined in several files to that file; among the rest,
         `choose_symbols` picks one qualified name and keeps the equally good others as `others`.
         """
+        check_question_length(question, self.settings.max_question_chars)
         parsed = parsed or parse_question(question)
         files = self.files_in_question(question)
         keys = [name_key(m.text) for m in parsed.mentions if "." not in m.text and ":" not in m.text]
@@ -184,6 +188,7 @@ class Retriever:
         """Best chunks for a query, best first; `spread` adds evidence from more files after them (searcher.py)."""
         if self.searcher is None:
             raise IndexMissingError("This index was opened for graph lookups only; open it with the embedding model to search.")
+        check_question_length(query, self.settings.max_question_chars)
         self.refresh()
         if self.reranker is None:
             return self.searcher.search(query, top_k, spread=spread)
@@ -203,6 +208,7 @@ class Retriever:
         what the search route embeds when given. `top_k`, `budget_tokens` and `sites_listed` (the
         reference sites a usage answer lists, `Retrieval.listed`) default to the settings.
         """
+        check_question_length(question, self.settings.max_question_chars)
         self.refresh()
         top_k = top_k or self.settings.top_k
         sites_listed = self.settings.usage_sites_listed if sites_listed is None else sites_listed
