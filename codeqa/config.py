@@ -7,6 +7,7 @@ Nothing here is read at import time.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import sys
@@ -97,10 +98,18 @@ class Settings:
     ui_watch: bool = False
 
     def __post_init__(self) -> None:
-        for name in POSITIVE_COUNTS:  # a count below one would answer nothing, silently
+        for name, (low, meaning) in COUNTS.items():
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise UsageError(f"CODEQA_{name.upper()}={value!r} must be at least 1 (a whole number); fix or unset it.")
+            if (value is None and name in OPTIONAL_NUMBERS) or (type(value) is int and value >= low):
+                continue
+            raise UsageError(f"CODEQA_{name.upper()}={value!r} must be at least {low} (a whole number{meaning}); "
+                             "fix or unset it.")
+        for name in SECONDS:
+            value = getattr(self, name)
+            if type(value) in (int, float) and math.isfinite(value) and 0 < value <= MAX_SECONDS:
+                continue
+            raise UsageError(f"CODEQA_{name.upper()}={value!r} must be a number of seconds above 0 and at most "
+                             f"{MAX_SECONDS:,} (a day); fix or unset it.")
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -180,9 +189,21 @@ def default_cache_home() -> Path:
     return Path.home() / ".cache"
 
 
-# settings that count something (results, tokens, chunks, requests): at least one
-POSITIVE_COUNTS = ("top_k", "context_tokens", "usage_sites_listed", "answer_tokens", "embedding_batch_size",
-                   "embedding_concurrency", "chunk_max_chars", "files_max_bytes", "rerank_candidates", "max_question_chars")
+# Every number a setting holds, and what it must be, checked where Settings is built: a count below one would
+# answer nothing, silently; a timeout of 0 or less cut every answer after its first piece, nan turned the
+# watchdog off and inf waited for ever. tests/test_settings_validation.py fails for a number missing here.
+COUNTS: dict[str, tuple[int, str]] = {  # whole numbers: the lowest allowed, and what it means
+    **dict.fromkeys(("top_k", "context_tokens", "usage_sites_listed", "answer_tokens", "embedding_batch_size",
+                     "embedding_concurrency", "chunk_max_chars", "files_max_bytes", "rerank_candidates",
+                     "max_question_chars", "qdrant_shards", "qdrant_replicas"), (1, "")),
+    "context_window": (1, " of tokens; unset, the endpoint says it"),
+    "chunk_min_chars": (0, ""),
+    "parse_workers": (0, "; 0 starts one per CPU core, up to 8"),
+    "cite_grammar": (0, "; 0 turns the citation grammar off"),
+}
+SECONDS = ("embedding_timeout", "llm_timeout", "rerank_timeout")
+MAX_SECONDS = 86_400
+OPTIONAL_NUMBERS = ("qdrant_shards", "qdrant_replicas", "context_window")  # None: not set, someone else decides
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
