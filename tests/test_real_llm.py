@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from codeqa.answer import Answerer, Conversation
-from codeqa.answer.prompt import prompt_echoes
+from codeqa.answer.chat import Generation, OpenAIChat
+from codeqa.answer.prompt import cited_lines_grammar, prompt_echoes
 from codeqa.config import Settings
 from codeqa.query.retrieve import Retriever
 
@@ -102,9 +103,22 @@ def test_cites_name_only_the_prompts_snippets_and_no_answer_repeats_the_prompt(r
         answer = stream.result()
         assert answer.mode == "llm" and answer.error is None, answer.error
         numbers = [int(n) for n in re.findall(r"\[(\d+)\]", answer.answer)]
-        assert numbers and all(1 <= n <= len(answer.snippets) for n in numbers), (numbers, len(answer.snippets))
+        # the grammar asks a cite at each line's end, so a loop cut before one may leave none
+        assert all(1 <= n <= len(answer.snippets) for n in numbers), (numbers, len(answer.snippets))
         assert not re.search(r"(\[\d+\]){4}", answer.answer), answer.answer
         assert prompt_echoes(answer.answer, stream.fitted.messages[-1]["content"]) == [], answer.answer
+
+
+def test_llama_cpp_holds_a_cite_to_the_prompts_snippets_and_three_at_a_time(server):
+    """The grammar as llama.cpp parses and applies it: asked to copy out-of-range cites and a long run, the model
+    can write only numbers up to the prompt's last snippet, at most three side by side."""
+    chat = OpenAIChat("qwen2.5-coder-0.5b", server, "none", timeout=120.0)
+    for text, snippets in (("Four is the answer [9]", 3), ("Four is the answer [1][2][3][1][2]", 12)):
+        reply = chat.complete([{"role": "user", "content": f"Repeat exactly this text and nothing else: {text}"}],
+                              Generation(max_tokens=40, grammar=cited_lines_grammar(snippets)))
+        numbers = [int(n) for n in re.findall(r"\[(\d+)\]", reply)]
+        assert numbers and all(1 <= n <= snippets for n in numbers), reply
+        assert not re.search(r"(\[\d+\]){4}", reply), reply
 
 
 def test_a_small_window_still_answers_smaller(retriever, real_settings):
