@@ -176,3 +176,18 @@ def test_a_file_read_through_a_link_is_read_at_its_target_afterwards(tmp_path: P
     os.unlink(tmp_path / "notes.md")
     os.symlink("id_rsa", tmp_path / "notes.md")
     assert files["notes.md"].abs_path.read_text() == "# notes\n"
+
+
+def test_a_watcher_walking_a_link_again_judges_its_new_target(tmp_path: Path):
+    from codeqa.indexing.walk import walk_again
+
+    _write(tmp_path, {"real.md": "# notes\n", ".env": "DB_PASSWORD=supersecretvalue\n"})
+    os.symlink("real.md", tmp_path / "notes.md")
+    first = walk_repository(tmp_path)
+    assert {f.path for f in first.files} == {"notes.md", "real.md"}
+    os.unlink(tmp_path / "notes.md")
+    os.symlink(".env", tmp_path / "notes.md")  # the event names the link
+    again = walk_again(tmp_path, first, ["notes.md"], 1_000_000)
+    assert again is not None and {f.path for f in again.files} == {"real.md"}
+    assert [(s.path, s.reason, s.detail) for s in again.skipped] == [(".env", "secret", ""),
+                                                                     ("notes.md", "secret", "links to .env")]

@@ -133,7 +133,7 @@ def walk_repository(root: Path, max_bytes: int = 1_000_000) -> WalkResult:
             if is_ignored(own_specs, rel, False):
                 result.skipped.append(SkippedFile(rel, "codeqaignore"))
                 continue
-            _consider_file(root, rel, entry, max_bytes, result, targets, linked or entry.is_symlink())
+            _consider_file(rel, entry, max_bytes, result, targets, linked or entry.is_symlink())
         stack.extend(reversed(subdirs))
     result.files.sort(key=lambda f: f.path)
     result.skipped.sort(key=lambda s: s.path)
@@ -191,14 +191,14 @@ def walk_again(root: Path, previous: WalkResult, changed: Collection[str], max_b
             entry = next((e for e in listing if e.name == name), None)
         if entry is None or entry.is_dir():
             return None
-        _consider_file(root, rel, entry, max_bytes, again, targets, os.path.realpath(path) != path)
+        _consider_file(rel, entry, max_bytes, again, targets, os.path.realpath(path) != path)
     again.files = sorted([*files.values(), *again.files], key=lambda f: f.path)
     again.skipped.sort(key=lambda s: s.path)
     again.pruned, again.gitignored = list(previous.pruned), list(previous.gitignored)
     return again
 
 
-def _consider_file(root: Path, rel: str, entry: os.DirEntry, max_bytes: int, result: WalkResult,
+def _consider_file(rel: str, entry: os.DirEntry, max_bytes: int, result: WalkResult,
                    targets: _LinkTargets, through_link: bool) -> None:
     """The file `entry` (at `rel`) read and accepted into `result`, or skipped with its reason. With
     `through_link` (it, or a folder above it, is a symlink), what it points to is checked first."""
