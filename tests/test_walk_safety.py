@@ -87,6 +87,8 @@ def git_home(tmp_path: Path, monkeypatch) -> Path:
     """A HOME and XDG_CONFIG_HOME of the test's own, for git and for the walk's fallback."""
     home = tmp_path / "home"
     (home / ".config").mkdir(parents=True)
+    for name in [n for n in os.environ if n.startswith("GIT_")]:  # GIT_CONFIG_GLOBAL would name the user's file
+        monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     return home
