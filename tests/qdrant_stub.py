@@ -8,6 +8,7 @@ answers from qdrant-client's own in-memory engine, so an index built through it 
         stub.created             # collection name -> the create request's body (shard_number, ...)
 
     stub.fail_from = len(stub.requests) + 3   # the fourth request from now on fails (503, or no answer)
+    QdrantStub(version="1.15.2")              # a server that GET / says is 1.15.2 (default SERVER_VERSION)
 
 Routes: the ones codeqa uses (collections: list, exists, create, delete; points: upsert, delete,
 retrieve, scroll, count, query, update vectors) plus GET / for the client's version check. Anything else answers
@@ -48,6 +49,7 @@ class QdrantStub(LocalServer):
     # each answers `fail_status`, or with fail_status 0 loses its connection without an answer
     fail_from: int | None = None
     fail_status: int = 503
+    version: str = SERVER_VERSION  # what GET / reports: the lease refuses a server too old for its conditional writes
 
     def __post_init__(self):
         self.engine = QdrantClient(":memory:")
@@ -75,7 +77,7 @@ class QdrantStub(LocalServer):
     def handle(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         e = self.engine
         if method == "GET" and path == "/":
-            return 200, {"title": "qdrant - vector search engine (stub)", "version": SERVER_VERSION}
+            return 200, {"title": "qdrant - vector search engine (stub)", "version": self.version}
         if method == "GET" and path == "/collections":
             return 200, {"collections": [{"name": c.name} for c in e.get_collections().collections]}
         m = re.fullmatch(r"/collections/([^/]+)(/.*)?", path)
@@ -162,7 +164,9 @@ class _Handler(JSONHandler):
                 except Exception as exc:  # a request the engine rejects: a 400 like the server's
                     status, result = 400, None
                     payload = {"status": {"error": f"{type(exc).__name__}: {exc}"}, "time": 0.0}
-            if status == 200:
+            if status == 200 and path == "/":
+                payload = result  # the server's root answers its version bare, not wrapped as "result"
+            elif status == 200:
                 payload = {"result": result, "status": "ok", "time": 0.0}
             elif status == 404 and result is None:
                 payload = {"status": {"error": f"Not found: {self.command} {path}"}, "time": 0.0}

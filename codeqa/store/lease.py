@@ -5,8 +5,9 @@ index are serialised by a lease kept in the server: one point in the collection 
 payload names its holder (host, process, a random token) and when the lease expires (seconds since the
 epoch, by the holder's clock).
 
-    acquire   write the point if there is none, or take it over if its lease has expired; else
-              IndexLockedError: which host holds it, until when, and what to do
+    acquire   refuse a server too old for the conditional writes below (StoreError); write the point if there
+              is none, or take it over if its lease has expired; else IndexLockedError: which host holds it,
+              until when, and what to do
     renew     move the expiry on: a heartbeat thread, every `seconds / 4`, for as long as the run writes
     check     before each write of the store: StoreError once the lease went to another writer
     release   delete the point, if it is still this writer's
@@ -16,10 +17,12 @@ Races, honestly. Qdrant has no compare-and-swap, but two conditional writes come
 changes a point only while it still matches the filter (>= 1.16): "no lease yet" and "still the expired
 lease I read" are checked by the server as it writes, with strong write ordering (through the shard's
 leader in a cluster). Every acquiring write is read back after SETTLE_SECONDS, and only the writer whose
-owner is read back goes on; the other gets the error. A server older than 1.16 ignores both fields, and
-then two writers that each read "no lease" and wrote theirs could both go on only if one's write reached
-the server more than SETTLE_SECONDS after the other's read-back; the pause before reading back is there
-to make that window small, not to close it.
+owner is read back goes on; the other gets the error. A server older than 1.17 ignores one field or both and
+writes anyway: two writers that each read "no lease" could both go on, and a stale holder's renewal would
+overwrite its successor's lease and read itself back. So acquire first asks the server its version (GET /,
+`info()`) and refuses one older than MIN_SERVER_VERSION, or one whose version it cannot read. qdrant-client's
+in-process mode (`:memory:`, `path=`) has no server: `info()` reports the client library's version, and its own
+engine applies both conditions (the library is required at 1.20 or later), so it passes the same check.
 
 Expiry is wall-clock time, so the machines' clocks must agree to well within `seconds` (NTP does). A
 holder that stops renewing (killed, suspended, cut off) loses the lease `seconds` after its last renewal;
@@ -31,6 +34,7 @@ already sent.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import socket
 import threading
@@ -45,6 +49,8 @@ from ..errors import IndexLockedError, StoreError
 LEASE_SECONDS = 120.0  # how long a writer that stopped renewing keeps others out
 SETTLE_SECONDS = 0.2  # between an acquiring write and its read-back (see the module docstring)
 LEASE_POINT = str(uuid.UUID(int=1))
+# update_filter came in Qdrant 1.16, update_mode=insert_only in 1.17 (qdrant/qdrant#7963)
+MIN_SERVER_VERSION = (1, 17)
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,7 @@ class WriterLease:
     def acquire(self) -> None:
         from qdrant_client import models
 
+        self._check_server()
         payload = self._payload()
         held = _holder(payload)
         now = self.clock()
@@ -147,6 +154,18 @@ class WriterLease:
                 ordering=models.WriteOrdering.STRONG)
         except Exception:
             pass  # it lapses by itself: a release must not hide the error that ended the run
+
+    def _check_server(self) -> None:
+        """StoreError unless the server applies the conditional writes the lease rests on (module docstring)."""
+        reported = str(self.client.info().version)
+        found = re.match(r"v?(\d+)\.(\d+)", reported.strip())
+        if found is None or (int(found[1]), int(found[2])) < MIN_SERVER_VERSION:
+            least = ".".join(map(str, MIN_SERVER_VERSION))
+            raise StoreError(
+                f"The Qdrant server (QDRANT_URL) of the index {self.index} reports version {reported!r}; writing an "
+                f"index needs Qdrant {least} or later. An older server ignores the conditional writes of codeqa's "
+                f"writer lease (update_filter, update_mode=insert_only), so two `codeqa index` runs could write the "
+                f"index at once. Upgrade the server to {least} or later; reading an index takes no lease.")
 
     # ---- the point --------------------------------------------------------------------------------
     def read(self) -> LeaseHolder | None:

@@ -87,6 +87,8 @@ def server_client(url: str, api_key: str | None) -> Any:
     parsed = urlparse(url)
     if api_key and parsed.scheme != "https" and parsed.hostname not in ("localhost", "127.0.0.1", "::1"):
         raise StoreError(f"Refusing to send QDRANT_API_KEY over plain http to {url}; use an https:// URL.")
+    # qdrant-client's own version check only warns, on every connect; what codeqa needs of the server's version is
+    # checked where it matters: the writer lease refuses a server too old for its conditional writes (lease.py)
     client = QdrantClient(url=url, api_key=api_key, timeout=60, check_compatibility=False)
     try:
         client.get_collections()
