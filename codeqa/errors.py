@@ -9,7 +9,7 @@
     │   │   └── IndexOwnedError  the index folder holds another repository's index
     │   └── QuestionTooLongError a question past CODEQA_MAX_QUESTION_CHARS: shorten it or raise the setting
     ├── IndexLockedError         another `codeqa index` holds the index lock (exit 1)
-    ├── StoreError               the Qdrant server cannot be reached or refuses the API key (exit 1)
+    ├── StoreError               the Qdrant server cannot be reached, refuses the API key, or is too old to write to (exit 1)
     ├── EmbeddingError           the embedding model could not be loaded or called (exit 1)
     └── LLMError                 the chat endpoint failed or timed out (exit 1)
 """
