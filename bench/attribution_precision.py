@@ -31,9 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from codeqa.answer.citations import parse_numbered  # noqa: E402
-from codeqa.answer.support import (ATTRIBUTION_PRECISION_FLOOR, attribute_sentence, check_support, model_text,  # noqa: E402
-                                   names, sentences)
+from codeqa.answer.citations import _NUMBERED  # noqa: E402
+from codeqa.answer.support import (ATTRIBUTION_PRECISION_FLOOR, attribute_sentence, check_support,  # noqa: E402
+                                   cited_sentences, model_text, names, sentences)
 from codeqa.types import Citation, Snippet  # noqa: E402
 
 
@@ -48,7 +48,11 @@ def _snippets(record: dict) -> list[Snippet]:
 def template(paths: list[str]) -> None:
     """One label line per answer file, every sentence listed with `supported_by` null."""
     for path in paths:
-        data = json.loads(Path(path).read_text())
+        raw = Path(path).read_text()
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError:  # JSON lines
+            data = [json.loads(line) for line in raw.splitlines() if line.strip()]
         for i, item in enumerate(data if isinstance(data, list) else [data]):
             text = model_text(item["answer"])
             print(json.dumps({"id": f"{Path(path).stem}-{i}", "question": item.get("question") or item.get("query", ""),
@@ -74,7 +78,7 @@ def measure(paths: list[str]) -> dict:
             record = json.loads(line)
             snippets = _snippets(record)
             known = sorted({s.path for s in snippets})
-            for sentence in sentences(model_text(record["answer"])):
+            for sentence, spans in cited_sentences(model_text(record["answer"]), snippets, known):
                 label = _label_of(sentence.text, record["labels"])
                 if label is None or label.get("supported_by") is None or label.get("claim") is False:
                     continue
@@ -89,16 +93,18 @@ def measure(paths: list[str]) -> dict:
                     counts["attributable_found"] += number in truth
                     if number not in truth:
                         misses.append(f"attributed to [{number}], labelled {sorted(truth)}: {_norm(sentence.text)[:100]}")
-                for span in parse_numbered(sentence.text, snippets):
-                    if span.rote or not names(sentence.text):
-                        counts["not_checked"] += bool(not span.rote)
+                numbers = [i for i, s in enumerate(snippets, 1) for span in spans if not span.rote
+                           and (s.path, s.start_line, s.end_line) == (span.path, span.start_line, span.end_line)]
+                # the sentence with the numbers it rests on (its own, or a run on the line after its paragraph)
+                alone = _NUMBERED.sub("", sentence.text).rstrip(" .") + " " + "".join(f"[{n}]" for n in numbers) + "."
+                cited = [Citation(s.path, s.start_line, s.end_line, True) for s in snippets]
+                checked = check_support(alone, cited, snippets, known,
+                                        lambda p, a, b: next(s.text for s in snippets if (s.path, s.start_line,
+                                                                                          s.end_line) == (p, a, b)))
+                for n in numbers:
+                    if not names(sentence.text):
+                        counts["not_checked"] += 1
                         continue
-                    n = next(i for i, s in enumerate(snippets, 1) if (s.path, s.start_line, s.end_line)
-                             == (span.path, span.start_line, span.end_line))
-                    cited = [Citation(s.path, s.start_line, s.end_line, True) for s in snippets]
-                    checked = check_support(sentence.text, cited, snippets, known,
-                                            lambda p, a, b: next(s.text for s in snippets if (s.path, s.start_line,
-                                                                                              s.end_line) == (p, a, b)))
                     verdict = checked[n - 1].supported
                     counts["pairs"] += 1
                     counts["truly_supported"] += n in truth

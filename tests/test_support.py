@@ -210,3 +210,15 @@ def test_the_precision_bench_reads_its_label_format():
     result = bench.measure([str(root / "bench" / "questions" / "attribution-labels.jsonl")])
     assert result["counts"]["sentences"] == 6 and result["attribution_precision"] == 1.0
     assert result["unsupported_precision"] == 1.0 and not result["misses"]
+
+
+def test_a_run_on_a_line_of_its_own_cites_the_uncited_sentences_above_it():
+    """Qwen2.5-Coder-1.5B without the grammar writes a paragraph, then its numbers alone on the next line."""
+    text = ("The make_encoder function builds an Encoder. It keeps the dim on the Encoder.\n\n[1]\n\n"
+            "The Encoder caches vectors in Redis.\n\n[1]")
+    shown = Citation(ENCODER.path, ENCODER.start_line, ENCODER.end_line, True)
+    (checked,) = check_support(text, [shown], [ENCODER], [ENCODER.path], lambda p, s, e: ENCODER.text)
+    assert checked.supported is False and "`Redis`" in checked.support_reason
+    found = claims(text, [replace(shown, supported=True, counted=True)], [ENCODER], [ENCODER.path])
+    assert [c.supported for c in found] == [True, True, True]  # each sentence rests on the run after it
+    assert attribute(text, [ENCODER], []) == []  # they are cited: nothing to attribute

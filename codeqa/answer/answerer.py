@@ -303,7 +303,7 @@ class Answerer:
             citations = [replace(c, counted=c.verified and c.supported is True) for c in
                          check_support(said, citations, snippets, sorted(indexed),
                                        line_reader(snippets, self.retriever.source.lines))]
-            guesses = attribute(said, snippets, cited)
+            guesses = attribute(said, snippets, cited, sorted(indexed))
             for span, c in zip(guesses, verify_citations(guesses, snippets, indexed, self._line_count)):
                 citations.append(attributed(c, span.text))
             claims = tuple(support_claims(said, citations, snippets, sorted(indexed)))

@@ -29,7 +29,7 @@ from markdown_it import MarkdownIt
 
 from ..languages import detect_language
 from ..types import Citation, Claim, Snippet
-from .citations import (_CITATION, _NUMBERED, CitedSpan, parse_citations, parse_loose, parse_numbered,
+from .citations import (_CITATION, _MARKER, _NUMBERED, CitedSpan, parse_citations, parse_loose, parse_numbered,
                         parse_path_mentions)
 
 # Attribution counts as support only when its precision, measured on hand-labelled sentences of real answers
@@ -59,6 +59,7 @@ class Name:
 # ---- sentences ---------------------------------------------------------------------------------------------
 
 _END = re.compile(r"[.!?](?=\s|$)|\n")
+_RUN_ALONE = re.compile(rf"\s*(?:{_MARKER}\s*)+[.!?]?\s*", re.IGNORECASE)
 _RUN_ONLY = re.compile(rf"[ \t]*(?:{_NUMBERED.pattern})[ \t]*[.!?]?", re.IGNORECASE)
 
 
@@ -250,6 +251,26 @@ def cited_in(sentence: str, snippets: Sequence[Snippet], known_paths: Sequence[s
             + parse_loose(sentence, snippets, known_paths) + parse_path_mentions(sentence, snippets))
 
 
+def cited_sentences(text: str, snippets: Sequence[Snippet], known_paths: Sequence[str]
+                    ) -> list[tuple[Sentence, list[CitedSpan]]]:
+    """Each sentence with what it cites: its own citations, else those of the next run of numbers that stands on
+    a line of its own ("… the segments.\n\n[1][2]"): a model writes that run for the uncited sentences above it."""
+    out: list[tuple[Sentence, list[CitedSpan]]] = []
+    waiting: list[int] = []  # uncited sentences since the last citation
+    for sentence in sentences(text):
+        spans = cited_in(sentence.text, snippets, known_paths)
+        if _RUN_ALONE.fullmatch(sentence.text):
+            for i in waiting:
+                out[i] = (out[i][0], spans)
+            waiting = []
+        elif not spans:
+            waiting.append(len(out))
+        else:
+            waiting = []
+        out.append((sentence, spans))
+    return out
+
+
 def _quoted(names_: Sequence[Name]) -> str:
     return ", ".join(f"`{n.text}`" for n in names_[:4]) + (f" and {len(names_) - 4} more" if len(names_) > 4 else "")
 
@@ -269,9 +290,8 @@ def check_support(text: str, citations: Sequence[Citation], snippets: Sequence[S
         return texts[i]
 
     verdicts: dict[int, tuple[bool, str]] = {}
-    for sentence in sentences(text):
+    for sentence, spans in cited_sentences(text, snippets, known_paths):
         wanted = names(sentence.text)
-        spans = cited_in(sentence.text, snippets, known_paths)
         mine = [i for i, c in enumerate(citations) if c.verified and not c.attributed and any(_same(c, s) for s in spans)]
         if not mine or not wanted:
             continue
@@ -318,12 +338,13 @@ def attribute_sentence(sentence: str, snippets: Sequence[Snippet]) -> Snippet | 
     return best
 
 
-def attribute(text: str, snippets: Sequence[Snippet], cited: Sequence[CitedSpan]) -> list[CitedSpan]:
+def attribute(text: str, snippets: Sequence[Snippet], cited: Sequence[CitedSpan],
+              known_paths: Sequence[str] = ()) -> list[CitedSpan]:
     """For each sentence that cites nothing, the snippet that holds its claim (`attribute_sentence`): its whole
     span, unless the model cited that span itself."""
     out: dict[tuple[str, int, int], CitedSpan] = {}
-    for sentence in sentences(text):
-        if _NUMBERED.search(sentence.text) or _CITATION.search(sentence.text):
+    for sentence, spans in cited_sentences(text, snippets, known_paths):
+        if spans or _NUMBERED.search(sentence.text) or _CITATION.search(sentence.text):
             continue
         best = attribute_sentence(sentence.text, snippets)
         if best is not None:
@@ -385,10 +406,9 @@ def claims(text: str, citations: Sequence[Citation], snippets: Sequence[Snippet]
     """Each sentence that names code, and whether counted evidence supports it: a model citation that is
     verified and supported, or (when ATTRIBUTION_COUNTS) a supported attribution of its own."""
     out = []
-    for sentence in sentences(text):
+    for sentence, spans in cited_sentences(text, snippets, known_paths):
         if not names(sentence.text):
             continue
-        spans = cited_in(sentence.text, snippets, known_paths)
         ok = any(c.counted and any(_same(c, s) for s in spans) for c in citations if not c.attributed)
         if not ok and not spans and ATTRIBUTION_COUNTS:
             best = attribute_sentence(sentence.text, snippets)
@@ -398,6 +418,6 @@ def claims(text: str, citations: Sequence[Citation], snippets: Sequence[Snippet]
     return out
 
 
-__all__ = ["model_text", "shallow", "line_reader", "attributed", "Sentence", "Name", "Lines", "sentences", "names", "content_words", "check_support",
+__all__ = ["cited_sentences", "model_text", "shallow", "line_reader", "attributed", "Sentence", "Name", "Lines", "sentences", "names", "content_words", "check_support",
            "attribute", "attribute_sentence", "claims", "prose", "ATTRIBUTION_COUNTS", "ATTRIBUTION_PRECISION_FLOOR",
            "MEASURED_ATTRIBUTION_PRECISION", "NOT_CHECKED"]
