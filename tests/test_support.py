@@ -222,3 +222,20 @@ def test_a_run_on_a_line_of_its_own_cites_the_uncited_sentences_above_it():
     found = claims(text, [replace(shown, supported=True, counted=True)], [ENCODER], [ENCODER.path])
     assert [c.supported for c in found] == [True, True, True]  # each sentence rests on the run after it
     assert attribute(text, [ENCODER], []) == []  # they are cited: nothing to attribute
+
+
+def test_names_spread_over_two_cited_spans_are_not_support():
+    """The 1.5B on streamlink: "The `DASHStream` class … defining its own `process_segments` method [1][2]", with
+    `DASHStream` in [1] and `process_segments` in [2] (another class's method): neither says the claim."""
+    dash = Snippet("dash.py", 216, 220, "class DASHStream(Stream):\n    __shortname__ = \"dash\"\n")
+    kick = Snippet("kick.py", 78, 82, "class KickHLSStreamWorker(HLSStreamWorker):\n    def process_segments(self, playlist):\n"
+                                      "        return super().process_segments(playlist)\n")
+    text = "The `DASHStream` class defines its own implementation of the `process_segments` method [1][2]."
+    shown = [Citation(s.path, s.start_line, s.end_line, True) for s in (dash, kick)]
+    by_path = {s.path: s.text for s in (dash, kick)}
+    checked = check_support(text, shown, [dash, kick], ["dash.py", "kick.py"], lambda p, s, e: by_path[p])
+    assert [c.supported for c in checked] == [False, False]
+    assert checked[0].support_reason == "cited, but these lines do not mention `process_segments`"
+    calls = "`KickHLSStreamWorker` overrides `process_segments` [2][1]."
+    checked = check_support(calls, shown, [dash, kick], ["dash.py", "kick.py"], lambda p, s, e: by_path[p])
+    assert [c.supported for c in checked] == [False, True]  # [2] says it all; [1] mentions none of it
