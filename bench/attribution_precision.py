@@ -9,6 +9,10 @@ A label file holds one answer a line (the format, bench/questions/attribution-la
      "snippets": [{"path": "...", "start_line": 1, "end_line": 9, "text": "..."}],   # numbered from 1, as the model saw them
      "labels": [{"sentence": "the start of one sentence", "supported_by": [2], "note": "why"}]}
 
+Labels of third-party answers (real answers on SWE-QA projects quote those projects' code) hold no answer or
+snippets: `"source": "streamlink_nogrammar.jsonl", "line": 0` names the answer file (found in `--answers DIR`)
+and its line, whose `answer` and `snippets` are read from there.
+
 `supported_by` lists the snippets whose lines state the sentence's claim ([] when none does); a sentence with
 `"claim": false` makes no claim to check and is left out. `--template` turns `codeqa ask --json` outputs (or
 the lead's real-answer files: answer, snippets, question or query) into such lines with every sentence listed
@@ -66,7 +70,17 @@ def _label_of(sentence: str, labels: list[dict]) -> dict | None:
     return next((lab for lab in labels if text.startswith(_norm(lab["sentence"]))), None)
 
 
-def measure(paths: list[str]) -> dict:
+def _resolved(record: dict, answers: Path | None) -> dict:
+    if "answer" in record:
+        return record
+    if answers is None:
+        raise SystemExit(f"{record['id']}: its answer is in {record['source']}: give --answers DIR")
+    lines = [line for line in (answers / record["source"]).read_text().splitlines() if line.strip()]
+    source = json.loads(lines[record["line"]])
+    return {**record, "answer": source["answer"], "snippets": source["snippets"]}
+
+
+def measure(paths: list[str], answers: Path | None = None) -> dict:
     counts = dict(sentences=0, attributed=0, attributed_right=0, attributable=0, attributable_found=0,
                   pairs=0, said_supported=0, said_supported_right=0, truly_supported=0, said_unsupported=0,
                   said_unsupported_right=0, not_checked=0)
@@ -75,10 +89,14 @@ def measure(paths: list[str]) -> dict:
         for line in Path(path).read_text().splitlines():
             if not line.strip():
                 continue
-            record = json.loads(line)
+            record = _resolved(json.loads(line), answers)
             snippets = _snippets(record)
             known = sorted({s.path for s in snippets})
+            seen: set[str] = set()  # a paragraph the model wrote twice is labelled once
             for sentence, spans in cited_sentences(model_text(record["answer"]), snippets, known):
+                if _norm(sentence.text) in seen:
+                    continue
+                seen.add(_norm(sentence.text))
                 label = _label_of(sentence.text, record["labels"])
                 if label is None or label.get("supported_by") is None or label.get("claim") is False:
                     continue
@@ -132,11 +150,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="+")
     parser.add_argument("--template", action="store_true", help="print label lines to fill in, from answer files")
+    parser.add_argument("--answers", type=Path, help="the folder of the answer files that labels name as `source`")
     args = parser.parse_args()
     if args.template:
         template(args.files)
         return 0
-    print(json.dumps(measure(args.files), indent=2))
+    print(json.dumps(measure(args.files, args.answers), indent=2))
     return 0
 
 

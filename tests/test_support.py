@@ -118,6 +118,9 @@ def test_a_sentence_that_names_nothing_is_not_checked_and_says_so(retriever):
 def test_citations_after_the_sentence_end_belong_to_it():
     assert [s.text for s in sentences("Encoder encodes. [1] It is built by `make_encoder` [2].\n```\na. b\n```\n")] == \
         ["Encoder encodes. [1]", "It is built by `make_encoder` [2]."]
+    # a run that starts a line is the 1.5B's numbers for the lines above it, not for the sentence after it
+    assert [s.text for s in sentences("It sorts them.\n\n[6] The `build_parser` function parses [7].")] == \
+        ["It sorts them.", "[6]", "The `build_parser` function parses [7]."]
 
 
 # ---- numbers written by rote --------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ class Name:
 
 _END = re.compile(r"[.!?](?=\s|$)|\n")
 _RUN_ALONE = re.compile(rf"\s*(?:{_MARKER}\s*)+[.!?]?\s*", re.IGNORECASE)
+_RUN_AT_LINE_START = re.compile(rf"^[ \t]*(?:{_MARKER}[ \t]*)+", re.MULTILINE | re.IGNORECASE)
 _RUN_ONLY = re.compile(rf"[ \t]*(?:{_NUMBERED.pattern})[ \t]*[.!?]?", re.IGNORECASE)
 
 
@@ -76,14 +77,16 @@ def prose(text: str) -> str:
 
 def sentences(text: str) -> list[Sentence]:
     """The sentences of an answer's prose. A sentence ends at `.`, `!` or `?` before a space, or at a line's
-    end; a run of citations written just after its end ("… the options. [2]") belongs to it."""
+    end; a run of citations written just after its end on the same line ("… the options. [2]") belongs to it,
+    and one that starts a line stands alone ("…criteria.\n\n[6] The …": the 1.5B's numbers for the lines above)."""
     visible = prose(text)
+    alone = [m.end() for m in _RUN_AT_LINE_START.finditer(visible)]
     out: list[Sentence] = []
     start = 0
     while start < len(visible):
         m = _END.search(visible, start)
-        end = m.end() if m else len(visible)
-        tail = _RUN_ONLY.match(visible, end)
+        end = min([m.end() if m else len(visible), *(a for a in alone if a > start)])
+        tail = _RUN_ONLY.match(visible, end) if m and m.end() == end and m.group(0) != "\n" else None
         if tail and visible[end:tail.end()].strip():
             end = tail.end()
         piece = visible[start:end]
