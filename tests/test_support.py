@@ -72,7 +72,7 @@ def test_an_answer_whose_cited_lines_mention_what_it_names_is_grounded(retriever
                              "`_bucket` hashes the word with sha256 [1].")
     (c,) = [c for c in answer.citations if not c.attributed]
     assert c.verified and c.supported and c.counted and answer.grounded
-    assert describe_citations(answer).line == "1 citation: 1 verified and supported"
+    assert describe_citations(answer).line == "1 citation: 1 verified, its lines mention what its sentence names"
 
 
 def test_attribution_does_not_count_until_its_precision_is_measured(retriever):
@@ -100,7 +100,7 @@ def test_a_cited_span_that_does_not_mention_what_its_sentence_names_is_marked():
     status = citation_status(checked)
     assert status.mark == "!" and status.words.startswith("verified (these lines exist and were shown to the model), but")
     answer = Answer("", (checked, replace_supported(c)), (init,), "llm")
-    assert describe_citations(answer).line == ("2 citations: 1 verified and supported, "
+    assert describe_citations(answer).line == ("2 citations: 1 verified, its lines mention what its sentence names, "
                                               "1 verified but its lines do not mention `rich_utils`")
 
 

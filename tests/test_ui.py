@@ -58,7 +58,7 @@ def _answer(text: str, citations, snippets=(), **extra) -> Answer:
 
 
 def test_citations_become_links_and_unverified_ones_are_marked(ui):
-    ok = Citation("a.py", 2, 2, True, supported=True)  # issue 63: ✓ is for verified and supported lines
+    ok = Citation("a.py", 2, 2, True, supported=True)  # issue 63: ✓ is for verified lines that mention the names
     longer = Citation("a.py", 20, 22, True)
     bad = Citation("b.py", 1, 3, False, "file not in the index")
     text = ("See `a.py:L2` and a.py:L20-L22, not b.py:L1-L3.\n\n```\nprint('a.py:L2')\n```\n")
@@ -79,7 +79,7 @@ def test_citations_become_links_and_unverified_ones_are_marked(ui):
 def test_an_attributed_span_is_no_citation_chip(ui):
     """A span codeqa attributed to a sentence the model left uncited is verified lines, but nobody cited it: its chip
     says so (~, its own class, the reason as tooltip) and comes after the model's own citations."""
-    cited = Citation("a.py", 2, 4, True, supported=True)  # issue 63: ✓ is for verified and supported lines
+    cited = Citation("a.py", 2, 4, True, supported=True)  # issue 63: ✓ is for verified lines that mention the names
     guessed = Citation("a.py", 10, 12, True, "attributed: an uncited sentence shares its code words with these lines",
                        attributed=True)
     chips = ui.citation_chips([guessed, cited], {("a.py", 2, 4): "cq-1-1", ("a.py", 10, 12): "cq-1-2"})

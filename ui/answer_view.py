@@ -148,7 +148,7 @@ CHIP_ORDER = {"unverified": 0, "rote": 0, "unsupported": 1, "supported": 2, "unc
 def citation_chips(citations: Sequence[Citation], anchors: dict[tuple[str, int, int], str],
                    limit: int = MAX_CHIPS, mode: str = "llm") -> str:
     """HTML: one link-like chip per citation, marked as every shell marks it (citation_report.citation_status:
-    green ✓ verified and supported, amber ! verified but its lines do not mention what its sentence names,
+    green ✓ verified and its lines mention what its sentence names, amber ! verified but its lines do not mention what its sentence names,
     grey · verified with nothing to check, red ✗ unverified or written by rote, dashed ~ attributed), what was
     checked as its tooltip; unverified ones first and attributed ones last; past `limit`, one grey chip
     counts the rest."""

@@ -158,8 +158,8 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
     if head_citations or no_lines:
         dashed = "; dashed ~: not cited, lines codeqa found an uncited sentence's names in" if any(
             c.verified and c.attributed for c in head_citations) else ""  # what citation_chips draws dashed
-        st.caption("Citations (✓ green: verified and supported; ! amber: verified, but the lines do not mention what "
-                   f"the sentence names; · grey: verified, nothing to check; ✗ red: unverified or written by rote{dashed}) — "
+        st.caption("Citations (✓ green: verified, and the lines mention what the sentence names; ! amber: verified, "
+                   f"but they do not; · grey: verified, nothing to check; ✗ red: unverified or written by rote{dashed}) — "
                    "click one to open its code:")
         st.html(citation_chips([*no_lines, *head_citations], anchors, mode=answer.mode))
         if len(answer.citations) > len(head_citations):

@@ -1,6 +1,6 @@
 """What an answer's citations are, in words: the one summary the page, the CLI and MCP all show.
 
-    citation_status   one citation: its mark and what was checked ("✓ verified and supported", "! verified, but
+    citation_status   one citation: its mark and what was checked ("✓ verified, and these lines mention `Typer`", "! verified, but
                       these lines do not mention `rich_utils`", "✗ written by rote: …", "~ attributed")
     describe_citations  the answer: one line counting them by what was checked, and the warnings (ungrounded,
                       unsupported sentences, a one-sentence answer to a "how" question)
@@ -27,7 +27,7 @@ class CitationStatus:
 
 @dataclass(frozen=True)
 class CitationReport:
-    line: str  # "3 citations: 2 verified and supported, 1 verified but its lines do not mention `X`"
+    line: str  # "3 citations: 2 verified, their lines mention what their sentences name, 1 verified but its lines do not mention `X`"
     warnings: tuple[str, ...]
 
 
@@ -40,7 +40,7 @@ def citation_status(c: Citation, mode: str = "llm") -> CitationStatus:
     elif c.attributed:
         kind, words = "attributed", c.reason
     elif c.supported:
-        kind, words = "supported", f"verified and supported: {c.support_reason}"
+        kind, words = "supported", f"verified, and {c.support_reason}"
     elif c.supported is False:
         kind, words = "unsupported", ("verified (these lines exist and were shown to the model), but "
                                       + c.support_reason.removeprefix("cited, but "))
@@ -66,8 +66,10 @@ def describe_citations(answer: Answer) -> CitationReport:
     cited = [c for c, s in statuses if s.kind not in ("attributed", "rote")]
     parts = []
     if supported := by_kind.get("supported"):
-        parts.append(f"{len(supported)} verified and supported" if answer.mode == "llm"
-                     else f"{len(supported)} verified (quoted by codeqa)")
+        # what was checked, no more: the lines mention the names, which does not make the sentence true
+        parts.append(("1 verified, its lines mention what its sentence names" if len(supported) == 1 else
+                      f"{len(supported)} verified, their lines mention what their sentences name")
+                     if answer.mode == "llm" else f"{len(supported)} verified (quoted by codeqa)")
     if unsupported := by_kind.get("unsupported"):
         if len(unsupported) == 1:
             parts.append("1 verified but its lines do not " + unsupported[0].support_reason.split("do not ", 1)[-1]

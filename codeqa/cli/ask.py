@@ -1,5 +1,5 @@
 """`codeqa ask`: the answer streamed to stdout, what the model is doing on stderr while it reads, then the
-citations (✓ verified and supported, ! verified but not supported, · verified with nothing to check, ✗ unverified
+citations (✓ verified and the lines mention what the sentence names, ! verified but they do not, · verified with nothing to check, ✗ unverified
 or written by rote, ~ attributed), the one summary of them, and what made the answer incomplete or ungrounded."""
 
 from __future__ import annotations

@@ -104,9 +104,9 @@ class CitationInfo(BaseModel):
     supported: bool | None = Field(None, description="the lines mention what the sentences citing them name; None: not "
                                                      "checked (the sentence names nothing, or the lines are unverified)")
     support_reason: str = ""
-    counted: bool = Field(False, description="counts as support of the answer (verified and supported)")
+    counted: bool = Field(False, description="counts as support of the answer (verified, and the lines mention what the sentence names)")
     rote: bool = Field(False, description="snippet numbers written by rote (a long run, or no such snippet): support nothing")
-    mark: str = Field("", description="✓ verified and supported | ! verified, not supported | · verified, not checked | "
+    mark: str = Field("", description="✓ verified, the lines mention what the sentence names | ! verified, they do not | · verified, not checked | "
                                       "✗ unverified or rote | ~ attributed")
     status: str = Field("", description="what was checked, in words (the page's and the CLI's)")
 
@@ -128,7 +128,7 @@ class AnswerResult(BaseModel):
     citations_total: int = 0
     evidence: list[EvidenceInfo] = Field(description="the best snippets the answer was built from (first page only)")
     evidence_total: int = 0
-    grounded: bool = Field(True, description="LLM answers: some citation is verified and supported, and every sentence "
+    grounded: bool = Field(True, description="LLM answers: some citation is verified and its lines mention what its sentence names, and every sentence "
                                              "that names code is supported; extractive answers: some citation is verified")
     citations_summary: str = Field("", description="the citations counted by what was checked (the page's and the CLI's line)")
     warnings: list[str] = Field(default_factory=list, description="not grounded; possibly incomplete (a one-sentence "
