@@ -5,7 +5,7 @@
     chat.py          ChatModel protocol, OpenAIChat, FakeChat; llm_server.py: what the endpoint is and holds
     streaming.py     progress, thinking set apart, a repeating stream cut
     citations.py     citations read in every form a model writes them, verified against the evidence
-    defang.py        a model's Markdown made safe to render
+    defang.py        a model's Markdown made safe to render; markdown.py: its one parser, and where code lies
     extractive.py    an answer without an LLM; summary.py: the account of a usage answer
     answerer.py      Answerer and AnswerStream: the API the CLI, the page and MCP drive
 
