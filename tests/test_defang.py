@@ -10,9 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from markdown_it import MarkdownIt
 
-from codeqa.answer.citations import parse_citations
+from codeqa.answer.citations import parse_citations, take_echoed_lines
 from codeqa.answer.defang import MarkdownStream, defang_markdown
 from codeqa.answer.markdown import blank_code, code_regions
+from codeqa.types import Snippet
 
 # The oracles: plain CommonMark (as rich reads it, plus the raw HTML a browser would make of it), and the same
 # with GFM tables and strikethrough (the page's remark-gfm). Definitions are honoured here, unlike in defang.
@@ -189,3 +190,36 @@ def test_code_is_where_the_parser_says():
     assert len(hidden) == len(text) and hidden.split() == ["x", "y"] and hidden.count("\r\n") == 3
     assert blank_code(text, inline=False).split() == ["x", "`b`", "y"]
     assert blank_code("a `s.py:L3` `k`", keep=lambda inner: inner.endswith("L3")) == "a  s.py:L3     "
+
+
+def test_citations_are_read_from_prose_where_the_parser_finds_prose():
+    text = "```a`b\nsee a.py:L3\n\n```\nx = 'c.py:L9'\n`````\nthen b.py:L4 and `d.py:L5`\n\n    e.py:L6\n"
+    assert [c.text for c in parse_citations(text)] == ["a.py:L3", "b.py:L4", "d.py:L5"]
+
+
+def test_echoed_lines_are_read_only_inside_real_fences():
+    snippet = Snippet(path="a.py", start_line=10, end_line=11, text="x = 1\ny = 2", score=1.0, reason="r")
+    text = "```py\n10 | x = 1\n11 | y = 2\n````\nafter\n"
+    fixed, spans = take_echoed_lines(text, [snippet])
+    assert fixed.startswith("```py\nx = 1\ny = 2\n````") and [(s.start_line, s.end_line) for s in spans] == [(10, 11)]
+    indented = "    ```\n10 | x = 1\n11 | y = 2\n    ```\n"  # an indented block: no fence, nothing quoted
+    assert take_echoed_lines(indented, [snippet]) == (indented, [])
+
+
+def test_the_page_links_citations_in_prose_only_where_the_parser_finds_prose():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from codeqa.types import Citation
+
+    path = Path(__file__).resolve().parent.parent / "ui" / "answer_view.py"
+    spec = importlib.util.spec_from_file_location("answer_view", path)
+    view = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = view
+    spec.loader.exec_module(view)
+    cited = Citation("a.py", 2, 2, True)
+    text = "```\nprint('a.py:L2')\n`````\n\nSee a.py:L2.\n\n    a.py:L2 in an indented block\n"
+    out = view.link_citations(text, [cited], {("a.py", 2, 2): "cq-1-1"}, {"a.py"})
+    assert "print('a.py:L2')\n`````" in out and "See [`a.py:L2`](#cq-1-1)." in out  # closed by the longer fence
+    assert "    a.py:L2 in an indented block" in out

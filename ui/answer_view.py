@@ -26,6 +26,7 @@ from codeqa.answer import parse_citations
 from codeqa.answer.citation_report import citation_status, describe_citations
 from codeqa.config import Settings
 from codeqa.answer.extractive import span_label, unlisted
+from codeqa.answer.markdown import code_regions
 from codeqa.query.retrieve import Retriever
 from codeqa.query.source import inside_repository
 from codeqa.types import Answer, Citation, SiteList, Snippet
@@ -196,15 +197,13 @@ def link_citations(text: str, citations: Sequence[Citation], anchors: dict[tuple
         linked = f"[{shown}](#{anchor})" if anchor else shown
         return linked if c.verified else f"{linked} :red[**✗ unverified**]"
 
-    # fenced code blocks stay as they are
-    pieces = re.split(r"(^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\2[ \t]*$)", text, flags=re.MULTILINE | re.DOTALL)
-    out = []
-    for i, piece in enumerate(pieces):
-        if i % 3 == 0:
-            out.append(pattern.sub(link, piece))
-        elif i % 3 == 1:
-            out.append(piece)
-    return "".join(out)
+    # code blocks stay as they are, wherever the Markdown parser finds them
+    out, pos = [], 0
+    for code in code_regions(text):
+        if code.kind != "inline":
+            out += [pattern.sub(link, text[pos:code.start]), text[code.start:code.end]]
+            pos = code.end
+    return "".join(out) + pattern.sub(link, text[pos:])
 
 
 def explain_reasons(reason: str) -> str:

@@ -26,6 +26,7 @@ from typing import Callable, Iterable, Sequence
 
 from ..languages import detect_language
 from ..types import Citation, Snippet
+from .markdown import blank_code, code_regions
 
 _CITATION = re.compile(
     r"(?<![\w/.@+-])(?P<path>(?:\.{1,2}/)?(?:[\w.@+-]+/)*[\w.@+-]*\w)"
@@ -81,22 +82,14 @@ def parse_citations(text: str, known_paths: Iterable[str] = ()) -> list[CitedSpa
     return list(found.values())
 
 
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
-_INLINE_CODE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _DOCUMENT_SUFFIXES = (".md", ".rst", ".txt", ".toml", ".json", ".yaml", ".yml", ".cfg", ".ini")
 _FILE_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
 
 
 def _hide_code(text: str) -> str:
-    """`text` with code blanked out (same length): fenced blocks, and inline code that is not exactly one citation."""
-    text = _FENCE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
-
-    def inline(m: re.Match) -> str:
-        inner = m.group(2).strip()
-        whole = _CITATION.fullmatch(inner)
-        return " " * len(m.group(1)) + m.group(2) + " " * len(m.group(1)) if whole else " " * len(m.group(0))
-
-    return _INLINE_CODE.sub(inline, text)
+    """`text` with code blanked out (same length), where the Markdown parser finds it: code blocks, and code
+    spans that are not exactly one citation."""
+    return blank_code(text, keep=lambda inner: bool(_CITATION.fullmatch(inner.strip())))
 
 
 def _citable_path(path: str, known: set[str], names: set[str]) -> bool:
@@ -191,9 +184,9 @@ def parse_loose(text: str, snippets: Sequence[Snippet], known_paths: Iterable[st
 def parse_path_mentions(text: str, snippets: Sequence[Snippet]) -> list[CitedSpan]:
     """A file of the prompt named without lines ("the `Worker` class in `src/app/worker.py`", or a tail of its
     path that names no other snippet's file, `app/worker.py`): the model cites that file's snippet; of
-    several, the one sharing the most code words with the sentence, else the best-ranked. Fenced code does
+    several, the one sharing the most code words with the sentence, else the best-ranked. Code blocks do
     not count."""
-    prose = _FENCE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    prose = blank_code(text, inline=False)
     by_path: dict[str, list[Snippet]] = {}
     for s in snippets:
         by_path.setdefault(s.path, []).append(s)
@@ -219,15 +212,14 @@ def parse_path_mentions(text: str, snippets: Sequence[Snippet]) -> list[CitedSpa
 
 def take_echoed_lines(text: str, snippets: Sequence[Snippet]) -> tuple[str, list[CitedSpan]]:
     """Code the model quoted with the prompt's `849 | ` prefixes: the text without them, and a citation
-    of the quoted lines wherever a snippet holds those numbers with that code."""
+    of the quoted lines wherever a snippet holds those numbers with that code. Only the lines of a closed
+    fenced block count, as the Markdown parser finds it."""
     spans: list[CitedSpan] = []
 
-    def fix(block: re.Match) -> str:
-        lines = block.group(0).split("\n")
-        body = lines[1:-1] if len(lines) > 2 else []
+    def fix(body: list[str]) -> list[str]:
         numbered = [_ECHOED.match(line) for line in body]
-        if not body or sum(1 for m in numbered if m) < max(1, int(0.6 * sum(1 for line in body if line.strip()))):
-            return block.group(0)
+        if sum(1 for m in numbered if m) < max(1, int(0.6 * sum(1 for line in body if line.strip()))):
+            return body
         quoted = [(int(m.group(2)), m.group(3)) for m in numbered if m]
         for s in snippets:
             own = s.text.splitlines()
@@ -235,10 +227,15 @@ def take_echoed_lines(text: str, snippets: Sequence[Snippet]) -> tuple[str, list
                 first, last = min(n for n, _ in quoted), max(n for n, _ in quoted)
                 spans.append(CitedSpan(s.path, first, last, f"{first} | …"))
                 break
-        return "\n".join([lines[0], *[(m.group(1) + m.group(3)) if m else line for m, line in zip(numbered, body)], lines[-1]])
+        return [(m.group(1) + m.group(3)) if m else line for m, line in zip(numbered, body)]
 
-    fence = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
-    return fence.sub(fix, text), spans
+    out, pos = [], 0
+    for code in code_regions(text):
+        if code.kind == "fence" and code.closed and code.inner_end > code.inner_start:
+            body = text[code.inner_start:code.inner_end]
+            out += [text[pos:code.inner_start], "\n".join(fix(body.split("\n")))]
+            pos = code.inner_end
+    return "".join(out) + text[pos:], spans
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -271,7 +268,7 @@ def unknown_names(text: str, evidence: str, known: Callable[[str], bool]) -> lis
     seen = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", evidence))
     seen_lower = {w.lower() for w in seen}
     out: list[str] = []
-    for m in _NAME.finditer(re.sub(r"^[ \t]*(`{3,}|~{3,}).*?^[ \t]*\1", "", text, flags=re.MULTILINE | re.DOTALL)):
+    for m in _NAME.finditer(blank_code(text, inline=False)):
         name = m.group(1) or m.group(2)
         if not _is_identifier(name) and not m.group(1):
             continue
