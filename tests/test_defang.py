@@ -192,6 +192,16 @@ def test_code_is_where_the_parser_says():
     assert blank_code("a `s.py:L3` `k`", keep=lambda inner: inner.endswith("L3")) == "a  s.py:L3     "
 
 
+def test_a_long_answer_full_of_code_spans_costs_linear_time():
+    import time
+
+    text = "`a` " * 10_000 + "\n" + "x\n" * 5_000 + "http://e"  # 50 KB: ten thousand spans, five thousand lines
+    started = time.perf_counter()
+    out = defang_markdown(text)
+    parse_citations(out)
+    assert time.perf_counter() - started < 10, "placing each span must not walk every line"  # 0.8 s here
+
+
 def test_citations_are_read_from_prose_where_the_parser_finds_prose():
     text = "```a`b\nsee a.py:L3\n\n```\nx = 'c.py:L9'\n`````\nthen b.py:L4 and `d.py:L5`\n\n    e.py:L6\n"
     assert [c.text for c in parse_citations(text)] == ["a.py:L3", "b.py:L4", "d.py:L5"]

@@ -12,6 +12,7 @@ them), so `[x]: url` is never swallowed: `defang` shows it, and a reader of pros
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Callable, Literal, Sequence
@@ -125,7 +126,7 @@ def _spans(text: str, token: Token, starts: list[int], ends: list[int], searched
     line_starts = [0] + [m.end() for m in re.finditer("\n", token.content)]
 
     def place(pos: int) -> int:
-        i = next(n for n in range(len(line_starts) - 1, -1, -1) if line_starts[n] <= pos)
+        i = bisect.bisect_right(line_starts, pos) - 1
         return offsets[i] + pos - line_starts[i]
 
     out = []
@@ -134,8 +135,9 @@ def _spans(text: str, token: Token, starts: list[int], ends: list[int], searched
         if child.type != "code_inline" or meta.get("source") is not token.content:
             continue  # a span inside an image's text is parsed from another string
         a, b = meta["span"]
-        pieces = [(max(a, s), min(b, e)) for s, e in zip(line_starts, line_starts[1:] + [len(token.content) + 1])
-                  if max(a, s) < min(b, e)]
+        first_line, last_line = bisect.bisect_right(line_starts, a) - 1, bisect.bisect_right(line_starts, b - 1) - 1
+        stops = [n - 1 for n in line_starts[first_line + 1:last_line + 1]] + [b]  # each line's part, less its break
+        pieces = [(max(a, s), e) for s, e in zip(line_starts[first_line:last_line + 1], stops)]
         if any(text[place(s):place(s) + e - s] != token.content[s:e] for s, e in pieces):
             continue  # not exactly there: left out, never guessed
         start, end, width = place(a), place(b - 1) + 1, len(child.markup)
