@@ -114,16 +114,13 @@ class MarkdownStream:
 def _blocks(nodes: Iterable[SyntaxTreeNode], tight: bool) -> str:
     out: list[str] = []
     for node in nodes:
-        block = _block(node, tight)
-        if block is None:
-            continue
         # a tight list item's text and its nested list stay together; anything else is its own block
         out.append(("\n" if tight and node.type in ("bullet_list", "ordered_list") else "\n\n") if out else "")
-        out.append(block)
+        out.append(_block(node, tight))
     return "".join(out)
 
 
-def _block(node: SyntaxTreeNode, tight: bool) -> str | None:
+def _block(node: SyntaxTreeNode, tight: bool) -> str:
     kind = node.type
     if kind == "paragraph":
         text = _inline(node.children[0]) if node.children else ""
