@@ -225,6 +225,10 @@ def test_a_run_on_a_line_of_its_own_cites_the_uncited_sentences_above_it():
     found = claims(text, [replace(shown, supported=True, counted=True)], [ENCODER], [ENCODER.path])
     assert [c.supported for c in found] == [True, True, True]  # each sentence rests on the run after it
     assert attribute(text, [ENCODER], []) == []  # they are cited: nothing to attribute
+    # under the citation grammar a line ends with its numbers: they cite the line's uncited sentences too
+    line = "The make_encoder function builds an Encoder. It caches vectors in Redis. It keeps the dim [1].\nOther [1]."
+    (checked,) = check_support(line, [shown], [ENCODER], [ENCODER.path], lambda p, s, e: ENCODER.text)
+    assert checked.supported is False and "`Redis`" in checked.support_reason
 
 
 def test_names_spread_over_two_cited_spans_are_not_support():

@@ -63,6 +63,7 @@ class Name:
 
 _END = re.compile(r"[.!?](?=\s|$)|\n")
 _RUN_ALONE = re.compile(rf"\s*(?:{_MARKER}\s*)+[.!?]?\s*", re.IGNORECASE)
+_RUN_END = re.compile(rf"(?:{_MARKER}\s*)+[.!?]?\s*$", re.IGNORECASE)
 _RUN_AT_LINE_START = re.compile(rf"^[ \t]*(?:{_MARKER}[ \t]*)+", re.MULTILINE | re.IGNORECASE)
 _RUN_ONLY = re.compile(rf"[ \t]*(?:{_NUMBERED.pattern})[ \t]*[.!?]?", re.IGNORECASE)
 
@@ -260,14 +261,17 @@ def cited_in(sentence: str, snippets: Sequence[Snippet], known_paths: Sequence[s
 def cited_sentences(text: str, snippets: Sequence[Snippet], known_paths: Sequence[str]
                     ) -> list[tuple[Sentence, list[CitedSpan]]]:
     """Each sentence with what it cites: its own citations, else those of the next run of numbers that stands on
-    a line of its own ("… the segments.\n\n[1][2]"): a model writes that run for the uncited sentences above it."""
+    a line of its own ("… the segments.\n\n[1][2]"), or that ends its line ("A does x. It then y [2][4]"): a model
+    writes that run for the uncited sentences above it (the citation grammar makes every line end with one)."""
     out: list[tuple[Sentence, list[CitedSpan]]] = []
     waiting: list[int] = []  # uncited sentences since the last citation
     for sentence in sentences(text):
         spans = cited_in(sentence.text, snippets, known_paths)
-        if _RUN_ALONE.fullmatch(sentence.text):
+        ends_line = text[sentence.end:].split("\n", 1)[0].strip() == "" and _RUN_END.search(sentence.text)
+        if _RUN_ALONE.fullmatch(sentence.text) or (spans and ends_line):
             for i in waiting:
-                out[i] = (out[i][0], spans)
+                if _RUN_ALONE.fullmatch(sentence.text) or "\n" not in text[out[i][0].start:sentence.start]:
+                    out[i] = (out[i][0], spans)
             waiting = []
         elif not spans:
             waiting.append(len(out))
