@@ -111,8 +111,8 @@ def measure(paths: list[str], answers: Path | None = None) -> dict:
                     counts["attributable_found"] += number in truth
                     if number not in truth:
                         misses.append(f"attributed to [{number}], labelled {sorted(truth)}: {_norm(sentence.text)[:100]}")
-                numbers = [i for i, s in enumerate(snippets, 1) for span in spans if not span.rote
-                           and (s.path, s.start_line, s.end_line) == (span.path, span.start_line, span.end_line)]
+                numbers = sorted({i for i, s in enumerate(snippets, 1) for span in spans if not span.rote
+                                  and (s.path, s.start_line, s.end_line) == (span.path, span.start_line, span.end_line)})
                 # the sentence with the numbers it rests on (its own, or a run on the line after its paragraph)
                 alone = _NUMBERED.sub("", sentence.text).rstrip(" .") + " " + "".join(f"[{n}]" for n in numbers) + "."
                 cited = [Citation(s.path, s.start_line, s.end_line, True) for s in snippets]

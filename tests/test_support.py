@@ -246,3 +246,17 @@ def test_names_spread_over_two_cited_spans_are_not_support():
     calls = "`KickHLSStreamWorker` overrides `process_segments` [2][1]."
     checked = check_support(calls, shown, [dash, kick], ["dash.py", "kick.py"], lambda p, s, e: by_path[p])
     assert [c.supported for c in checked] == [False, True]  # [2] says it all; [1] mentions none of it
+
+
+def test_a_method_snippet_mentions_the_class_whose_header_the_model_was_shown():
+    """Retrieval adds a member's class header ([1]); "the `format` method of the `ProgressFormatter` class [2]" is
+    then supported by the method's lines, which do not repeat the class name."""
+    header = Snippet("progress.py", 26, 27, "class ProgressFormatter:\n    \"\"\"Format a progress line.\"\"\"\n")
+    method = Snippet("progress.py", 53, 55, "    @classmethod\n    def format(cls, formats, params):\n        return ''\n")
+    shown = [Citation(s.path, s.start_line, s.end_line, True) for s in (header, method)]
+    text = "It is done in the `format` method of the `ProgressFormatter` class [2]."
+    checked = check_support(text, shown, [header, method], ["progress.py"],
+                            lambda p, s, e: next(x.text for x in (header, method) if x.start_line == s))
+    assert checked[1].supported is True
+    alone = check_support(text.replace("[2]", "[1]"), shown[1:], [method], ["progress.py"], lambda p, s, e: method.text)
+    assert alone[0].supported is False  # without the header the model saw nothing of the class

@@ -34,9 +34,10 @@ from .citations import (_CITATION, _MARKER, _NUMBERED, CitedSpan, parse_citation
 
 # Attribution counts as support only when its precision, measured on hand-labelled sentences of real answers
 # (bench/attribution_precision.py), reaches the floor on enough attributions. Measured 2026-12-07 on
-# bench/questions/attribution-labels-real.jsonl (66 sentences of eight Qwen2.5-Coder-1.5B answers on streamlink,
-# no grammar): 12 of 12 attributions right, too few to count; attributed spans are shown, never make an answer
-# grounded. (The same labels: a "do not mention" flag was right 29 of 29 times; "mention" held the claim 8 of 16.)
+# bench/questions/attribution-labels-real.jsonl (70 sentences of nine Qwen2.5-Coder-1.5B answers on streamlink, one
+# under the citation grammar): 12 of 12 attributions right (recall 12 of 44), too few to count; attributed spans
+# are shown, and never make an answer grounded. (The same labels: a "do not mention" flag was right 29 of 29
+# times; "its lines mention what it names" held the claim 8 of 16 times: names, not meaning, are checked.)
 ATTRIBUTION_PRECISION_FLOOR = 0.9
 MIN_ATTRIBUTIONS_MEASURED = 20
 MEASURED_ATTRIBUTIONS = (12, 12)  # (right, attributed)
@@ -285,6 +286,21 @@ def _quoted(names_: Sequence[Name]) -> str:
     return ", ".join(f"`{n.text}`" for n in names_[:4]) + (f" and {len(names_) - 4} more" if len(names_) > 4 else "")
 
 
+def _header(path: str, start: int, body: str, snippets: Sequence[Snippet]) -> str:
+    """The first line of the snippet the model was shown that encloses an indented span (a method's class:
+    retrieval adds the header of a member's class), so `format` of `ProgressFormatter` is read as such."""
+    first = next((line for line in body.splitlines() if line.strip()), "")
+    indent = len(first) - len(first.lstrip())
+    if not indent:
+        return ""
+    heads = [s for s in snippets if s.path == path and s.start_line < start]
+    for s in sorted(heads, key=lambda s: -s.start_line):
+        top = next((line for line in s.text.splitlines() if line.strip()), "")
+        if len(top) - len(top.lstrip()) < indent and re.match(r"\s*(?:class|struct|impl|interface|trait)\b", top):
+            return top + "\n"
+    return ""
+
+
 def check_support(text: str, citations: Sequence[Citation], snippets: Sequence[Snippet], known_paths: Sequence[str],
                   read: Callable[[str, int, int], str | None]) -> list[Citation]:
     """`citations` (the model's, verified) with `supported` and `support_reason` set from the sentences that
@@ -297,7 +313,7 @@ def check_support(text: str, citations: Sequence[Citation], snippets: Sequence[S
         if i not in texts:
             c = citations[i]
             body = read(c.path, c.start_line, c.end_line)
-            texts[i] = None if body is None else Lines(c.path, body)
+            texts[i] = None if body is None else Lines(c.path, _header(c.path, c.start_line, body, snippets) + body)
         return texts[i]
 
     verdicts: dict[int, tuple[bool, str]] = {}
