@@ -241,6 +241,8 @@ class Answer:
     claims: "tuple[Claim, ...]" = ()  # LLM answers: the sentences that name code, each supported or not
     # set when the answer is too short for its question: one sentence answering a "how" question
     shallow: str | None = None
+    # sentences that pass the prompt's own wording off as an answer (prompt.prompt_echoes): no support, whatever they cite
+    echoes: tuple[str, ...] = ()
 
     @property
     def grounded(self) -> bool:
@@ -249,7 +251,8 @@ class Answer:
         built from the lines themselves: some verified citation."""
         if self.mode != "llm":
             return any(c.verified for c in self.citations)
-        return any(c.counted for c in self.citations) and all(c.supported for c in self.claims)
+        return (any(c.counted for c in self.citations) and all(c.supported for c in self.claims)
+                and not self.echoes)
 
 
 @dataclass(frozen=True)

@@ -260,3 +260,15 @@ def test_a_method_snippet_mentions_the_class_whose_header_the_model_was_shown():
     assert checked[1].supported is True
     alone = check_support(text.replace("[2]", "[1]"), shown[1:], [method], ["progress.py"], lambda p, s, e: method.text)
     assert alone[0].supported is False  # without the header the model saw nothing of the class
+
+
+def test_an_answer_that_repeats_the_prompts_wording_is_not_grounded(retriever):
+    """The prompt's own rule, turned into a cited claim, is no answer: the answer is flagged and not grounded,
+    whatever its citation says, in the summary every shell shows."""
+    real = "EncoderClass.encode adds one to a bucket for each word of tokenize(text) [1]."
+    assert _ask(retriever, real).grounded
+    echo = real + "\nEnd every sentence with the number of the snippet it rests on [1]."
+    answer = _ask(retriever, echo)
+    assert answer.echoes == ("End every sentence with the number of the snippet it rests on [1].",)
+    assert not answer.grounded
+    assert any(w.startswith("Not an answer: 1 sentence repeats the prompt's own wording") for w in describe_citations(answer).warnings)

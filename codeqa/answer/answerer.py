@@ -33,7 +33,7 @@ from .support import shallow as answer_shallow
 from .conversation import Conversation, Turn
 from .defang import defang_markdown
 from .extractive import extractive_answer
-from .prompt import FittedPrompt, PromptParts, PromptTooLarge, cited_lines_grammar, fit_prompt
+from .prompt import FittedPrompt, PromptParts, PromptTooLarge, cited_lines_grammar, fit_prompt, prompt_echoes
 from .prompt import build_messages as _build_messages
 from .streaming import AnswerProgress, ProgressCallback, ThinkSplitter, repeating
 from .summary import summarize_usage, summary_to_json
@@ -297,7 +297,7 @@ class Answerer:
         cited = _unique(parse_citations(text, indexed) + cited)
         citations = [replace(c, stale=True) if self.retriever.source.is_stale(c.path) else c
                      for c in verify_citations(cited, snippets, indexed, self._line_count, sites, defined)]
-        claims, shallow = (), None
+        claims, shallow, echoes = (), None, ()
         if llm:  # verified says the lines exist and were shown; support says they mention what the sentence names
             said = model_text(text)
             citations = [replace(c, counted=c.verified and c.supported is True) for c in
@@ -308,6 +308,7 @@ class Answerer:
                 citations.append(attributed(c, span.text))
             claims = tuple(support_claims(said, citations, snippets, sorted(indexed)))
             shallow = answer_shallow(stream.question, retrieval.route, said)
+            echoes = tuple(prompt_echoes(said, evidence))
         model = None
         if llm and self.chat is not None:
             model = self.chat.info().served_model or self.chat.model
@@ -316,7 +317,8 @@ class Answerer:
                       question=stream.question, query=stream.query, model=model, definitions=retrieval.definitions,
                       summary=stream.summary, listed=retrieval.listed, cut=stream.cut, reasoning=stream.reasoning.strip(),
                       prompt=stream.prompt if llm else None, unknown_names=tuple(unknown), claims=claims, shallow=shallow,
-                      first_token_seconds=stream.first_token_seconds, seconds=time.perf_counter() - stream.started)
+                      echoes=echoes, first_token_seconds=stream.first_token_seconds,
+                      seconds=time.perf_counter() - stream.started)
 
     def subjects(self, retrieval: Retrieval) -> tuple[str, ...]:
         """What a turn was about: the symbols it named, else the symbol of the best hit."""
@@ -376,6 +378,7 @@ def answer_to_json(answer: Answer) -> dict:
         "warnings": list(report.warnings),
         "claims": [{"sentence": c.sentence, "supported": c.supported} for c in answer.claims],
         "shallow": answer.shallow,
+        "echoes": list(answer.echoes),
         "cut": answer.cut,
         "reasoning": answer.reasoning or None,
         "unknown_names": list(answer.unknown_names),

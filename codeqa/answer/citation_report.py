@@ -97,6 +97,10 @@ def describe_citations(answer: Answer) -> CitationReport:
                             f"code rest on no cited lines that mention what they name, e.g. “{open_claims[0].sentence}”.")
         else:
             warnings.append("Not grounded: no cited lines mention what the answer names. Treat it as unsupported.")
+    if answer.echoes:
+        many = len(answer.echoes) > 1
+        warnings.append(f"Not an answer: {_plural(len(answer.echoes), 'sentence')} repeat{'' if many else 's'} the prompt's own wording, "
+                        f"e.g. “{answer.echoes[0].strip()}”.")
     if answer.shallow:
         warnings.append(f"Possibly incomplete: {answer.shallow}.")
     return CitationReport(line, tuple(warnings))
