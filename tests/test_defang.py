@@ -233,3 +233,5 @@ def test_the_page_links_citations_in_prose_only_where_the_parser_finds_prose():
     out = view.link_citations(text, [cited], {("a.py", 2, 2): "cq-1-1"}, {"a.py"})
     assert "print('a.py:L2')\n`````" in out and "See [`a.py:L2`](#cq-1-1)." in out  # closed by the longer fence
     assert "    a.py:L2 in an indented block" in out
+    banged = view.link_citations(defang_markdown("Look!a.py:L2 and !a.py:L2"), [cited], {("a.py", 2, 2): "cq-1-1"}, {"a.py"})
+    assert "<img" not in MarkdownIt("commonmark").render(banged) and banged.count("(#cq-1-1)") == 2

@@ -195,6 +195,8 @@ def link_citations(text: str, citations: Sequence[Citation], anchors: dict[tuple
         shown = f"`{m.group(2)}`"
         anchor = anchors.get((c.path, c.start_line, c.end_line))
         linked = f"[{shown}](#{anchor})" if anchor else shown
+        if anchor and m.start() and m.string[m.start() - 1] == "!":
+            linked = " " + linked  # `!` before the link would make it an image of the page
         return linked if c.verified else f"{linked} :red[**✗ unverified**]"
 
     # code blocks stay as they are, wherever the Markdown parser finds them
