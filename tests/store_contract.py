@@ -1,7 +1,12 @@
-"""The Store contract (codeqa/store/__init__.py), as one test class every engine passes.
+"""The store's contracts (codeqa/store/__init__.py), one test class per protocol, which every engine passes.
 
-A test module subclasses `StoreContract` and provides a `make_store` fixture: a factory returning a
-fresh, empty, writable store each call (the same index each call, when given the same name)."""
+    StateReaderContract  ChunkReaderContract  GraphReaderContract
+    StateWriterContract  ChunkWriterContract  GraphWriterContract
+    StoreContract        all six: what an engine's test module subclasses
+
+A test module subclasses `StoreContract` (or the classes of the protocols its engine implements) and provides a
+`make_store` fixture: a factory returning a fresh, empty, writable store each call. Each class fills its store
+through the writers and checks one protocol's points; a writer's test reads what it wrote back."""
 
 from __future__ import annotations
 
@@ -62,13 +67,19 @@ def fill(store) -> None:
     store.flush()
 
 
-class StoreContract:
+class FilledStore:
+    """The store every contract class checks: `fill`ed, closed after the test."""
+
     @pytest.fixture
     def store(self, make_store):
         s = make_store()
         fill(s)
         yield s
         s.close()
+
+
+class StateReaderContract(FilledStore):
+    """StateReader: exists, the meta, the generation, the manifest, close."""
 
     def test_empty_until_schema(self, make_store):
         s = make_store()
@@ -79,6 +90,16 @@ class StoreContract:
             assert s.exists()
         finally:
             s.close()
+
+    def test_reads_what_was_written(self, store):
+        assert store.exists() and store.read_meta() == {"model_id": "m", "files": 3}
+        assert store.manifest()["enc.py"] == ManifestEntry("enc.py", "henc.py", "python", 1, 2)
+        store.close()
+        store.close()  # and the fixture closes it once more: close is idempotent
+
+
+class StateWriterContract(FilledStore):
+    """StateWriter: the meta replaced and published, the manifest's entries, drop_all."""
 
     def test_meta_replaces_and_generation_moves(self, store):
         before = store.generation()
@@ -97,60 +118,18 @@ class StoreContract:
         store.delete_manifest(["new.py"])
         assert "new.py" not in store.manifest()
 
-    def test_symbol_lookups(self, store):
-        assert {s.id for s in store.symbols_by_key([name_key("encoder")])} == {ENCODER.id}
-        assert {s.id for s in store.symbols_by_key([name_key("Encoder.encode"), "tokenize"])} == {ENCODE.id, TOKENIZE.id}
-        assert {s.id for s in store.symbols_by_key(["encode"])} == {ENCODE.id}
-        assert store.symbols_by_ids([MAIN.id, "nope"]) == [MAIN]
-        assert [s.id for s in store.symbols_in_files(["enc.py"])] == [ENCODER.id, ENCODE.id]
-        assert store.children_of([ENCODER.id]) == [ENCODE]
-        assert store.symbols_by_key(["missing"]) == [] and store.children_of(["x"]) == []
-        assert [s.id for s in store.all_symbols()] == [MAIN.id, ENCODER.id, ENCODE.id, TOKENIZE.id]
-
-    def test_reference_lookups(self, store):
-        to_encoder = store.references_to([ENCODER.id, ENCODE.id])
-        assert [(r.path, r.line, r.name) for r in to_encoder] == [("app/main.py", 2, "Encoder"), ("app/main.py", 2, "encode")]
-        assert to_encoder[0].target_ids == (ENCODER.id,) and to_encoder[0].kind == "instantiation"
-        assert [r.name for r in store.references_from([ENCODE.id])] == ["tokenize"]
-        assert store.references_to([]) == [] and store.references_to(["unknown"]) == []
-        assert len(list(store.all_references())) == 3
-
-    def test_replace_references_writes_the_difference(self, store):
-        keep = ref("enc.py", 6, "tokenize", (TOKENIZE.id,), ENCODE.id)
-        new = ref("tok.py", 2, "split", (), TOKENIZE.id)
-        assert store.replace_references([keep, new, new]) == (1, 2)
-        assert {(r.path, r.line) for r in store.all_references()} == {("enc.py", 6), ("tok.py", 2)}
-        assert store.replace_references([keep, new]) == (0, 0)
-
-    def test_replace_references_of_some_files_leaves_the_others(self, store):
-        moved = ref("app/main.py", 2, "encode", (TOKENIZE.id,), MAIN.id, column=14)
-        assert store.replace_references([moved], {"app/main.py", "gone.py"}) == (1, 2)
-        assert sorted((r.path, r.line, r.target_ids) for r in store.all_references()) == [
-            ("app/main.py", 2, (TOKENIZE.id,)), ("enc.py", 6, (TOKENIZE.id,))]
-        assert store.references_to([ENCODER.id]) == [] and len(store.references_to([TOKENIZE.id])) == 2
-        assert store.replace_references([], {"enc.py"}) == (0, 1)
-        assert [r.path for r in store.all_references()] == ["app/main.py"]
-
-    def test_staged_references_join_the_next_replace_and_a_new_run_drops_them(self, store):
-        keep = ref("enc.py", 6, "tokenize", (TOKENIZE.id,), ENCODE.id)
-        new = ref("tok.py", 2, "split", (ENCODER.id, TOKENIZE.id), TOKENIZE.id)
-        store.stage_references([keep])
-        store.stage_references([new, keep])
-        assert len(list(store.all_references())) == 3  # staged: nothing a reader sees changed yet
-        assert store.replace_references([new]) == (1, 2)
-        assert {(r.path, r.line) for r in store.all_references()} == {("enc.py", 6), ("tok.py", 2)}
-        assert [r.path for r in store.references_to([ENCODER.id])] == ["tok.py"]
-        assert store.replace_references([keep, new]) == (0, 0)  # what was staged went with the last call
-        store.stage_references([ref("gone.py", 1, "x", (MAIN.id,), None)])  # a run killed after staging
+    def test_drop_all(self, store):
+        before = store.generation()
+        store.drop_all()
+        assert not store.exists() and store.read_meta() == {} and store.manifest() == {}
         store.ensure_schema(DIM)
-        assert store.replace_references([keep, new]) == (0, 0)
+        assert store.count_chunks() == 0 and list(store.all_symbols()) == [] and list(store.all_references()) == []
+        store.write_meta({"model_id": "m"})
+        assert store.generation() > before  # a reader that saw the old index notices the rebuilt one
 
-    def test_staged_references_of_some_files(self, store):
-        moved = ref("app/main.py", 2, "encode", (TOKENIZE.id,), MAIN.id, column=14)
-        store.stage_references([moved])
-        assert store.replace_references([], {"app/main.py", "gone.py"}) == (1, 2)
-        assert sorted((r.path, r.line, r.target_ids) for r in store.all_references()) == [
-            ("app/main.py", 2, (TOKENIZE.id,)), ("enc.py", 6, (TOKENIZE.id,))]
+
+class ChunkReaderContract(FilledStore):
+    """ChunkReader: chunk lookups, the stored dense vectors, dense, keyword and hybrid search, filters, ties."""
 
     def test_chunk_lookups(self, store):
         assert store.count_chunks() == 4
@@ -206,35 +185,9 @@ class StoreContract:
         in_files = store.search(vec(3), query_sparse_vector("tokenize"), 4, where=SearchFilter(paths=("tok.py", "app/main.py")))
         assert {h.path for h in in_files} <= {"tok.py", "app/main.py"} and in_files
 
-    def test_delete_files(self, store):
-        store.delete_files(["enc.py"])
-        assert store.count_chunks() == 3 and store.chunks_in_file("enc.py") == []
-        assert store.symbols_in_files(["enc.py"]) == [] and "enc.py" in store.manifest()
-        assert all(h.path != "enc.py" for h in store.search(vec(0), None, 4))
 
-    def test_drop_all(self, store):
-        before = store.generation()
-        store.drop_all()
-        assert not store.exists() and store.read_meta() == {} and store.manifest() == {}
-        store.ensure_schema(DIM)
-        assert store.count_chunks() == 0 and list(store.all_symbols()) == [] and list(store.all_references()) == []
-        store.write_meta({"model_id": "m"})
-        assert store.generation() > before  # a reader that saw the old index notices the rebuilt one
-
-    def test_optimize_keeps_every_answer(self, store):
-        before = [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)]
-        store.optimize()
-        after = [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)]
-        assert after == before and store.count_chunks() == 4
-
-    def test_release_lets_go_and_the_next_use_answers_the_same(self, store):
-        before = [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)]
-        store.release()
-        store.release()  # twice is harmless
-        assert [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)] == before
-        store.upsert_chunks([chunk("more.py", 1, "def tokenize_more(): pass")], [vec(5)], ["more.py"])
-        store.release()
-        assert store.count_chunks() == 5 and store.search(vec(5), None, 1)[0].path == "more.py"
+class ChunkWriterContract(FilledStore):
+    """ChunkWriter: chunks without a dense vector until set_dense, delete_files, optimize, release."""
 
     def test_chunks_without_dense_vectors_until_set_dense(self, store):
         later = chunk("later.py", 1, "def tokenize_later(text):\n    return tokenize(text)", ())
@@ -257,3 +210,92 @@ class StoreContract:
         assert store.chunks_of_files(["later.py"]) == [later]  # payload kept
         store.optimize()
         assert store.search(vec(4), None, 1)[0].path == "later.py" and store.count_chunks() == 5
+
+    def test_delete_files(self, store):
+        store.delete_files(["enc.py"])
+        assert store.count_chunks() == 3 and store.chunks_in_file("enc.py") == []
+        assert store.symbols_in_files(["enc.py"]) == [] and "enc.py" in store.manifest()
+        assert all(h.path != "enc.py" for h in store.search(vec(0), None, 4))
+
+    def test_optimize_keeps_every_answer(self, store):
+        before = [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)]
+        store.optimize()
+        after = [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)]
+        assert after == before and store.count_chunks() == 4
+
+    def test_release_lets_go_and_the_next_use_answers_the_same(self, store):
+        before = [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)]
+        store.release()
+        store.release()  # twice is harmless
+        assert [(h.path, round(h.score, 5)) for h in store.search(vec(3), query_sparse_vector("tokenize"), 4)] == before
+        store.upsert_chunks([chunk("more.py", 1, "def tokenize_more(): pass")], [vec(5)], ["more.py"])
+        store.release()
+        assert store.count_chunks() == 5 and store.search(vec(5), None, 1)[0].path == "more.py"
+
+
+class GraphReaderContract(FilledStore):
+    """GraphReader: symbol and reference lookups."""
+
+    def test_symbol_lookups(self, store):
+        assert {s.id for s in store.symbols_by_key([name_key("encoder")])} == {ENCODER.id}
+        assert {s.id for s in store.symbols_by_key([name_key("Encoder.encode"), "tokenize"])} == {ENCODE.id, TOKENIZE.id}
+        assert {s.id for s in store.symbols_by_key(["encode"])} == {ENCODE.id}
+        assert store.symbols_by_ids([MAIN.id, "nope"]) == [MAIN]
+        assert [s.id for s in store.symbols_in_files(["enc.py"])] == [ENCODER.id, ENCODE.id]
+        assert store.children_of([ENCODER.id]) == [ENCODE]
+        assert store.symbols_by_key(["missing"]) == [] and store.children_of(["x"]) == []
+        assert [s.id for s in store.all_symbols()] == [MAIN.id, ENCODER.id, ENCODE.id, TOKENIZE.id]
+
+    def test_reference_lookups(self, store):
+        to_encoder = store.references_to([ENCODER.id, ENCODE.id])
+        assert [(r.path, r.line, r.name) for r in to_encoder] == [("app/main.py", 2, "Encoder"), ("app/main.py", 2, "encode")]
+        assert to_encoder[0].target_ids == (ENCODER.id,) and to_encoder[0].kind == "instantiation"
+        assert [r.name for r in store.references_from([ENCODE.id])] == ["tokenize"]
+        assert store.references_to([]) == [] and store.references_to(["unknown"]) == []
+        assert len(list(store.all_references())) == 3
+
+
+class GraphWriterContract(FilledStore):
+    """GraphWriter: references replaced (all, or some files'), staged ahead of a replace."""
+
+    def test_replace_references_writes_the_difference(self, store):
+        keep = ref("enc.py", 6, "tokenize", (TOKENIZE.id,), ENCODE.id)
+        new = ref("tok.py", 2, "split", (), TOKENIZE.id)
+        assert store.replace_references([keep, new, new]) == (1, 2)
+        assert {(r.path, r.line) for r in store.all_references()} == {("enc.py", 6), ("tok.py", 2)}
+        assert store.replace_references([keep, new]) == (0, 0)
+
+    def test_replace_references_of_some_files_leaves_the_others(self, store):
+        moved = ref("app/main.py", 2, "encode", (TOKENIZE.id,), MAIN.id, column=14)
+        assert store.replace_references([moved], {"app/main.py", "gone.py"}) == (1, 2)
+        assert sorted((r.path, r.line, r.target_ids) for r in store.all_references()) == [
+            ("app/main.py", 2, (TOKENIZE.id,)), ("enc.py", 6, (TOKENIZE.id,))]
+        assert store.references_to([ENCODER.id]) == [] and len(store.references_to([TOKENIZE.id])) == 2
+        assert store.replace_references([], {"enc.py"}) == (0, 1)
+        assert [r.path for r in store.all_references()] == ["app/main.py"]
+
+    def test_staged_references_join_the_next_replace_and_a_new_run_drops_them(self, store):
+        keep = ref("enc.py", 6, "tokenize", (TOKENIZE.id,), ENCODE.id)
+        new = ref("tok.py", 2, "split", (ENCODER.id, TOKENIZE.id), TOKENIZE.id)
+        store.stage_references([keep])
+        store.stage_references([new, keep])
+        assert len(list(store.all_references())) == 3  # staged: nothing a reader sees changed yet
+        assert store.replace_references([new]) == (1, 2)
+        assert {(r.path, r.line) for r in store.all_references()} == {("enc.py", 6), ("tok.py", 2)}
+        assert [r.path for r in store.references_to([ENCODER.id])] == ["tok.py"]
+        assert store.replace_references([keep, new]) == (0, 0)  # what was staged went with the last call
+        store.stage_references([ref("gone.py", 1, "x", (MAIN.id,), None)])  # a run killed after staging
+        store.ensure_schema(DIM)
+        assert store.replace_references([keep, new]) == (0, 0)
+
+    def test_staged_references_of_some_files(self, store):
+        moved = ref("app/main.py", 2, "encode", (TOKENIZE.id,), MAIN.id, column=14)
+        store.stage_references([moved])
+        assert store.replace_references([], {"app/main.py", "gone.py"}) == (1, 2)
+        assert sorted((r.path, r.line, r.target_ids) for r in store.all_references()) == [
+            ("app/main.py", 2, (TOKENIZE.id,)), ("enc.py", 6, (TOKENIZE.id,))]
+
+
+class StoreContract(StateReaderContract, StateWriterContract, ChunkReaderContract, ChunkWriterContract,
+                    GraphReaderContract, GraphWriterContract):
+    """Every protocol's contract: a Store (an engine) passes them all."""

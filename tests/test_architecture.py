@@ -151,11 +151,14 @@ def test_the_library_never_imports_a_shell():
 def test_readers_hold_the_reader_protocol_and_no_protocol_mixes_reading_and_writing():
     from codeqa.store import Store, StoreReader, StoreWriter
 
-    def methods(cls) -> set[str]:
+    def declared(cls) -> set[str]:
         return {n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")}
 
+    def methods(cls) -> set[str]:  # StoreReader and StoreWriter join small protocols (issue 64): their methods
+        return {n for k in cls.__mro__ if k.__module__ == "codeqa.store" for n in declared(k)}
+
     assert methods(StoreReader) & methods(StoreWriter) == {"close"}
-    assert StoreReader in Store.__mro__ and StoreWriter in Store.__mro__ and not methods(Store)
+    assert StoreReader in Store.__mro__ and StoreWriter in Store.__mro__ and not declared(Store)
     # the query side is typed with the reader protocol: it cannot call a write
     uses_store = {name for name, path in modules().items() if _in(name, ("codeqa.query",))
                   and "codeqa.store.Store" in all_imports(name, path)}
@@ -167,3 +170,28 @@ def test_every_sqlite_file_is_opened_without_trusting_its_schema():
     callers = sorted(str(path.relative_to(ROOT)) for path in PACKAGE.rglob("*.py")
                      if "sqlite3.connect(" in path.read_text(encoding="utf-8") and path.name != "plain_sqlite.py")
     assert callers == [], f"sqlite3.connect outside plain_sqlite.connect_untrusted: {callers}"
+
+
+MAX_PROTOCOL_METHODS = 12  # issue 64: a protocol a second engine can implement, with a contract test that fits a screen
+
+
+def protocol_sizes(source: str) -> dict[str, int]:
+    """The methods each `class X(Protocol)` / `class X(..., Protocol)` declares in its own body (a composite that only
+    joins smaller protocols, as store.Store does, declares none: its parts are counted where they are declared)."""
+    def name(base: ast.expr) -> str | None:
+        base = base.value if isinstance(base, ast.Subscript) else base  # Protocol[T]
+        return base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+
+    return {node.name: sum(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in node.body)
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ClassDef) and any(name(b) == "Protocol" for b in node.bases)}
+
+
+def test_no_protocol_declares_more_than_twelve_methods():
+    planted = "import typing\nclass Wide(typing.Protocol):\n" + "".join(f"    def m{i}(self): ...\n" for i in range(13))
+    assert protocol_sizes(planted) == {"Wide": 13}  # the walk sees a protocol that is too wide
+    sizes = {f"{path.relative_to(ROOT)}:{cls}": n for path in PACKAGE.rglob("*.py")
+             for cls, n in protocol_sizes(path.read_text(encoding="utf-8")).items()}
+    assert any(where.startswith("codeqa/store/") for where in sizes)  # and reaches the store's protocols
+    wide = {where: n for where, n in sizes.items() if n > MAX_PROTOCOL_METHODS}
+    assert not wide, f"protocols with more than {MAX_PROTOCOL_METHODS} methods (split them by what callers need): {wide}"

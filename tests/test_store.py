@@ -1,5 +1,5 @@
-"""Both engines pass the Store contract: EdgeStore (embedded Qdrant Edge + SQLite) and ServerStore
-(qdrant-client; here its in-memory engine stands in for a server)."""
+"""Both engines pass every store protocol's contract (tests/store_contract.py): EdgeStore (embedded Qdrant Edge +
+SQLite) and ServerStore (qdrant-client; here its in-memory engine stands in for a server)."""
 
 from __future__ import annotations
 
@@ -171,3 +171,28 @@ def test_a_sealed_segment_reads_its_sparse_and_keyword_indexes_from_disk_and_sea
         assert [h.text for h in reader.chunks_in_file("needle.py")] == ["def zanzibar_quokka(): pass"]
     finally:
         reader.close()
+
+
+def test_each_small_protocol_has_its_contract_class_and_both_engines_implement_it():
+    """Store joins the six small protocols (store/__init__.py) and declares nothing of its own; each protocol has
+    its contract class, which every engine's test class runs, and each engine has each method, named alike."""
+    import inspect
+
+    import codeqa.store as store
+    import store_contract
+    from codeqa.store.edge import EdgeStore
+    from codeqa.store.server import ServerStore
+
+    def declared(cls) -> list[str]:
+        return [n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")]
+
+    protocols = [k for k in store.Store.__mro__ if k.__module__ == "codeqa.store" and declared(k)]
+    assert sorted(k.__name__ for k in protocols) == sorted(["StateReader", "ChunkReader", "GraphReader", "StateWriter",
+                                                            "ChunkWriter", "GraphWriter"])
+    for protocol in protocols:
+        contract = getattr(store_contract, f"{protocol.__name__}Contract")
+        assert issubclass(TestEdgeStore, contract) and issubclass(TestServerStore, contract)
+        for name in declared(protocol):
+            want = list(inspect.signature(getattr(protocol, name)).parameters)
+            for engine in (EdgeStore, ServerStore):
+                assert list(inspect.signature(getattr(engine, name)).parameters) == want, (engine, protocol, name)

@@ -23,7 +23,7 @@ import numpy as np
 from .chunk import chunk_embedding_text
 from ..embed import Embedder, EmbeddingCache, longest_first
 from ..roles import ROLE_ORDER, path_role
-from ..store import ManifestEntry, Store
+from ..store import GraphReader, ManifestEntry, Store
 from ..types import Chunk, Symbol
 
 BATCH_CHUNKS = 512  # chunks embedded, stored and committed together
@@ -80,7 +80,7 @@ def embed_with_cache(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[
     return np.stack([found[cache.key(t)] for t in texts]) if texts else np.zeros((0, embedder.dimension), dtype="float32")
 
 
-def embedding_texts(store: Store, chunks: Sequence[Chunk]) -> list[str]:
+def embedding_texts(store: GraphReader, chunks: Sequence[Chunk]) -> list[str]:
     """What the model reads for each stored chunk (chunk.py's header + code), symbols read from the store."""
     ids = {i for c in chunks for i in c.symbol_ids}
     by_id: dict[str, Symbol] = {s.id: s for s in store.symbols_by_ids(ids)} if ids else {}

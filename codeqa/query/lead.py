@@ -33,7 +33,7 @@ import numpy as np
 from ..embed import Embedder
 from ..embed.text import embedding_text
 from ..roles import path_role
-from ..store import StoreReader
+from ..store import GraphReader
 from ..types import CLASS_LIKE, Hit, Symbol
 from .lookup import GraphQueries
 from .question import SECONDARY_WORDS
@@ -156,7 +156,7 @@ def _does_something(hit: Hit) -> bool:
     return logic >= MODULE_LINES if hit.kind in ("module", "window") else logic > 0
 
 
-def follow_delegates(hits: list[Hit], store: StoreReader, graph: GraphQueries, source: SourceFiles,
+def follow_delegates(hits: list[Hit], store: GraphReader, graph: GraphQueries, source: SourceFiles,
                      count: int = DELEGATE_HITS) -> list[Hit]:
     """`hits`, with the callee that does the work before each thin function among the first `count` (reason
     "delegate"): of the definitions it calls (resolved exactly or likely), the one with the most lines of logic,
@@ -191,7 +191,7 @@ def callee_first(hits: list[Hit], called: Collection[str], count: int = CALLEE_H
     return hits
 
 
-def _delegate(hit: Hit, store: StoreReader, graph: GraphQueries, source: SourceFiles) -> Hit | None:
+def _delegate(hit: Hit, store: GraphReader, graph: GraphQueries, source: SourceFiles) -> Hit | None:
     """The hit made of the definition a thin function hit hands its work to, or None."""
     own = graph.symbols_by_id(hit.symbol_ids[:1]).get(hit.symbol_ids[0]) if hit.symbol_ids else None
     if own is None or own.kind not in ("function", "method") or own.path != hit.path \

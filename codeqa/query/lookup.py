@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Collection, Iterable, Sequence
 
 from ..roles import ROLE_ORDER, path_role, top_folder
-from ..store import StoreReader
+from ..store import GraphReader
 from ..types import FileSites, Reference, SiteList, Symbol, name_key
 
 
@@ -38,7 +38,7 @@ class ReferenceRecord:
 class GraphQueries:
     """Symbol and reference lookups over one store, cached per index generation."""
 
-    def __init__(self, store: StoreReader):
+    def __init__(self, store: GraphReader):
         self.store = store
         self._by_key: dict[str, list[Symbol]] = {}
         self._by_id: dict[str, Symbol | None] = {}

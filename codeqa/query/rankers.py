@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol, Sequence
 
 from ..roles import path_role
-from ..store import StoreReader
+from ..store import ChunkReader, GraphReader
 from ..types import Hit, Symbol, split_symbol_id
 from .lookup import GraphQueries
 from .question import SECONDARY_WORDS, asks_behaviour, is_question, question_deed
@@ -64,7 +64,7 @@ class NamedSymbols:
     definition first; a sentence that mentions :class:`Command` in passing barely moves Command.
     """
 
-    def __init__(self, store: StoreReader, graph: GraphQueries):
+    def __init__(self, store: ChunkReader, graph: GraphQueries):
         self.store = store
         self.graph = graph
 
@@ -91,7 +91,7 @@ class ReferenceHop:
     """Candidates that the top HOP_SOURCES hits call, instantiate or inherit from gain HOP_BOOST; the
     methods of a class among them gain MEMBER_BOOST."""
 
-    def __init__(self, store: StoreReader):
+    def __init__(self, store: GraphReader):
         self.store = store
 
     def rank(self, hits: list[Hit], query: RankQuery | None = None) -> list[Hit]:
