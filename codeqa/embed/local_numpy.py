@@ -5,7 +5,7 @@ one query of ~10 word pieces, ~10 ms of arithmetic. This module runs the same ar
 weights: all-MiniLM-L6-v2's `model.safetensors` read with NumPy (memory-mapped, no pickle), the LoRA
 adapter merged as adapter.merge_adapter does (W += scale * B @ A in float32), the BERT encoder (6
 layers, 12 heads, exact GELU), then sentence-transformers' mean pooling and L2 normalisation, in
-float32. The word pieces are the model's tokenizer's (local.model_tokenizer: Rust `tokenizers`).
+float32. The word pieces are the model's tokenizer's (tokenizer.model_tokenizer: Rust `tokenizers`).
 
 The vectors are torch's to float32 rounding (cosine >= 0.99999 on code and questions,
 tests/test_embed_numpy.py), so it keeps the torch model id and reads every index "local" built. It
@@ -25,7 +25,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from ..errors import EmbeddingError
-from .local import model_tokenizer
+from .tokenizer import model_tokenizer
 
 LAYERS = 6
 HEADS = 12

@@ -37,7 +37,8 @@ import numpy as np
 
 from ..errors import EmbeddingError
 from .adapter import resolve_adapter
-from .local import DIMENSION, load_sentence_transformer, local_model_id, model_tokenizer
+from .local import DIMENSION, load_sentence_transformer, local_model_id
+from .tokenizer import model_tokenizer
 
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -82,7 +83,7 @@ class OnnxEmbedder:
             if self._session is None:
                 try:
                     import onnxruntime as ort
-                    import tokenizers  # noqa: F401  (local.model_tokenizer reads the model's tokenizer with it)
+                    import tokenizers  # noqa: F401  (tokenizer.model_tokenizer reads the model's tokenizer with it)
                 except ImportError as exc:
                     raise EmbeddingError(f"CODEQA_EMBEDDINGS=local-onnx needs onnxruntime ({exc}); run `pip install onnxruntime onnx`.") from exc
                 path = self.model_path
@@ -104,7 +105,7 @@ class OnnxEmbedder:
         if not len(texts):
             return np.zeros((0, self.dimension), dtype=np.float32)
         self.load()
-        # batches of texts of one length in word pieces, so little of each batch is padding (local.longest_first)
+        # batches of texts of one length in word pieces, so little of each batch is padding (tokenizer.longest_first)
         pieces = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
         order = sorted(range(len(texts)), key=lambda i: -len(pieces[i]))
         rows = []

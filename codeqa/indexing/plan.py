@@ -317,7 +317,7 @@ def _embed_seconds(embedder: Embedder, sample_seconds: float, sample: Sequence[s
     if not sample:
         return 0.0
     if getattr(embedder, "pads_batches", False):
-        from ..embed.local import word_pieces
+        from ..embed.tokenizer import word_pieces
 
         pieces = sorted(word_pieces(sample), reverse=True)
         batch = max(settings.embedding_batch_size, 1)
