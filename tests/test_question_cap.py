@@ -3,6 +3,7 @@ parsing that grows linearly with the question (a pasted log of 37,000 characters
 
 from __future__ import annotations
 
+import gc
 import time
 
 import pytest
@@ -41,15 +42,30 @@ def repeated(text: str, length: int) -> str:
     return (text * (length // len(text) + 1))[:length]
 
 
-@pytest.mark.parametrize("shape", PATHOLOGICAL)
-def test_parsing_four_times_the_cap_takes_well_under_two_seconds(shape):
-    # the old parser compared every pair of names and searched the whole text before each: 16,000 characters of
-    # these took 6 to 20 s each; a linear one takes a few hundredths of a second per 4,000 characters
-    question = repeated(PATHOLOGICAL[shape], 4 * CAP)
-    started = time.perf_counter()
-    parsed = parse_question(question)
-    assert time.perf_counter() - started < 2.0, shape
+def parse_seconds(question: str) -> float:
+    """The best of three parses, with the collector off: a suite's large heap made one parse take 2.8 s in a
+    collection pass, which says nothing of the parser."""
+    best = float("inf")
+    gc.disable()
+    try:
+        for _ in range(3):
+            started = time.perf_counter()
+            parsed = parse_question(question)
+            best = min(best, time.perf_counter() - started)
+    finally:
+        gc.enable()
     assert parsed.text == question
+    return best
+
+
+@pytest.mark.parametrize("shape", PATHOLOGICAL)
+def test_parsing_grows_linearly_with_the_question(shape):
+    # the old parser compared every pair of names and searched the whole text before each: four times the text
+    # took ~16 times as long (16,000 characters of these took 6 to 40 s each); a linear one takes ~4 times as long
+    # (3.8-6.4 measured). The ratio, not a wall-clock bound, so a loaded machine does not decide it.
+    small = parse_seconds(repeated(PATHOLOGICAL[shape], CAP))
+    large = parse_seconds(repeated(PATHOLOGICAL[shape], 4 * CAP))
+    assert large < 10 * max(small, 1e-3), (shape, small, large)
 
 
 def test_a_pathological_question_at_the_cap_is_retrieved_in_well_under_a_second_of_parsing(indexed_repo, embedder):
