@@ -25,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from codeqa.answer import Answerer, FakeChat  # noqa: E402
+from codeqa.answer import Answerer  # noqa: E402
+from codeqa.llm import FakeChat  # noqa: E402
 from codeqa.config import Settings  # noqa: E402
 from codeqa.query.retrieve import Retriever  # noqa: E402
 

@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
 
-    from codeqa.answer.chat import Generation, OpenAIChat
+    from codeqa.llm import Generation, OpenAIChat
     from codeqa.query.retrieve import Retriever
 
     rows = []

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from codeqa.answer import Answerer, FakeChat
+from codeqa.answer import Answerer
+from codeqa.llm import FakeChat
 from codeqa.query.retrieve import Retriever
 from conftest import index_package
 

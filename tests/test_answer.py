@@ -8,9 +8,9 @@ import socket
 
 import pytest
 
-from codeqa.answer import (EXTRACTIVE_NOTE, SYSTEM_PROMPT, Answerer, Conversation, FakeChat, OpenAIChat, Turn,
-                           answer_to_json, build_messages, parse_citations, verify_citations)
-from codeqa.answer.chat import ChatDelta, EndpointInfo, Generation
+from codeqa.answer import (EXTRACTIVE_NOTE, SYSTEM_PROMPT, Answerer, Conversation, Turn, answer_to_json, build_messages,
+                           parse_citations, verify_citations)
+from codeqa.llm import ChatDelta, EndpointInfo, FakeChat, Generation, OpenAIChat
 from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.errors import LLMError

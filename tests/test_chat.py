@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from codeqa.answer.chat import OpenAIChat
+from codeqa.llm import OpenAIChat
 from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.errors import UsageError

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from codeqa.answer import Answerer, FakeChat, OpenAIChat
+from codeqa.answer import Answerer
+from codeqa.llm import FakeChat, OpenAIChat
 from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.errors import IndexMissingError, UsageError

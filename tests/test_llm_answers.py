@@ -9,10 +9,9 @@ import time
 import pytest
 
 from codeqa.answer import Answerer, Conversation, ThinkSplitter, Turn, repeating
-from codeqa.answer.chat import FakeChat, Generation, OpenAIChat
 from codeqa.errors import LLMError
-from codeqa.answer.llm_server import probe_endpoint
 from codeqa.answer.prompt import REMINDER, SYSTEM_PROMPT, cited_lines_grammar, estimate_tokens
+from codeqa.llm import FakeChat, Generation, OpenAIChat, probe_endpoint
 from codeqa.query.retrieve import Retriever
 from llm_stub import Reply
 

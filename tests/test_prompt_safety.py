@@ -8,8 +8,9 @@ import re
 
 import pytest
 
-from codeqa.answer import Answerer, FakeChat
+from codeqa.answer import Answerer
 from codeqa.answer.prompt import REMINDER, SYSTEM_PROMPT, cited_lines_grammar, prompt_echoes
+from codeqa.llm import FakeChat
 from codeqa.query.retrieve import Retriever
 
 USAGE_Q = "Where is EncoderClass used?"

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from codeqa.answer import Answerer, Conversation
-from codeqa.answer.chat import Generation, OpenAIChat
 from codeqa.answer.prompt import cited_lines_grammar, prompt_echoes
+from codeqa.llm import Generation, OpenAIChat
 from codeqa.config import Settings
 from codeqa.query.retrieve import Retriever
 

@@ -12,11 +12,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from codeqa.answer import EXTRACTIVE_NOTE, Answerer, FakeChat, answer_to_json
+from codeqa.answer import EXTRACTIVE_NOTE, Answerer, answer_to_json
 from codeqa.cli import main
 from codeqa.config import Settings
 from codeqa.answer.extractive import split_full_list
 from codeqa.indexing.index import index_repo
+from codeqa.llm import FakeChat
 from codeqa.query.lookup import list_sites
 from codeqa.query.pack import _load_tokenizer, count_tokens, snippet_tokens
 from codeqa.query.retrieve import Retriever

@@ -9,9 +9,9 @@ import io
 
 import pytest
 
-from codeqa.answer import Answerer, FakeChat, repeating
-from codeqa.answer.chat import Generation, LLMClosed, LLMTimeout, OpenAIChat
+from codeqa.answer import Answerer, repeating
 from codeqa.answer.streaming import CUT_REASONS, describe_cut
+from codeqa.llm import FakeChat, Generation, LLMClosed, LLMTimeout, OpenAIChat
 from codeqa.query.retrieve import Retriever
 from codeqa.types import Answer
 from llm_stub import Reply

@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from codeqa.answer import Answerer, parse_citations, verify_citations
-from codeqa.answer.chat import FakeChat
+from codeqa.llm import FakeChat
 from codeqa.answer.citation_report import citation_status, describe_citations
 from codeqa.answer.support import attribute, check_support, claims, names, sentences
 from codeqa.query.retrieve import Retriever

@@ -3,7 +3,7 @@
     question --(Conversation: follow-up rewrite)--> Retriever.retrieve --> snippets
       --> prompt.fit_prompt (system rules + history + graph facts + numbered snippets [n] path:Lstart-Lend,
           counted against the model's window, least useful evidence left out first)
-      --> ChatModel.stream (chat.py) --> text pieces (thinking set apart, loops cut, max_tokens marked)
+      --> ChatModel.stream (codeqa.llm) --> text pieces (thinking set apart, loops cut, max_tokens marked)
       --> citations read in every form a model writes them, verified, and attributed --> Answer
 
 Without an LLM (none configured, or `no_llm`) the answer is built from retrieval alone and says
@@ -23,7 +23,7 @@ from typing import Iterator, Sequence
 from ..config import Settings
 from ..errors import LLMError, UsageError
 from ..query.retrieve import Retriever
-from .chat import ChatModel, Generation, LLMClosed, LLMTimeout, Message, OpenAIChat
+from ..llm import ChatModel, Generation, LLMClosed, LLMTimeout, Message, OpenAIChat
 from .citations import (CitedSpan, parse_citations, parse_loose, parse_numbered, parse_path_mentions, take_echoed_lines,
                         unknown_names, verify_citations)
 from .citation_report import describe_citations

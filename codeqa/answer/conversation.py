@@ -15,7 +15,7 @@ from typing import Sequence
 
 from ..redact import redact
 from ..query.pack import CHARS_PER_TOKEN, count_tokens
-from .chat import Message
+from ..llm import Message
 
 _CONJUNCTION = re.compile(r"^\s*(?:and|also|but|so|then|ok(?:ay)?|now)\b[\s,]*", re.IGNORECASE)
 _WHAT_ABOUT = re.compile(r"^\s*(?:(?:and\s+)?(?:what|how)\s+about|and)\s+", re.IGNORECASE)

@@ -21,11 +21,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
-from .chat import Message
+from ..llm import DEFAULT_WINDOW, EndpointInfo, Message
 from ..errors import LLMError
 from .extractive import describe_path, refs_spec
 from ..redact import redact
-from .llm_server import DEFAULT_WINDOW, EndpointInfo
 from ..query.lookup import list_sites
 from .streaming import reader_sentences
 from .summary import describe_counts

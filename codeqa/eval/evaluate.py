@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..answer import Answerer
-from ..answer.chat import ChatModel
+from ..llm import ChatModel
 from ..config import Settings
 from ..embed.adapter import TRAINING_PROJECTS
 from ..errors import UsageError

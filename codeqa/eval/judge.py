@@ -15,7 +15,7 @@ import re
 from typing import Sequence
 
 from ..answer import format_snippet
-from ..answer.chat import ChatModel, OpenAIChat, missing_model_message
+from ..llm import ChatModel, OpenAIChat, missing_model_message
 from ..config import Settings
 from ..errors import LLMError, UsageError
 from ..query.retrieve import Retriever

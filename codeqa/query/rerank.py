@@ -37,13 +37,14 @@ import re
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
 from ..config import Settings
 from ..embed import Embedder, make_embedder, query_embedder
 from ..errors import CodeQAError, UsageError
+from ..llm import Generation, OpenAIChat
 from ..types import Hit, Symbol, one_line
 from .likelihood import Candidate, GGUFLikelihood, QuestionLikelihood, check_gguf
 from .lookup import GraphQueries
@@ -77,20 +78,20 @@ class Reranker(Protocol):
 
 
 class Completion(Protocol):
-    """The one call of a chat model (answer.chat.ChatModel.complete) the reranker makes."""
+    """The one call of a chat model (llm.ChatModel.complete) the reranker makes."""
 
-    def complete(self, messages: Sequence[dict], generation: Any = None) -> str: ...
+    def complete(self, messages: Sequence[dict], generation: Generation | None = None) -> str: ...
 
 
 @dataclass
 class LLMReranker:
     """Listwise reranking by a chat model: see the module docstring.
 
-    `generation` is what a request may produce and how long it may wait (answer.chat.Generation);
+    `generation` is what a request may produce and how long it may wait (llm.Generation);
     the factory `reranker_from_settings` builds it with the grammar of `grammar_for(candidates)`."""
 
     chat: Completion
-    generation: Any = None
+    generation: Generation | None = None
     candidates: int = 12
     where: str = "results"
 
@@ -291,9 +292,6 @@ def reranker_from_settings(settings: Settings) -> Reranker | None:
     if not settings.llm_configured or not settings.model:
         raise UsageError("CODEQA_RERANK=llm reorders results with the chat model, but none is configured: set "
                          "OPENAI_BASE_URL (and OPENAI_API_KEY) and CODEQA_MODEL, or unset CODEQA_RERANK.")
-    # the chat stage owns the client; the query side reaches it only here, and only when asked to
-    from ..answer.chat import Generation, OpenAIChat
-
     chat = OpenAIChat(settings.model, settings.openai_base_url, settings.openai_api_key,
                       timeout=settings.rerank_timeout, max_retries=0, window=settings.context_window)
     count = settings.rerank_candidates

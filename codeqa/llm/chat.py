@@ -1,7 +1,8 @@
 """Chat models: the ChatModel protocol, OpenAIChat (any OpenAI-compatible endpoint) and FakeChat.
 
-The answer stage talks to an LLM only through `ChatModel.stream`; endpoint failures arrive as one
-`LLMError` sentence that names the endpoint, the model and the setting to check.
+The answer stage talks to an LLM through `ChatModel.stream`, the LLM reranker (query/rerank.py) through
+`ChatModel.complete`; endpoint failures arrive as one `LLMError` sentence that names the endpoint, the
+model and the setting to check.
 """
 
 from __future__ import annotations
@@ -12,11 +13,9 @@ from typing import Callable, Iterator, Protocol, Sequence
 
 from ..config import Settings
 from ..errors import LLMError, UsageError
-from .llm_server import EndpointInfo, count_prompt_tokens, probe_endpoint
 from ..types import one_line
+from .endpoint import EndpointInfo, count_prompt_tokens, probe_endpoint
 
-# Not a fallback: codeqa never picks a chat model itself (an endpoint serves the models it serves).
-# Only codeqa/answer.py and ui/answer_view.py still import this name; remove it with those imports.
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
 
 
@@ -105,7 +104,7 @@ class OpenAIChat:
     `timeout` is the longest silence between streamed pieces (a stream that keeps sending is never
     cut); before the first piece the wait is `Generation.first_wait`, sized by the caller from the
     prompt. `max_retries` retries connection errors, 408/429/5xx once by default. What the endpoint
-    says about itself (llm_server.py) picks the settings that keep a model from repeating itself.
+    says about itself (endpoint.py) picks the settings that keep a model from repeating itself.
     """
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
@@ -406,5 +405,5 @@ def missing_model_message(settings: Settings, setting: str = "CODEQA_MODEL (or -
             "the endpoint serves (e.g. CODEQA_MODEL=llama3.1 for Ollama), or pass --no-llm to answer without an LLM.")
 
 
-__all__ = ["ChatModel", "ChatDelta", "Generation", "OpenAIChat", "FakeChat", "Message", "EndpointInfo", "LLMClosed", "LLMTimeout",
+__all__ = ["ChatModel", "ChatDelta", "Generation", "OpenAIChat", "FakeChat", "Message", "LLMClosed", "LLMTimeout",
            "missing_model_message"]
