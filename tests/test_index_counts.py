@@ -4,7 +4,8 @@ model's speed, as in the summary (not the model's load)."""
 
 from __future__ import annotations
 
-from codeqa.cli.commands import StageRates, embedded_words, per_second
+from codeqa.cli.commands import embedded_words
+from codeqa.cli.progress import StageRates, per_second
 from codeqa.indexing.index import index_repo
 from conftest import CountingEmbedder, copy_fixture_repo
 

@@ -37,7 +37,10 @@ def ui():
 
 # ---- plain functions --------------------------------------------------------------------------------
 
-def test_only_indexed_files_inside_the_repository_are_shown(ui, tmp_path):
+def test_only_indexed_files_inside_the_repository_are_shown(tmp_path):
+    spec = importlib.util.spec_from_file_location("access", APP.parent / "access.py")  # the page's access policy
+    ui = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ui)
     repo = tmp_path / "repo"
     (repo / "app").mkdir(parents=True)
     (repo / "app" / "main.py").write_text("x = 1\n")

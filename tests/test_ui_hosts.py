@@ -96,7 +96,7 @@ def test_which_names_are_the_page_s():
 
 # what the server imports as it starts, and what the page's first run imports late (the index, rendering)
 EVIL_MODULES = ("streamlit", "codeqa", "ui", "serve", "app", "hosts", "starlette", "uvicorn", "runpy", "answer_view",
-                "sidebar", "resources", "markdown_it", "pygments", "qdrant_edge", "tree_sitter", "sqlite3")
+                "access", "sidebar", "resources", "markdown_it", "pygments", "qdrant_edge", "tree_sitter", "sqlite3")
 
 
 def run_page_once(port: int) -> str:

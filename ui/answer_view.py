@@ -1,6 +1,5 @@
 """What the chat page shows, as plain Python (no Streamlit): tested directly by tests/test_ui.py.
 
-    path_refusal        only indexed files inside the repository are ever shown
     code_views          cited snippets of an answer, cited lines marked; citation_anchors links each citation
                         to its own lines (`cq-<turn>-<n>-L<start>-L<end>`: app.py's script opens, scrolls, lights them)
     citation_chips      the chips under an answer (HTML); link_citations turns citations in the text into links
@@ -18,8 +17,7 @@ import html
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Callable, Collection, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from codeqa.answer import parse_citations
@@ -28,7 +26,6 @@ from codeqa.config import Settings
 from codeqa.answer.extractive import span_label, unlisted
 from codeqa.answer.markdown import code_regions
 from codeqa.query.retrieve import Retriever
-from codeqa.query.source import inside_repository
 from codeqa.types import Answer, Citation, SiteList, Snippet
 
 MAX_CHIPS = 24
@@ -45,18 +42,6 @@ REASONS = {  # Hit/Snippet reasons from retrieve.py, in words
     "header": "enclosing class/function header",
     "file named": "file named in the question",
 }
-
-
-def path_refusal(repo: Path, path: str, indexed: Collection[str]) -> str:
-    """Why `path` must not be shown ("" when it may): it has to be a relative path inside the
-    repository (symlinks resolved) and a file of the index, which never holds secret files."""
-    if not path or path.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", path):
-        return f"{path or 'an empty path'} is not a path inside the repository"
-    if inside_repository(Path(repo).resolve(), path) is None:
-        return f"{path} is outside the indexed repository"
-    if path not in indexed:
-        return f"{path} is not in the index"
-    return ""
 
 
 @dataclass(frozen=True)
@@ -92,7 +77,7 @@ def code_views(answer: Answer, anchor_prefix: str, refusal: Callable[[str], str]
     (an unverified citation) gets a view of its own with the file's lines from `read_lines(path)`. A view
     shows every line it cites: where a citation runs past its snippet (a definition is cited whole, as the
     graph states it, while its snippet was cut to the budget), the view reads the file's lines.
-    No code is shown for a path that `refusal(path)` gives a reason for (see `path_refusal`).
+    No code is shown for a path that `refusal(path)` gives a reason for (see access.py's `path_refusal`).
     """
     groups: dict[tuple[str, int, int], list[Citation]] = {}
     owners: dict[tuple[str, int, int], Snippet | None] = {}

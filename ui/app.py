@@ -14,6 +14,7 @@ file through serve.py. The page only calls the library, and is split by concern:
                     each answer its citations, the cited code, every reference site of a usage question, and
                     "why these snippets"
     answer_view.py  what an answer shows, as plain functions (tested without Streamlit)
+    access.py       what the page may show: only indexed files inside the repository
 
 The page imports its modules as the package the install gives this folder, `codeqa.ui` (setup.py): whether
 the folder is on sys.path differs between `streamlit run` and streamlit's AppTest across versions.

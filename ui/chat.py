@@ -2,7 +2,7 @@
 then the answer streamed as it is written) and showing an answer with its evidence.
 
 What an answer shows is built by the plain functions of answer_view.py (tested without Streamlit); only files
-inside the repository and in its index are shown.
+inside the repository and in its index are shown (access.py).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import replace
 
 import streamlit as st
 
+from codeqa.ui.access import path_refusal
 from codeqa.ui.answer_view import (answer_summary, citation_anchors, citation_chips, code_views, evidence_rows,
-                         example_questions, highlighted_html, link_citations, path_refusal, plain, references_markdown,
-                         sites_label)
+                         example_questions, highlighted_html, link_citations, plain, references_markdown, sites_label)
 from codeqa.answer import Answerer
 from codeqa.answer.citation_report import describe_citations
 from codeqa.answer.citations import parse_citations

@@ -8,6 +8,7 @@ operator allowed it (`--any-repo`, Settings.ui_any_repo): whoever can choose a f
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from pathlib import Path
 
 import streamlit as st
@@ -98,7 +99,7 @@ def show_status(status: IndexStatus | None, failed: bool) -> None:
         st.caption("Index unavailable (see the message on the right)." if failed else "Not indexed yet.")
         return
     st.markdown(f"**{status.files:,}** files · **{status.symbols:,}** symbols · **{status.chunks:,}** chunks")
-    st.caption(f"Last indexed {time_ago(status.last_indexed)}")
+    st.caption(index_times(status))
     if not status.complete:
         st.warning("The last indexing run did not finish; re-index to complete it.")
     elif status.semantic < 1:
@@ -111,6 +112,16 @@ def show_status(status: IndexStatus | None, failed: bool) -> None:
                                   + [f"- {code_span(p)} (deleted)" for p in status.deleted[:50]]))
     else:
         st.caption("✓ Up to date with the files on disk.")
+
+
+def index_times(status: IndexStatus, now: datetime | None = None) -> str:
+    """When each phase last completed: search works from phase 1 (keywords and the graph) on, and is whole once
+    phase 2 has embedded every chunk; one "last indexed" time would name only one of them."""
+    searchable = f"Searchable since {time_ago(status.last_indexed, now)}"
+    if status.embedded_at:
+        return f"{searchable} · embeddings complete {time_ago(status.embedded_at, now)}"
+    embedded = round(status.semantic * status.chunks)
+    return f"{searchable} · embedding: {embedded:,} of {status.chunks:,} chunks"
 
 
 def run_index(repo: Path, settings: Settings, last_indexed: str | None) -> None:

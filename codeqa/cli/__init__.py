@@ -3,6 +3,7 @@ CodeQAError into a message and an exit code.
 
     __init__.py    the parser and main()
     commands.py    index, search, refs, export, mcp, watch
+    progress.py    how index shows its progress: bars on a terminal, plain lines in a log
     page.py        ui: the page's child process and what it may be reached by
     ask.py         ask
     evaluate.py    eval, eval generate, eval compare
@@ -142,7 +143,7 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--top-k", type=_positive, default=10, help="ranked results scored per question (default 10, at least 10)")
     p.add_argument("--json", action="store_true", help="print the metrics (or generate/compare results) as JSON")
 
-    p = sub.add_parser("ui", help="open the Streamlit chat")
+    p = sub.add_parser("ui", help="serve the Streamlit chat and open it in a browser")
     p.add_argument("--repo", type=Path, help="the repository the page serves (with --any-repo, others can be typed into it)")
     p.add_argument("--index-dir", type=Path, help="where its index lives (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>)")
     p.add_argument("--qdrant-url", help="a Qdrant server instead of the local index folder")
@@ -154,6 +155,8 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--any-repo", action="store_true",
                    help="let the page open any folder typed into it (by default it serves only --repo)")
     p.add_argument("--watch", action="store_true", help="re-index changed files within seconds of a save (see `codeqa watch`)")
+    p.add_argument("--no-browser", action="store_true",
+                   help="only print the page's address (by default a browser opens it when run from a terminal on a desktop)")
 
     p = sub.add_parser("mcp", help="serve the index to coding agents over MCP",
                        description="An MCP server with the tools search_code, find_symbol, find_references, read_code, ask, "

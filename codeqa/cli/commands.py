@@ -1,4 +1,5 @@
-"""The commands of `codeqa` (but eval: evaluate.py): each parses nothing, calls the library, prints the result."""
+"""The commands of `codeqa` (but ask, eval and ui: ask.py, evaluate.py, page.py): each parses nothing, calls the
+library, prints the result; how `codeqa index` shows its progress is progress.py's."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..config import Settings
 from ..errors import UsageError
+from .progress import index_progress, per_second
 from .terminal import safe_markup, terminal_safe
 
 if TYPE_CHECKING:
@@ -37,60 +39,12 @@ def cmd_index(args, settings: Settings) -> int:
         print(json.dumps(report.to_dict(), indent=2))
         return 0
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
 
     console = Console(stderr=True)
-    with Progress(TextColumn("[bold]{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                  console=console, transient=False) as bar:
-        tasks: dict[str, int] = {}
-        rates = StageRates()
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage == "searchable":
-                bar.console.print(f"[green]Searchable now[/] (keywords and the graph, {done:,} chunks). Phase 2 embeds "
-                                  f"{total:,} chunks for semantic search, package code first; search works meanwhile, "
-                                  "and Ctrl-C loses nothing (the next `codeqa index` goes on).")
-                return
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total, rate="")
-            bar.update(tasks[stage], completed=done, total=total, rate=rates.update(stage, done, total))
-
+    with index_progress(console) as progress:
         report = index_repo(repo, settings, full=args.full, progress=progress, embed=embed)
     _print_index_summary(report, console)
     return 0
-
-
-class StageRates:
-    """The speed beside each progress bar: what was done per second since the stage's clock started. The
-    embed stage's clock starts again once the model has loaded, counting from what was done by then (the
-    embedding cache's vectors), so its chunks/s is the model's speed, as in the summary."""
-
-    UNITS = {"parse": "files/s", "resolve": "files/s", "embed": "chunks/s", "store": "files/s"}
-
-    def __init__(self, clock: Callable[[], float] | None = None):
-        import time
-
-        self.clock = clock or time.perf_counter
-        self.started: dict[str, tuple[float, int]] = {}  # stage -> (clock, done) when its rate starts counting
-        self.done: dict[str, int] = {}
-
-    def update(self, stage: str, done: int, total: int) -> str:
-        now = self.clock()
-        if stage == "model" and done >= total and "embed" in self.started:
-            self.started["embed"] = (now, self.done.get("embed", 0))
-        self.started.setdefault(stage, (now, done))
-        self.done[stage] = done
-        since, base = self.started[stage]
-        if stage == "model" or now - since <= 0.5:
-            return ""
-        return f"{per_second((done - base) / (now - since))} {self.UNITS.get(stage, '/s')}"
-
-
-def per_second(rate: float) -> str:
-    """A rate as people read it: `0.4`, `9.3`, `25`, `1,204` (below 10 a whole number would say 0 for 0.4)."""
-    return f"{rate:.1f}" if rate < 10 else f"{rate:,.0f}"
 
 
 def embedded_words(d: dict) -> str:

@@ -1,7 +1,11 @@
 """`codeqa ui`: the page in a Streamlit child process, and what it may be reached by.
 
 The child serves ui/serve.py, the page behind a Host and Origin check (ui/hosts.py: 403 for a request not
-addressed to the page, the DNS-rebinding case). It runs Streamlit's CLI from a `-c` bootstrap that first takes
+addressed to the page, the DNS-rebinding case). Once the child answers, the page's address is the command's
+first line, and a browser opens it where there is one to open (`browser_wanted`); Streamlit's own browser
+opening and welcome lines stay off, so the address shown is the one to use (with its token).
+
+It runs Streamlit's CLI from a `-c` bootstrap that first takes
 the working folder off sys.path: `-m` puts it first, so a streamlit.py or codeqa.py there would be imported
 instead of the real one, and `-P`, which stops that, exists only from Python 3.11.
 """
@@ -10,7 +14,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import socket
 import sys
+from typing import Mapping
 from pathlib import Path
 
 from ..config import Settings
@@ -31,7 +37,28 @@ def page_command(serve: Path, host: str, port: int) -> list[str]:
     """The child's command line: Streamlit serving `serve` on host:port, importing nothing from the working folder."""
     return [sys.executable, "-c", BOOTSTRAP, "run", str(serve), "--server.port", str(port), "--server.address", host,
             "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-            "--client.toolbarMode", "minimal"]
+            "--client.toolbarMode", "minimal", "--logger.hideWelcomeMessage", "true"]
+
+
+def browser_wanted(no_browser: bool, stdout_is_terminal: bool, env: Mapping[str, str], platform: str) -> bool:
+    """Whether `codeqa ui` opens the page in a browser: only for a person at a terminal (not a log, a test or
+    CI) on a machine with a desktop (a display on Linux and the BSDs; not over SSH on macOS)."""
+    if no_browser or not stdout_is_terminal or env.get("CI"):
+        return False
+    if platform == "win32":
+        return True
+    if platform == "darwin":
+        return not env.get("SSH_CONNECTION")
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+
+
+def _listening(host: str, port: int) -> bool:
+    """Something accepts connections on the page's port (a wildcard address is reached through loopback)."""
+    try:
+        with socket.create_connection(("127.0.0.1" if host in ("0.0.0.0", "::", "") else host, port), timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 def _serve_file() -> Path:
@@ -45,10 +72,12 @@ def _serve_file() -> Path:
 
 def cmd_ui(args, settings: Settings) -> int:
     """`codeqa ui`: the page in a Streamlit child process, on 127.0.0.1 unless --host says otherwise (another
-    address needs a token, checked by the page before it shows anything). SIGINT and SIGTERM go on to the
-    child, and the command returns once it has stopped."""
+    address needs a token, checked by the page before it shows anything). Its address is printed once it
+    answers. SIGINT and SIGTERM go on to the child, and the command returns once it has stopped."""
     import signal
     import subprocess
+    import threading
+    import webbrowser
 
     token = args.token or settings.ui_token
     if args.host not in LOOPBACK and not token:
@@ -78,7 +107,7 @@ def cmd_ui(args, settings: Settings) -> int:
     # the page must import this very codeqa (a source checkout is not necessarily the installed one)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_SOURCE_ROOT), env.get("PYTHONPATH", "")) if p)
     shown = "localhost" if args.host in LOOPBACK else args.host
-    print(f"codeqa UI on http://{shown}:{args.port}" + (f"/?token={token}" if token else ""), file=sys.stderr)
+    url = f"http://{shown}:{args.port}" + (f"/?token={token}" if token else "")
     child = subprocess.Popen(page_command(_serve_file(), args.host, args.port), env=env)
 
     def forward(signum, frame) -> None:
@@ -86,11 +115,18 @@ def cmd_ui(args, settings: Settings) -> int:
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     parent = os.getppid()
+    announced = False
     try:
         while True:
             try:
-                return child.wait(timeout=1)
+                return child.wait(timeout=1 if announced else 0.2)
             except subprocess.TimeoutExpired:
+                if not announced and _listening(args.host, args.port):
+                    announced = True  # flushed: `make run > log` shows it while the page runs
+                    print(f"codeqa UI on {url} (Ctrl-C stops it)", flush=True)
+                    if browser_wanted(args.no_browser, sys.stdout.isatty(), os.environ, sys.platform):
+                        # a thread: a browser launcher that does not return must not hold the supervision
+                        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
                 if os.getppid() != parent:  # what started us is gone (`kill` of `make run`): so goes the page
                     child.terminate()
             except KeyboardInterrupt:  # forwarded already; wait for the child to stop

@@ -58,8 +58,8 @@ from .walk import walk_repository
 from ..fingerprint import FINGERPRINT_WORDS, VECTOR_META_KEYS, index_meta, stale_fingerprint
 from .graph.incremental import GraphState
 from .graph.stage import GraphUpdate, ProgressCallback, graph_stage, parse_fingerprint
-from .state import (likely_changed, migrate_legacy_index, read_state, remove_state, report_from_state, state_is_current,
-                    state_summary, write_state)
+from .state import (after_phase2, embedded_at, likely_changed, migrate_legacy_index, read_state, remove_state,
+                    report_from_state, state_is_current, state_summary, write_state)
 from .parse_cache import ParseCache
 from .parse_pool import parse_workers
 from .resident import ResidentIndex
@@ -105,6 +105,7 @@ class IndexStatus:
     changed: tuple[str, ...] = ()  # edited or new since the last run
     deleted: tuple[str, ...] = ()  # indexed but gone from the repository
     semantic: float = 1.0  # share of the chunks with their dense vector (< 1: `codeqa index` has embedding left to do)
+    embedded_at: str | None = None  # ISO 8601, UTC: when phase 2 last completed; None while it has chunks left
 
     @property
     def stale(self) -> int:
@@ -121,7 +122,7 @@ def index_status(repo: Path, settings: Settings, store: Store) -> IndexStatus:
     return IndexStatus(files=len(manifest), symbols=int(meta.get("symbols") or sum(e.symbols for e in manifest.values())),
                        chunks=int(meta.get("chunks") or sum(e.chunks for e in manifest.values())),
                        last_indexed=meta.get("last_indexed"), complete=not meta.get("graph_dirty"),
-                       changed=changed, deleted=deleted, semantic=semantic_coverage(meta))
+                       changed=changed, deleted=deleted, semantic=semantic_coverage(meta), embedded_at=embedded_at(meta))
 
 
 def index_repo(repo: Path, settings: Settings | None = None, full: bool = False,
@@ -473,6 +474,5 @@ def _fill_dense(run: RunOptions, store: Store, cache: EmbeddingCache, report: In
     # leave the store's segments as they are
     if not dense.pending_chunks and (run.resident is None or run.resident.optimize_due(dense.chunks_embedded)):
         store.optimize()  # before the meta that readers reload on: they load the reorganised segments
-    meta = store.read_meta()
-    store.write_meta({**meta, "chunks_embedded": int(meta.get("chunks") or report.chunks) - dense.pending_chunks})
+    store.write_meta(after_phase2(store.read_meta(), report.chunks, dense.pending_chunks))
     store.flush()

@@ -1,5 +1,6 @@
 """What an index folder says about earlier runs, read before the store opens: `state.json` (the file
-hashes and summary of the last complete run) and the previous engine's index (migrated once).
+hashes and summary of the last complete run) and the previous engine's index (migrated once); and when each
+phase last completed, as the meta records it (`last_indexed` for phase 1, `embedded_at` for phase 2).
 
 `state.json` is removed before a run's first write and written after its last one, and only when the
 run left nothing to do (phase 2 included): a run that finds it current has nothing to do and never
@@ -11,12 +12,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
 from ..config import Settings
 from ..fingerprint import FINGERPRINT_KEYS, VECTOR_META_KEYS
-from ..store import INDEX_FORMAT
+from ..store import INDEX_FORMAT, semantic_coverage
 from ..store.index_folder import previous_engine_index, read_marker
 from ..types import SourceFile
 
@@ -132,5 +134,24 @@ def report_from_state(report, state: dict) -> None:
     report.partial = [tuple(item) for item in summary.get("partial", [])]
 
 
+# ---- when each phase last completed ---------------------------------------------------------------
+
+def after_phase2(meta: dict, chunks: int, pending: int) -> dict:
+    """The meta once phase 2 stops with `pending` chunks left: how many have their vector and, when it left
+    none, the time (`embedded_at`): "last indexed" alone was phase 1's time, minutes before search was whole."""
+    done = {"chunks_embedded": int(meta.get("chunks") or chunks) - pending}
+    if not pending:
+        done["embedded_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return {**meta, **done}
+
+
+def embedded_at(meta: dict) -> str | None:
+    """When every chunk last had its dense vector (ISO 8601, UTC), or None while phase 2 has chunks left. A
+    phase 1 that took every vector from the embedding cache completed both phases at once: its `last_indexed`."""
+    if semantic_coverage(meta) < 1:
+        return None
+    return max((t for t in (meta.get("embedded_at"), meta.get("last_indexed")) if t), default=None)
+
+
 __all__ = ["STATE_FILE", "migrate_legacy_index", "read_state", "state_is_current", "likely_changed", "write_state",
-           "remove_state", "state_summary", "report_from_state"]
+           "remove_state", "state_summary", "report_from_state", "after_phase2", "embedded_at"]

@@ -155,7 +155,9 @@ class StatusResult(BaseModel):
     files: int
     chunks: int
     symbols: int
-    last_indexed: str | None
+    last_indexed: str | None = Field(description="when phase 1 (keywords and the graph: searchable) last completed")
+    embeddings_complete: str | None = Field(None, description="when phase 2 (every chunk embedded) last completed; "
+                                                              "null while chunks wait for their vectors")
     complete: bool = Field(description="false after an interrupted run")
     semantic_search: float = Field(1.0, description="share of the chunks with dense vectors (1: semantic search complete)")
     stale: int = Field(description="files changed or deleted since the last run")
@@ -288,7 +290,8 @@ def answer_notes(a: AnswerResult) -> list[str]:
 
 def status_text(s: StatusResult) -> str:
     text = (f"Index of {s.repo}: {s.files} files, {s.chunks} chunks, {s.symbols} symbols; "
-            f"last indexed {s.last_indexed or 'never completed'}.")
+            f"searchable since {s.last_indexed or 'never completed'}"
+            + (f", embeddings complete {s.embeddings_complete}." if s.embeddings_complete else "."))
     if not s.complete:
         text += "\nThe last index run was interrupted: call reindex to complete it."
     if s.semantic_search < 1:

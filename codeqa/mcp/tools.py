@@ -271,7 +271,8 @@ class RepositoryTools:
         with self.reader.opened() as retriever:
             status = index_status(self.repo, self.settings, retriever.store)
         result = StatusResult(repo=str(self.repo), files=status.files, chunks=status.chunks, symbols=status.symbols,
-                              last_indexed=status.last_indexed, complete=status.complete, stale=status.stale,
+                              last_indexed=status.last_indexed, embeddings_complete=status.embedded_at,
+                              complete=status.complete, stale=status.stale,
                               semantic_search=round(status.semantic, 4),
                               changed=list(status.changed[:LISTED_FILES]), deleted=list(status.deleted[:LISTED_FILES]),
                               embedding=embedding_info(progress))
