@@ -15,7 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from codeqa.config import Settings
@@ -26,22 +25,9 @@ from codeqa.store import open_store
 from codeqa.store.identity import collection_prefix
 from codeqa.store.index_folder import MARKER_FILE
 from conftest import copy_fixture_repo
+from test_server_identity import HashEmbedder  # a unit vector per text, no model
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class HashEmbedder:
-    """A unit vector per text, no model."""
-
-    model_id, dimension = "hash-8", 8
-
-    def encode(self, texts, batch_size=64):
-        rows = [np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16)).standard_normal(8)
-                for t in texts]
-        vectors = np.array(rows, dtype="float32").reshape(len(texts), 8)
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-
 EMBEDDER = HashEmbedder()
 
 
