@@ -69,25 +69,11 @@ def test_no_import_cycle():
     assert not {m for m in graph["codeqa.query.retrieve"] if _in(m, INDEXING)}
 
 
-# The lazy imports that still close a loop, each with why; one that no longer exists fails the test below, so the
-# list only shrinks.
-LAZY_LOOPS = {
-    ("codeqa.store", "codeqa.store.edge"): "open_store imports the one engine the settings name (a reader on Edge never "
-    "loads qdrant-client), and the engines take the rows both write (ManifestEntry, chunk_payload, ...) from the "
-    "package: it goes when those rows leave store/__init__.py for a module of their own",
-    ("codeqa.store", "codeqa.store.server"): "the same, for the server engine",
-}
-
-
 def test_no_import_cycle_even_through_imports_inside_functions():
     """A lazy import is still a dependency (issue 64: embed/local.py imported local_numpy.py inside a method, and
     local_numpy.py imported local.py at module level); the page (ui/, installed as codeqa.ui) is walked too."""
     assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]  # the walk sees a loop
-    graph = every_import()
-    assert not (gone := [edge for edge in LAZY_LOOPS if edge[1] not in graph.get(edge[0], ())]), f"loops gone: {gone}"
-    for importer, imported in LAZY_LOOPS:
-        graph[importer] = graph[importer] - {imported}
-    assert not (cycles := import_cycles(graph)), f"import cycles (lazy imports counted): {cycles}"
+    assert not (cycles := import_cycles(every_import())), f"import cycles (lazy imports counted): {cycles}"
 
 
 def test_the_query_side_loads_neither_the_indexer_nor_the_heavy_libraries():

@@ -24,7 +24,7 @@ from typing import Any, Collection, Iterable, Iterator, Sequence
 
 from ..errors import IndexFolderError, IndexMismatchError, IndexMissingError, StoreError
 from ..types import Chunk, Hit, Reference, Symbol
-from . import (RRF_K, ManifestEntry, SearchFilter, batches, best_first, chunk_from_payload, chunk_payload, dense_row,
+from .rows import (RRF_K, ManifestEntry, SearchFilter, batches, best_first, chunk_from_payload, chunk_payload, dense_row,
                hit_from_payload, sparse_vector)
 from .graph_db import GraphDB
 from .index_folder import MARKER_FILE, check_readable, claim_index_folder, previous_engine_index, read_marker

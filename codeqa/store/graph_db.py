@@ -22,7 +22,7 @@ from typing import Any, Collection, Iterable, Iterator, Sequence
 from ..errors import IndexMismatchError, StoreError
 from ..plain_sqlite import connect_untrusted
 from ..types import Reference, Symbol, name_key
-from . import INDEX_FORMAT, ManifestEntry, batches, reference_key
+from .rows import INDEX_FORMAT, ManifestEntry, batches, reference_key
 
 SCHEMA_VERSION = INDEX_FORMAT  # another version: rebuilt by an index run (create=True), refused by readers
 _SYMBOL_PLAIN = ("name", "qualified_name", "kind", "language")  # stored as they are

@@ -27,7 +27,7 @@ from ..types import Chunk, Hit, Reference, Symbol, name_key
 from .identity import index_identity
 from .lease import WriterLease
 from .server_client import GuardedClient, server_client
-from . import (RRF_K, ManifestEntry, SearchFilter, batches, best_first, chunk_from_payload, chunk_payload, dense_row,
+from .rows import (RRF_K, ManifestEntry, SearchFilter, batches, best_first, chunk_from_payload, chunk_payload, dense_row,
                hit_from_payload, point_id, reference_key, sparse_vector)
 
 META_POINT_ID = str(uuid.UUID(int=0))
