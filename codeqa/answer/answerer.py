@@ -299,14 +299,14 @@ class Answerer:
                      for c in verify_citations(cited, snippets, indexed, self._line_count, sites, defined)]
         claims, shallow, echoes = (), None, ()
         if llm:  # verified says the lines exist and were shown; support says they mention what the sentence names
-            said = model_text(text)
+            said, files = model_text(text), sorted(indexed)
             citations = [replace(c, counted=c.verified and c.supported is True) for c in
-                         check_support(said, citations, snippets, sorted(indexed),
+                         check_support(said, citations, snippets, files,
                                        line_reader(snippets, self.retriever.source.lines))]
-            guesses = attribute(said, snippets, cited, sorted(indexed))
+            guesses = attribute(said, snippets, cited, files)
             for span, c in zip(guesses, verify_citations(guesses, snippets, indexed, self._line_count)):
                 citations.append(attributed(c, span.text))
-            claims = tuple(support_claims(said, citations, snippets, sorted(indexed)))
+            claims = tuple(support_claims(said, citations, snippets, files))
             shallow = answer_shallow(stream.question, retrieval.route, said)
             echoes = tuple(prompt_echoes(said, evidence))
         model = None
