@@ -14,7 +14,7 @@ import pytest
 from codeqa.answer import Answerer, parse_citations, verify_citations
 from codeqa.llm import FakeChat
 from codeqa.answer.citation_report import citation_status, describe_citations
-from codeqa.answer.support import attribute, check_support, claims, names, sentences
+from codeqa.answer.support import attribute, check_support, claims, model_text, names, sentences
 from codeqa.query.retrieve import Retriever
 from codeqa.types import Answer, Citation, Snippet
 from test_ui import ask, calls, page, texts  # noqa: F401  (calls: the page's fixture)
@@ -272,3 +272,14 @@ def test_an_answer_that_repeats_the_prompts_wording_is_not_grounded(retriever):
     assert answer.echoes == ("End every sentence with the number of the snippet it rests on [1].",)
     assert not answer.grounded
     assert any(w.startswith("Not an answer: 1 sentence repeats the prompt's own wording") for w in describe_citations(answer).warnings)
+
+
+def test_only_codeqas_own_note_is_taken_off_the_model_text(retriever):
+    """A model's closing run of numbers on a line of its own cites the sentences above it: it is the model's text,
+    not codeqa's note (which may hold brackets of its own, from the endpoint's error)."""
+    closing = "EncoderClass.encode adds one to a bucket for each word of tokenize(text).\n\n[1]"
+    assert model_text(closing) == closing
+    note = "\n\n[The answer was cut off: HTTP 500 [oops] from the server]\n"
+    assert model_text(closing + note) == closing
+    assert model_text(closing + "\n\n[The answer was cut: the model had started repeating itself.]\n") == closing
+    assert _ask(retriever, closing).grounded  # the run cites the sentence above it

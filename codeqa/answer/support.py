@@ -388,7 +388,9 @@ def attribute(text: str, snippets: Sequence[Snippet], cited: Sequence[CitedSpan]
 
 # ---- the whole check, as the answerer runs it ---------------------------------------------------------------
 
-_OWN_NOTES = re.compile(r"(?:\n\n\[[^\[\]\n]*\]\s*)+$")  # "[The answer was cut: …]": codeqa's words, not claims
+# the note AnswerStream appends ("[The answer was cut: …]", "[The answer was cut off: <error>]"): codeqa's words, not
+# claims; only that note, so a model's own closing run of numbers ("…\n\n[1]") stays and cites the lines above it
+_OWN_NOTES = re.compile(r"\n\n\[The answer was cut(?: off)?: [^\n]*\]\s*$")
 _HOW = re.compile(r"^\W*how\b(?!\s+(?:many|much|often|long|big|large|old)\b)", re.IGNORECASE)
 
 
