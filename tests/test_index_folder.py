@@ -152,6 +152,17 @@ def test_a_damaged_or_foreign_marker_is_refused(repo, tmp_path):
         assert snapshot(folder) == before
 
 
+def test_a_fifo_in_place_of_the_marker_is_refused_without_hanging(repo, tmp_path):
+    """A plain read of a FIFO waits for a writer forever: the marker is read as a regular file or not at all."""
+    folder = tmp_path / "index"
+    index_repo(repo, settings_for(folder), embedder=EMBEDDER)
+    (folder / MARKER_FILE).unlink()
+    os.mkfifo(folder / MARKER_FILE)
+    with pytest.raises(IndexFolderError) as refused:
+        Retriever.open(repo, settings_for(folder), embedder=EMBEDDER)
+    assert MARKER_FILE in str(refused.value)
+
+
 def test_a_link_in_place_of_the_chunks_is_not_followed_by_a_rebuild(repo, tmp_path):
     """A marked folder whose chunks/ became a link: a full rebuild removes the chunks it made, never what the
     link leads to, and says so."""

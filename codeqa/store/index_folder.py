@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ..errors import IndexFolderError, IndexOwnedError
 from ..plain_sqlite import connect_untrusted
+from ..source_text import NotRegularFile, read_regular
 
 MARKER_FILE = "codeqa-index.json"
 MARKER_FORMAT = 1
@@ -112,10 +113,11 @@ def read_marker(index_dir: Path) -> Marker | None:
     never overwritten: the folder's owner is then unknown."""
     path = _marker_path(index_dir)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MARKER_MAX_BYTES + 1)
+        data = read_regular(str(path), MARKER_MAX_BYTES)
     except FileNotFoundError:
         return None
+    except NotRegularFile:  # a FIFO in its place would hang a plain read: no marker this codeqa wrote
+        data = b""
     except OSError as exc:
         raise IndexFolderError(f"Cannot read {path} ({exc.strerror}); check its permissions.") from None
     try:
@@ -154,8 +156,8 @@ def previous_engine_index(folder: Path) -> bool:
     laid it out with codeqa's collection names, and its `parsed/` (if any) only the old parse cache's files."""
     qdrant = folder / "qdrant"
     try:
-        meta = json.loads((qdrant / "meta.json").read_bytes()[:10_000_000])
-    except (OSError, ValueError):
+        meta = json.loads(read_regular(str(qdrant / "meta.json"), 10_000_000 - 1))
+    except (OSError, ValueError, NotRegularFile):
         return False
     collections = meta.get("collections") if isinstance(meta, dict) else None
     if not isinstance(collections, dict) or not collections or not all(
@@ -221,22 +223,22 @@ def _recognised(path: Path, name: str) -> bool:
     return False
 
 
-def _starts_with(path: Path, start: bytes, empty_ok: bool) -> bool:
+def _head(path: Path, size: int) -> bytes | None:
+    """The first `size` bytes of a regular file (never a FIFO's wait), or None when it cannot be read as one."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(len(start))
-    except OSError:
-        return False
-    return head == start or (empty_ok and head == b"")
+        return read_regular(str(path), size - 1)
+    except (OSError, NotRegularFile):
+        return None
+
+
+def _starts_with(path: Path, start: bytes, empty_ok: bool) -> bool:
+    head = _head(path, len(start))
+    return head is not None and (head == start or (empty_ok and head == b""))
 
 
 def _small_digits(path: Path) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read(33)
-    except OSError:
-        return False
-    return len(text) <= 32 and (text == b"" or text.strip().isdigit())
+    text = _head(path, 33)
+    return text is not None and len(text) <= 32 and (text == b"" or text.strip().isdigit())
 
 
 def _entries(folder: Path) -> list[str] | None:
