@@ -102,7 +102,12 @@ def _citable_path(path: str, known: set[str], names: set[str]) -> bool:
     if "/" in path and _FILE_EXTENSION.search(path):
         return True
     # a file name alone counts when it is a source or document file (`utils.py`), never `foo.bar`
-    return detect_language(path) is not None or path.lower().endswith(_DOCUMENT_SUFFIXES)
+    return source_or_document(path)
+
+
+def source_or_document(name: str) -> bool:
+    """Whether a file name is one of a source language codeqa knows or a document (`utils.py`, `README.md`)."""
+    return detect_language(name) is not None or name.lower().endswith(_DOCUMENT_SUFFIXES)
 
 
 # One marker: [2], [1, 3], [snippet 2]. A run of them side by side ([2][4]) is one match: the prompt's REMINDER asks

@@ -27,10 +27,10 @@ from typing import Callable, Sequence
 
 from markdown_it import MarkdownIt
 
-from ..languages import detect_language
 from ..types import Citation, Claim, Snippet
+from .citations import _WORD as _DOTTED  # a dotted name: `Route.matches`
 from .citations import (_CITATION, _MARKER, _NUMBERED, CitedSpan, parse_citations, parse_loose, parse_numbered,
-                        parse_path_mentions)
+                        parse_path_mentions, source_or_document)
 
 # Attribution counts as support only when its precision, measured on hand-labelled sentences of real answers
 # (bench/attribution_precision.py), reaches the floor on enough attributions. Measured 2026-12-07 on
@@ -107,12 +107,10 @@ def sentences(text: str) -> list[Sentence]:
 # ---- names a sentence writes -------------------------------------------------------------------------------
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
-_DOTTED = re.compile(rf"{_IDENT}(?:\.{_IDENT})*")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 _QUOTED = re.compile(r"(?<![\w])[\"'“‘]([^\"'“”‘’\n]{1,40})[\"'”’](?![\w])")
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 _WORD = re.compile(rf"{_IDENT}(?:\.{_IDENT})*(?:\(\))?")
-_DOCUMENT_SUFFIXES = (".md", ".rst", ".txt", ".toml", ".json", ".yaml", ".yml", ".cfg", ".ini")
 # capitalised words that name nothing in the code when they stand inside a sentence
 _COMMON_CAPITALS = frozenset("""I A An The This That These Those It Its If In On Of For To When While With And Or But
 Note Also However Then Here There Python Yes No True False None Finally First Second Third Each Both It's""".split())
@@ -126,7 +124,7 @@ file files line lines code snippet snippets call calls called""".split())
 
 
 def _is_file(word: str) -> bool:
-    return "." in word and (detect_language(word) is not None or word.lower().endswith(_DOCUMENT_SUFFIXES))
+    return "." in word and source_or_document(word)
 
 
 def _identifier_like(word: str) -> bool:
