@@ -12,7 +12,6 @@ instead of the real one, and `-P`, which stops that, exists only from Python 3.1
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 import sys
@@ -84,10 +83,6 @@ def cmd_ui(args, settings: Settings) -> int:
         raise UsageError(f"--host {args.host} serves the page to other machines, which could read any indexed file "
                          "and spend your LLM key: set a token with --token or CODEQA_UI_TOKEN (or keep the default "
                          "--host 127.0.0.1).")
-    missing = [name for name in ("starlette", "uvicorn") if importlib.util.find_spec(name) is None]
-    if missing:  # streamlit before 1.60 or so ships its ASGI server as an extra
-        raise UsageError(f"codeqa ui serves the page through Streamlit's ASGI server, which needs {' and '.join(missing)}: "
-                         "pip install 'streamlit[starlette]' (or a newer streamlit).")
     env = dict(os.environ)  # the page reads its settings from the environment it is given (Settings.load)
     if args.repo:
         env["CODEQA_UI_REPO"] = str(_repo(args.repo))
