@@ -182,11 +182,10 @@ class OpenAIChat:
 
         generation = generation or Generation()
         wait, first = generation.waits(self.timeout)
-        watch = None
-        started = finished = False
+        watch = None  # set once the request is made: the stream has started
+        finished = False
         try:
             response = self._request(messages, stream=True, generation=generation)
-            started = True
             watch = _Silence(lambda: _interrupt(response))
             watch.arm(first)  # until the first text: the model reads the prompt (progress chunks do not count)
             try:
@@ -221,9 +220,10 @@ class OpenAIChat:
                 # the SDK ends a stream quietly when the connection closes without `[DONE]`
                 raise LLMClosed(self._closed("it ended with no finish reason"))
         except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:  # ValueError: a malformed SSE line
-            if watch is not None and watch.fired or isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
-                raise LLMTimeout(self._silent(watch.limit if watch is not None and watch.fired else first)) from exc
-            if started and isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):
+            fired = watch is not None and watch.fired
+            if fired or isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
+                raise LLMTimeout(self._silent(watch.limit if fired else first)) from exc
+            if watch is not None and isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):
                 if finished:
                     return  # the reply was whole; only the connection's goodbye was lost
                 raise LLMClosed(self._closed(one_line(str(exc.__cause__ or exc), drop_period=True))) from exc
