@@ -267,7 +267,8 @@ def _run(run: RunOptions, files: list[SourceFile], store: Store, report: IndexRe
         # an unchanged file parsed again for the references alone (its parse not cached) and edited since
         # the walk: its stored chunks are of the bytes the manifest names, its references of others; redone next run
         moved = {f.path for f in files if as_parsed.get(f.path, f).sha256 != f.sha256} - {f.path for f in changed}
-        store.mark_pending(sorted(moved))
+        if moved:
+            store.mark_pending(sorted(moved))
         files = [as_parsed.get(f.path, f) for f in files]
         report.partial = sorted((pf.file.path, pf.error) for pf in phase1.parsed if pf.error)
         report.files_by_language = dict(Counter(pf.file.language or "text" for pf in phase1.parsed))
