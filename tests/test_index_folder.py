@@ -138,6 +138,17 @@ def test_an_index_made_before_markers_is_adopted_by_its_own_repository_only(repo
     assert json.loads((folder / MARKER_FILE).read_text(encoding="utf-8"))["repo"] == str(repo.resolve())
 
 
+def test_an_index_made_before_markers_whose_shard_holds_temp_segments_is_adopted(repo, tmp_path):
+    """Qdrant Edge's optimizer leaves `temp_segments/` in the shard: a real index built before markers (a
+    benchmark's streamlink index) was refused as "not a codeqa index folder" for it."""
+    folder = tmp_path / "index"
+    index_repo(repo, settings_for(folder), embedder=EMBEDDER)
+    (folder / MARKER_FILE).unlink()
+    (folder / "chunks" / "temp_segments").mkdir(exist_ok=True)
+    assert index_repo(repo, settings_for(folder), embedder=EMBEDDER).nothing_to_do
+    assert (folder / MARKER_FILE).exists()
+
+
 def test_a_damaged_or_foreign_marker_is_refused(repo, tmp_path):
     folder = tmp_path / "index"
     index_repo(repo, settings_for(folder), embedder=EMBEDDER)

@@ -214,10 +214,10 @@ def _recognised(path: Path, name: str) -> bool:
         return path.is_file()
     if name in ("state.json", "state.json.tmp"):
         return path.is_file() and _starts_with(path, _STATE_START, empty_ok=name.endswith(".tmp"))
-    if name == "chunks":  # a Qdrant Edge shard (store/edge.py): its config, segments, the engine's JSON state
-        names = _entries(path)
+    if name == "chunks":  # a Qdrant Edge shard (store/edge.py): its config, segments (the optimizer's temporary
+        names = _entries(path)  # ones too), the engine's JSON state
         return names is not None and "edge_config.json" in names and all(
-            n in ("segments", "wal") or n.endswith(".json") for n in names)
+            n in ("segments", "temp_segments", "wal") or n.endswith(".json") for n in names)
     if name.startswith("writer-spool-"):  # indexing/writer.py's temporary folder (tempfile.mkdtemp)
         return path.is_dir()
     return False
