@@ -25,6 +25,9 @@ class Settings:
     # index location: None -> <cache home>/codeqa/<repo name>-<hash of its path> (see index_dir_for)
     index_dir: Path | None = None
     cache_home: Path | None = None  # XDG_CACHE_HOME
+    # where workspaces (named sets of repositories, codeqa/workspace.py) are kept; None -> <config home>/codeqa/workspaces
+    workspaces_dir: Path | None = None
+    config_home: Path | None = None  # XDG_CONFIG_HOME
     qdrant_url: str | None = None
     qdrant_api_key: str | None = field(default=None, repr=False)  # a key never shows in a repr or a log
     qdrant_shards: int | None = None
@@ -121,11 +124,11 @@ class Settings:
                 values[f.name] = _convert(f.name, f.type, raw)
         for name, var in (("openai_base_url", "OPENAI_BASE_URL"), ("openai_api_key", "OPENAI_API_KEY"),
                           ("qdrant_url", "QDRANT_URL"), ("qdrant_api_key", "QDRANT_API_KEY"),
-                          ("cache_home", "XDG_CACHE_HOME")):
+                          ("cache_home", "XDG_CACHE_HOME"), ("config_home", "XDG_CONFIG_HOME")):
             if env.get(var) and name not in values:
                 values[name] = env[var]
         values.update({k: v for k, v in overrides.items() if v is not None})
-        for name in ("index_dir", "cache_home", "onnx_cache", "queries_dir"):
+        for name in ("index_dir", "cache_home", "onnx_cache", "queries_dir", "workspaces_dir", "config_home"):
             if isinstance(values.get(name), (str, Path)):
                 values[name] = Path(values[name]).expanduser()
         return cls(**values)

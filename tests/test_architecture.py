@@ -150,7 +150,7 @@ def every_import() -> dict[str, set[str]]:
 # use, with import_module, for the user: no codeqa module reaches them through it). No exceptions are needed.
 LAYERS = (
     ("codeqa", "codeqa.types", "codeqa.errors", "codeqa.config", "codeqa.languages", "codeqa.roles", "codeqa.redact",
-     "codeqa.source_text", "codeqa.plain_sqlite"),
+     "codeqa.source_text", "codeqa.plain_sqlite", "codeqa.workspace"),
     ("codeqa.embed", "codeqa.llm"),  # the two model clients: embeddings, and chat (the reranker's and the answer's)
     ("codeqa.store", "codeqa.fingerprint"),  # the index's engines, and what the index records of its making
     ("codeqa.indexing", "codeqa.query"),
