@@ -30,6 +30,7 @@ FLAGS = {
     "ui": ["--repo", "--port", "--watch"],
     "mcp": ["--repo", "--http", "--token", "--watch"],
     "watch": ["--debounce", "--index-dir"],
+    "workspace": [],  # its actions (add, list, remove) and their flags: tests/test_workspace.py
 }
 
 

@@ -7,6 +7,7 @@ CodeQAError into a message and an exit code.
     page.py        ui: the page's child process and what it may be reached by
     ask.py         ask
     evaluate.py    eval, eval generate, eval compare
+    workspace.py   workspace add/list/remove, and index/search/refs --workspace NAME
 
 Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input (missing repo, no index yet).
 """
@@ -25,6 +26,7 @@ from .ask import cmd_ask
 from .commands import cmd_export, cmd_index, cmd_mcp, cmd_refs, cmd_search, cmd_watch
 from .evaluate import cmd_eval
 from .page import cmd_ui
+from .workspace import cmd_workspace, workspace_index, workspace_refs, workspace_search
 from .terminal import terminal_safe
 
 DESCRIPTION = """Answer questions about a codebase.
@@ -39,6 +41,7 @@ DESCRIPTION = """Answer questions about a codebase.
   codeqa ui [--repo PATH]           the Streamlit chat
   codeqa mcp [--repo PATH]          an MCP server for coding agents (stdio; --http HOST:PORT)
   codeqa watch PATH                 keep the index fresh while you edit (also: ui/mcp --watch)
+  codeqa workspace add NAME PATH... a named set of repositories: index, search and refs take --workspace NAME
 
 The index is embedded (Qdrant Edge, in-process) in your cache folder, never inside the repository:
 $XDG_CACHE_HOME/codeqa/<repo>-<hash> (~/.cache/..., ~/Library/Caches/... on macOS). --index-dir or
@@ -64,6 +67,20 @@ def _index_name(p: argparse.ArgumentParser) -> None:
     p.add_argument("--index-name", help=INDEX_NAME_HELP)
 
 
+def _target(p: argparse.ArgumentParser, needs: str) -> None:
+    """--workspace NAME beside the one repository `needs` names (`--repo` or `path`): main() asks for one of them."""
+    p.add_argument("--workspace", metavar="NAME", help="every repository of workspace NAME, each in its own index "
+                                                       "(see `codeqa workspace`)")
+    p.set_defaults(needs=needs, usage_error=p.error)
+
+
+def _repo_or_workspace(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--repo", type=Path, help="the repository whose index to use; with --workspace, the NAME of one of "
+                                             "its repositories")
+    _target(p, "--repo")
+    _common(p, repo_required=False)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="codeqa", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -75,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "embeds the chunks (package code first) for semantic search, in committed batches: "
                                    "stopping it loses nothing and the next run goes on from there. Re-runs only touch "
                                    "changed files. --dry-run says what a run would index and about how long it would take.")
-    p.add_argument("path", type=Path, help="repository folder")
+    p.add_argument("path", type=Path, nargs="?", help="repository folder")
+    _target(p, "path")
     _common(p, repo_required=False)
     p.add_argument("--full", action="store_true", help="drop the existing index and rebuild it from scratch")
     p.add_argument("--dry-run", action="store_true",
@@ -92,14 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "boosted by symbol-name matches and one reference hop. Prints results best first.")
     p.add_argument("query", nargs="?", help="what to look for (natural language or identifiers)")
     p.add_argument("--queries-file", type=Path, help="JSON lines with a \"query\" field: one JSON line of results per query")
-    _common(p)
+    _repo_or_workspace(p)
     p.add_argument("--top-k", type=_positive, default=10, help="results per query (default 10)")
     p.add_argument("--json", action="store_true", help="JSON output (see README for the shape)")
 
     p = sub.add_parser("refs", help="definitions and references of a symbol",
                        description="SYMBOL is a name (`EncoderClass`), `Class.method`, or `path:Name` to narrow it.")
     p.add_argument("symbol")
-    _common(p)
+    _repo_or_workspace(p)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("ask", help="answer a question with cited code")
@@ -179,6 +197,27 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
     p.add_argument("--index-dir", type=Path, help="index folder (default: the user's cache, ~/.cache/codeqa/<repo>-<hash>; env CODEQA_INDEX_DIR)")
     p.add_argument("--qdrant-url", help="Qdrant server or cluster URL instead of the local index (env QDRANT_URL)")
     _index_name(p)
+
+    p = sub.add_parser("workspace", help="named sets of repositories, searched as one",
+                       description="A workspace is a named set of repositories, each with its own index, kept in "
+                                   "<config>/codeqa/workspaces/NAME.toml (env CODEQA_WORKSPACES_DIR; else "
+                                   "$XDG_CONFIG_HOME or ~/.config), a file you may edit. `index`, `search` and `refs` "
+                                   "take --workspace NAME; search fuses the repositories' results into one ranking "
+                                   "and names each hit's repository.")
+    actions = p.add_subparsers(dest="workspace_command", metavar="ACTION", required=True)
+    a = actions.add_parser("add", help="add repositories to a workspace (created if needed)",
+                           description="Add each PATH (a folder) to workspace NAME, creating it if needed. A "
+                                       "repository is named after its folder; a name already taken gets -2, -3...")
+    a.add_argument("name", metavar="NAME")
+    a.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    a.add_argument("--index-dir", dest="repository_index_dir", type=Path,
+                   help="the index folder of the one PATH given (default: the user's cache, as for `codeqa index`)")
+    a = actions.add_parser("list", help="the workspaces, or the repositories of one")
+    a.add_argument("name", metavar="NAME", nargs="?")
+    a.add_argument("--json", action="store_true")
+    a = actions.add_parser("remove", help="take a repository out of a workspace (its index stays)")
+    a.add_argument("name", metavar="NAME")
+    a.add_argument("path", metavar="PATH", help="the repository's folder, or its name in the workspace")
     return parser
 
 
@@ -199,9 +238,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
+    needs = getattr(args, "needs", None)
+    if needs and args.workspace is None and getattr(args, needs.lstrip("-")) is None:
+        args.usage_error(f"the following arguments are required: {needs} (or --workspace NAME)")
     try:
         settings = Settings.load(index_dir=getattr(args, "index_dir", None), qdrant_url=getattr(args, "qdrant_url", None),
                                  index_name=getattr(args, "index_name", None))
+        if getattr(args, "workspace", None):
+            return WORKSPACE_COMMANDS[args.command](args, settings)
         return COMMANDS[args.command](args, settings)
     except CodeQAError as exc:  # a message may quote a file's path or text, or a server's words
         print(f"error: {terminal_safe(str(exc))}", file=sys.stderr)
@@ -216,4 +260,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 COMMANDS = {"index": cmd_index, "search": cmd_search, "refs": cmd_refs, "ask": cmd_ask, "export": cmd_export,
-            "eval": cmd_eval, "ui": cmd_ui, "mcp": cmd_mcp, "watch": cmd_watch}
+            "eval": cmd_eval, "ui": cmd_ui, "mcp": cmd_mcp, "watch": cmd_watch, "workspace": cmd_workspace}
+WORKSPACE_COMMANDS = {"index": workspace_index, "search": workspace_search, "refs": workspace_refs}  # --workspace NAME

@@ -1,0 +1,149 @@
+"""Search and references across a workspace: one Retriever per repository, one ranking for all.
+
+Each repository is searched in its own index, as alone; the ranked lists are fused by reciprocal rank
+(score = 1 / (RRF_K + rank in its repository)), the same fusion for every repository. A repository's
+scores are not compared with another's, and its number of hits does not count: a big repository's tenth
+hit ranks below a small one's first. Hits of equal rank are ordered by their repository's own score.
+
+A repository whose index cannot be opened (none yet, another model, a folder gone) is left out and
+reported in `unavailable`, never silently; only when none can be opened is that an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..config import Settings
+from ..embed import Embedder
+from ..errors import CodeQAError, UsageError
+from ..types import Hit
+from ..workspace import Workspace, settings_for
+from .retrieve import Retriever, lookup_references
+
+RRF_K = 60  # the usual constant of reciprocal-rank fusion: rank 1 scores 1/61, rank 10 1/70
+
+
+@dataclass(frozen=True)
+class RepositoryHit:
+    """A hit of one repository of a workspace; `score` is the fused score the list is ordered by."""
+
+    repository: str
+    hit: Hit
+    score: float
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """A repository left out of a workspace query, and why (the message says what to run)."""
+
+    repository: str
+    reason: str
+
+
+def fuse(ranked: Sequence[tuple[str, Sequence[Hit]]], top_k: int) -> list[RepositoryHit]:
+    """The `top_k` best of several repositories' ranked lists, by reciprocal rank (module docstring)."""
+    fused = [RepositoryHit(name, hit, 1.0 / (RRF_K + rank))
+             for name, hits in ranked for rank, hit in enumerate(hits, 1)]
+    order = {name: i for i, (name, _) in enumerate(ranked)}
+    fused.sort(key=lambda h: (-h.score, -h.hit.score, order[h.repository]))
+    return fused[:top_k]
+
+
+class WorkspaceSearcher:
+    """The indexes of a workspace's repositories, open for search. Open with `WorkspaceSearcher.open(...)`;
+    use as a context manager. One embedding model serves every repository."""
+
+    def __init__(self, workspace: Workspace, retrievers: Sequence[tuple[str, Retriever]],
+                 unavailable: Sequence[Unavailable]):
+        self.workspace = workspace
+        self.retrievers = tuple(retrievers)
+        self.unavailable = tuple(unavailable)
+
+    @classmethod
+    def open(cls, workspace: Workspace, settings: Settings, embedder: Embedder | None = None) -> "WorkspaceSearcher":
+        if not workspace.repositories:
+            raise UsageError(f"Workspace {workspace.name!r} has no repositories yet; add one with "
+                             f"`codeqa workspace add {workspace.name} PATH`.")
+        retrievers: list[tuple[str, Retriever]] = []
+        unavailable: list[Unavailable] = []
+        try:
+            for repository in workspace.repositories:
+                try:
+                    retriever = Retriever.open(repository.path, settings_for(repository, settings), embedder)
+                except CodeQAError as exc:
+                    unavailable.append(Unavailable(repository.name, str(exc)))
+                    continue
+                embedder = embedder or retriever.embedder  # the model loads once, with the first index found
+                retrievers.append((repository.name, retriever))
+        except BaseException:
+            for _, r in retrievers:
+                r.close()
+            raise
+        if not retrievers:
+            raise UsageError(f"No repository of workspace {workspace.name!r} can be searched: "
+                             + " ".join(f"{u.repository}: {u.reason}" for u in unavailable))
+        return cls(workspace, retrievers, unavailable)
+
+    def __enter__(self) -> "WorkspaceSearcher":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for _, retriever in self.retrievers:
+            retriever.close()
+
+    def semantic_coverage(self) -> dict[str, float]:
+        """Each repository's share of chunks with a dense vector (Retriever.semantic_coverage)."""
+        return {name: r.semantic_coverage() for name, r in self.retrievers}
+
+    def search(self, query: str, top_k: int = 10) -> list[RepositoryHit]:
+        """The best chunks of every repository for `query`, fused into one ranking, best first."""
+        return fuse([(name, r.search(query, top_k=top_k)) for name, r in self.retrievers], top_k)
+
+
+@dataclass(frozen=True)
+class RepositoryReferences:
+    """`codeqa refs` in one repository of a workspace: lookup_references' record, or why it could not be read."""
+
+    repository: str
+    path: str
+    found: dict | None
+    unavailable: str | None = None
+
+
+def workspace_references(workspace: Workspace, settings: Settings, spec: str) -> list[RepositoryReferences]:
+    """The definitions of `spec` and their reference sites in each repository of the workspace, in its order.
+    A repository resolves names within itself: a name it only imports from another is not followed there."""
+    out = []
+    for repository in workspace.repositories:
+        try:
+            found = lookup_references(repository.path, settings_for(repository, settings), spec)
+        except CodeQAError as exc:
+            out.append(RepositoryReferences(repository.name, str(repository.path), None, str(exc)))
+            continue
+        out.append(RepositoryReferences(repository.name, str(repository.path), found))
+    return out
+
+
+def references_json(spec: str, results: Sequence[RepositoryReferences]) -> dict:
+    """The `refs --workspace --json` record: every definition and site with its `repository`, grouped by
+    repository in the workspace's order, and what each repository held."""
+    definitions, references, repositories, suggestions = [], [], [], []
+    for r in results:
+        summary = {"repository": r.repository, "path": r.path}
+        if r.found is None:
+            repositories.append({**summary, "error": r.unavailable})
+            continue
+        definitions += [{"repository": r.repository, **d} for d in r.found["definitions"]]
+        references += [{"repository": r.repository, **x} for x in r.found["references"]]
+        suggestions += [s for s in r.found.get("suggestions", []) if s not in suggestions]
+        repositories.append({**summary, "definitions": len(r.found["definitions"]),
+                             "references": len(r.found["references"])})
+    record = {"symbol": spec, "repositories": repositories, "definitions": definitions, "references": references}
+    if not definitions:
+        record["suggestions"] = suggestions
+    return record
+
