@@ -73,6 +73,9 @@ class Settings:
     # the model's context window, when the endpoint does not say it (llama.cpp, vLLM and Ollama do)
     context_window: int | None = None
     answer_tokens: int = 1024  # the most tokens an answer may take (max_tokens; less in a small window)
+    # Ollama: how long the model stays loaded after an answer (its default, 5 minutes, makes a later question
+    # load it again); an Ollama duration, checked where the chat model is built (llm/chat.py)
+    keep_alive: str = "30m"
     # where the server constrains output (llama.cpp): every line of an answer ends with a snippet number
     cite_grammar: int = 1
     judge_model: str | None = None

@@ -243,6 +243,7 @@ class Answer:
     shallow: str | None = None
     # sentences that pass the prompt's own wording off as an answer (prompt.prompt_echoes): no support, whatever they cite
     echoes: tuple[str, ...] = ()
+    served: "ServerUsage | None" = None  # LLM answers: what the server said it read, reused from its cache and wrote
 
     @property
     def grounded(self) -> bool:
@@ -253,6 +254,18 @@ class Answer:
             return any(c.verified for c in self.citations)
         return (any(c.counted for c in self.citations) and all(c.supported for c in self.claims)
                 and not self.echoes)
+
+
+@dataclass(frozen=True)
+class ServerUsage:
+    """What a chat server said it did with one request (None where it did not say): prompt tokens it read and
+    those it reused from its prompt cache, tokens it wrote, and its reading and writing speeds (tokens/s)."""
+
+    read_tokens: int | None = None
+    cached_tokens: int | None = None
+    written_tokens: int | None = None
+    read_per_second: float | None = None
+    write_per_second: float | None = None
 
 
 @dataclass(frozen=True)

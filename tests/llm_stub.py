@@ -11,8 +11,12 @@
 With `window` set the stub poses as llama.cpp's server with that context window: /v1/models and
 /props report it, /apply-template and /tokenize count a prompt (one token per `chars_per_token`
 characters), a prompt over the window is refused with llama.cpp's HTTP 400, `max_tokens` cuts a reply
-(finish_reason "length"), and a streamed request with "return_progress" gets a prompt-progress chunk first.
-`stub.prompt_tokens` lists what each chat request's prompt counted.
+(finish_reason "length"), a streamed request with "return_progress" gets a prompt-progress chunk first, and
+the last chunk carries llama.cpp's `timings`: `cache_n`, the prompt's tokens it shares with the request before
+(its prompt cache), and `prompt_n`, the rest. `stub.prompt_tokens` lists what each chat request's prompt counted.
+With `ollama_parameters` set it poses as Ollama: /api/show answers them, /api/generate (its keep-alive call) is
+answered. A stream whose request asks for it (`stream_options.include_usage`) ends with an OpenAI usage chunk,
+`prompt_tokens_details.cached_tokens` counted as for `timings`.
 
 Endpoints: POST /v1/chat/completions (plain JSON, or SSE when the body says "stream": true),
 POST /v1/embeddings (deterministic bag-of-words vectors, EMBEDDING_DIMENSION long), GET /v1/models. A Reply can fail with an HTTP status and an OpenAI-style error body, wait before
@@ -89,6 +93,7 @@ class LLMStub(LocalServer):
     ollama_parameters: str | None = None  # set: the stub poses as Ollama; /api/show answers these parameters
     chars_per_token: float = 3.0
     prompt_tokens: list[int] = field(default_factory=list)
+    last_prompt: str = ""  # the templated prompt of the last chat request: what its prompt cache holds
 
     def count(self, messages: list[dict]) -> int:
         """Tokens of a templated prompt, as this stub's llama.cpp pose counts them."""
@@ -211,6 +216,9 @@ class _Handler(JSONHandler):
         if self.owner.ollama_parameters is not None and self.path == "/api/show":
             self.send_json(200, {"parameters": self.owner.ollama_parameters, "model_info": {"qwen2.context_length": 32768}})
             return
+        if self.owner.ollama_parameters is not None and self.path == "/api/generate":
+            self.send_json(200, {"model": body.get("model"), "response": "", "done": True, "done_reason": "load"})
+            return
         if self.owner.window and self.path == "/apply-template":
             self.send_json(200, {"prompt": self.owner.template(body.get("messages") or [])})
             return
@@ -265,6 +273,12 @@ class _Handler(JSONHandler):
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode("utf-8"))
             self.wfile.flush()
 
+        prompt = self.owner.template(body.get("messages") or [])
+        shared = next((i for i, (a, b) in enumerate(zip(prompt, self.owner.last_prompt)) if a != b),
+                      min(len(prompt), len(self.owner.last_prompt)))
+        self.owner.last_prompt = prompt
+        per = max(1, int(self.owner.chars_per_token))
+        cached, read = shared // per, len(prompt) // per + 1 - shared // per
         finish = reply.finish
         limit = body.get("max_tokens") or body.get("max_completion_tokens")
         if limit and len(pieces) > limit:
@@ -288,7 +302,15 @@ class _Handler(JSONHandler):
         if reply.broken:
             return  # the handler ends and the connection closes short of the promised length
         if finish is not None:
-            event({}, finish)
+            timings = {"cache_n": cached, "prompt_n": read, "prompt_ms": 1000.0 * read / 50, "prompt_per_second": 50.0,
+                       "predicted_n": len(pieces), "predicted_ms": 100.0 * len(pieces), "predicted_per_second": 10.0}
+            event({}, finish, **({"timings": timings} if self.owner.window else {}))
+            if (body.get("stream_options") or {}).get("include_usage"):
+                usage = {"prompt_tokens": cached + read, "completion_tokens": len(pieces),
+                         "total_tokens": cached + read + len(pieces), "prompt_tokens_details": {"cached_tokens": cached}}
+                chunk = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": int(time.time()),
+                         "model": model, "choices": [], "usage": usage}
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode("utf-8"))
         if reply.done:
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()

@@ -33,11 +33,12 @@ from .support import shallow as answer_shallow
 from .conversation import Conversation, Turn
 from .defang import defang_markdown
 from .extractive import extractive_answer
+from .pace import Estimate, Pace
 from .prompt import FittedPrompt, PromptParts, PromptTooLarge, cited_lines_grammar, fit_prompt, prompt_echoes
 from .prompt import build_messages as _build_messages
 from .streaming import AnswerProgress, ProgressCallback, ThinkSplitter, repeating
 from .summary import summarize_usage, summary_to_json
-from ..types import Answer, Retrieval, UsageSummary
+from ..types import Answer, Retrieval, ServerUsage, UsageSummary
 
 EXTRACTIVE_BUDGET_TOKENS = 40_000  # evidence of an answer no model reads: every listed reference site fits
 # the slowest prompt reading we plan for (tokens/s): a 1.5B model on two busy CPU cores reads 26-32, so the
@@ -66,13 +67,16 @@ class AnswerStream:
     """One answer in progress. Iterate for text pieces as they arrive; afterwards `answer` holds the
     final Answer (citations verified). `retrieval` is there from the start, so a UI can show the
     evidence before the first token, and so is `prompt` (PromptInfo: the tokens the model will read)
-    for an LLM answer. `result()` finishes the answer without showing it. `on_progress`, when given,
-    hears where the model is (reading the prompt, writing) while the shell waits."""
+    for an LLM answer, with `early` (the answer found in the code, to show while the model reads) and
+    `estimate` (how long the model should take, once this server has answered in this process).
+    `result()` finishes the answer without showing it. `on_progress`, when given, hears where the model
+    is (reading the prompt, writing) while the shell waits."""
 
     def __init__(self, answerer: "Answerer", question: str, query: str, retrieval: Retrieval,
                  chat: ChatModel | None, conversation: Conversation | None, started: float,
                  summary: UsageSummary | None = None, fitted: FittedPrompt | None = None,
-                 error: str | None = None, on_progress: ProgressCallback | None = None):
+                 error: str | None = None, on_progress: ProgressCallback | None = None,
+                 estimate: Estimate | None = None):
         self.question = question
         self.query = query
         self.retrieval = retrieval
@@ -80,6 +84,8 @@ class AnswerStream:
         self.fitted = fitted
         self.prompt = fitted.info if fitted is not None else None
         self.mode = "llm" if chat is not None and fitted is not None else "extractive"
+        self.estimate = estimate
+        self.served: ServerUsage | None = None  # what the server said of the request, when it did
         self.error: str | None = error
         self.cut: str | None = None
         self.reasoning = ""
@@ -92,6 +98,23 @@ class AnswerStream:
         self._conversation = conversation
         self._on_progress = on_progress
         self._iterator: Iterator[str] | None = None
+        self._asks_model = self.mode == "llm"
+        self._early: Answer | None = None
+
+    @property
+    def early(self) -> Answer | None:
+        """An LLM answer's first part, for the shell to show while the model reads: the answer codeqa finds in
+        the retrieved code alone, built and checked exactly as a no-LLM answer (mode "extractive": never the
+        model's), on first use. None when the answer itself is extractive."""
+        if self._early is None and self._asks_model:
+            self._early = AnswerStream(self._answerer, self.question, self.query, self.retrieval, None, None,
+                                       self.started, self.summary).result()
+        return self._early
+
+    @property
+    def estimate_seconds(self) -> float | None:
+        """How long the model's answer should take in all, from what this server did before; None until it did."""
+        return None if self.estimate is None else self.estimate.seconds
 
     def __iter__(self) -> Iterator[str]:
         if self._iterator is None:
@@ -146,9 +169,14 @@ class AnswerStream:
         finish = None
         checked = written_chars = 0
         written = 0
+        asked = time.perf_counter()
+        first: float | None = None
         stream = self._chat.stream(self.fitted.messages, generation)
         try:
             for delta in stream:
+                if delta.usage is not None:
+                    self.served = delta.usage
+                    continue
                 if delta.progress is not None:
                     done, total = delta.progress
                     self._progress("reading", done, total, f"The model is reading the context: {done:,} of {total:,} tokens…")
@@ -157,6 +185,7 @@ class AnswerStream:
                 self.reasoning += delta.reasoning + thought
                 finish = delta.finish or finish
                 if text:
+                    first = first or time.perf_counter()
                     pieces.append(text)
                     written_chars += len(text)
                     written += 1
@@ -196,6 +225,9 @@ class AnswerStream:
                 close()  # a loop cut early stops the request
         if self.cut is None:
             self.cut = FINISH_CUTS.get(finish, "stopped") if finish else "closed"
+        if first is not None:
+            self._answerer.pace.learn(self._answerer.server(self._chat), self.fitted.messages, tokens, self.served,
+                                      first - asked, time.perf_counter() - first, written)
         if self.cut == "closed":  # as OpenAIChat's LLMClosed: the endpoint failed to finish
             self.error = f"The chat model {self._chat.model!r} ended its stream without saying the answer was done."
         note = self._cut_note(finish, info.max_tokens)
@@ -223,13 +255,17 @@ class Answerer:
         stream.answer                                        # Answer with verified citations
 
     `chat=None` uses OpenAIChat when `settings.llm_configured`, else extractive answers; `no_llm`
-    forces extractive for one question. Extractive answers never touch the network.
+    forces extractive for one question. Extractive answers never touch the network. `pace` holds the
+    speeds of the servers answered before (pace.py): a shell that makes an Answerer per question keeps
+    one Pace across them, so that each later question says how long it should take.
     """
 
-    def __init__(self, retriever: Retriever, settings: Settings, chat: ChatModel | None = None):
+    def __init__(self, retriever: Retriever, settings: Settings, chat: ChatModel | None = None,
+                 pace: Pace | None = None):
         self.retriever = retriever
         self.settings = settings
         self._chat = chat
+        self.pace = pace if pace is not None else Pace()
 
     @property
     def chat(self) -> ChatModel | None:
@@ -238,6 +274,11 @@ class Answerer:
         if self._chat is None and self.settings.llm_configured:
             self._chat = OpenAIChat.from_settings(self.settings)
         return self._chat
+
+    @staticmethod
+    def server(chat: ChatModel) -> tuple[str, str]:
+        """Whose speeds `pace` keeps: the chat model's endpoint and model."""
+        return str(getattr(chat, "endpoint", "")), chat.model
 
     def stream(self, question: str, conversation: Conversation | None = None, no_llm: bool = False,
                top_k: int | None = None, on_progress: ProgressCallback | None = None) -> AnswerStream:
@@ -260,16 +301,17 @@ class Answerer:
         if query != question:
             retrieval = replace(retrieval, query=query)
         summary = summarize_usage(retrieval, self.retriever.graph.symbols_by_id)
-        fitted, error = None, None
+        fitted, error, estimate = None, None, None
         if chat is not None:
             parts = PromptParts(question, retrieval, tuple(conversation.messages()) if conversation else (),
                                 self.retriever.repo.name, summary)
             try:
                 fitted = fit_prompt(parts, chat.info(), chat.count_tokens, self.settings.answer_tokens)
+                estimate = self.pace.estimate(self.server(chat), fitted.messages, fitted.info.tokens)
             except PromptTooLarge as exc:
                 error = str(exc)
         return AnswerStream(self, question, query, retrieval, chat, conversation, started, summary, fitted, error,
-                            on_progress)
+                            on_progress, estimate)
 
     def answer(self, question: str, conversation: Conversation | None = None, no_llm: bool = False,
                on_progress: ProgressCallback | None = None) -> Answer:
@@ -318,7 +360,7 @@ class Answerer:
                       summary=stream.summary, listed=retrieval.listed, cut=stream.cut, reasoning=stream.reasoning.strip(),
                       prompt=stream.prompt if llm else None, unknown_names=tuple(unknown), claims=claims, shallow=shallow,
                       echoes=echoes, first_token_seconds=stream.first_token_seconds,
-                      seconds=time.perf_counter() - stream.started)
+                      seconds=time.perf_counter() - stream.started, served=stream.served if llm else None)
 
     def subjects(self, retrieval: Retrieval) -> tuple[str, ...]:
         """What a turn was about: the symbols it named, else the symbol of the best hit."""
@@ -342,6 +384,16 @@ def ask(repo: Path | str, question: str, settings: Settings | None = None, *, no
     settings = settings or Settings.load()
     with Retriever.open(Path(repo), settings, embedder) as retriever:
         return Answerer(retriever, settings, chat).stream(question, conversation, no_llm=no_llm).result()
+
+
+def served_to_json(served: ServerUsage | None) -> dict:
+    """The prompt's tokens as the server read them: `read_tokens` it read, `cached_tokens` it reused from its
+    cache (a follow-up's start), its speeds in tokens/s; None where it did not say."""
+    served = served or ServerUsage()
+    return {"read_tokens": served.read_tokens, "cached_tokens": served.cached_tokens,
+            "written_tokens": served.written_tokens,
+            "read_per_second": None if served.read_per_second is None else round(served.read_per_second, 1),
+            "write_per_second": None if served.write_per_second is None else round(served.write_per_second, 1)}
 
 
 def _unique(spans: Sequence[CitedSpan]) -> list[CitedSpan]:
@@ -385,7 +437,8 @@ def answer_to_json(answer: Answer) -> dict:
         "prompt": None if answer.prompt is None else {
             "tokens": answer.prompt.tokens, "window": answer.prompt.window, "window_source": answer.prompt.window_source,
             "max_tokens": answer.prompt.max_tokens, "counted": answer.prompt.counted,
-            "left_out": list(answer.prompt.left_out), "notes": list(answer.prompt.notes)},
+            "left_out": list(answer.prompt.left_out), "notes": list(answer.prompt.notes),
+            **served_to_json(answer.served)},
         "first_token_seconds": None if answer.first_token_seconds is None else round(answer.first_token_seconds, 3),
         "seconds": None if answer.seconds is None else round(answer.seconds, 3),
     }

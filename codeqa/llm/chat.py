@@ -8,13 +8,13 @@ model and the setting to check.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Protocol, Sequence
 
 from ..config import Settings
 from ..errors import LLMError, UsageError
-from ..types import one_line
-from .endpoint import EndpointInfo, count_prompt_tokens, probe_endpoint
+from ..types import ServerUsage, one_line
+from .endpoint import KEEP_ALIVE, EndpointInfo, count_prompt_tokens, keep_loaded, probe_endpoint, server_usage
 
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
 
@@ -34,13 +34,16 @@ class ChatDelta:
 
     `text` is answer text; `reasoning` is thinking the server sends apart (`reasoning_content`), never
     answer text; `finish` is the server's finish reason on the last piece ("stop", "length", ...);
-    `progress` is (tokens read, tokens in all) while the model reads the prompt, before any text.
+    `progress` is (tokens read, tokens in all) while the model reads the prompt, before any text;
+    `usage` what the server said of the whole request (tokens read, reused from its cache, written; speeds),
+    on a piece of its own after the last text, where the server says it.
     """
 
     text: str = ""
     reasoning: str = ""
     finish: str | None = None
     progress: tuple[int, int] | None = None
+    usage: ServerUsage | None = None
 
 
 @dataclass(frozen=True)
@@ -104,13 +107,18 @@ class OpenAIChat:
     `timeout` is the longest silence between streamed pieces (a stream that keeps sending is never
     cut); before the first piece the wait is `Generation.first_wait`, sized by the caller from the
     prompt. `max_retries` retries connection errors, 408/429/5xx once by default. What the endpoint
-    says about itself (endpoint.py) picks the settings that keep a model from repeating itself.
+    says about itself (endpoint.py) picks the settings that keep a model from repeating itself, and what
+    keeps a prompt's start for the next question: llama.cpp is asked to cache it (`cache_prompt`), and
+    Ollama, whose OpenAI-compatible endpoint ignores `keep_alive`, is told on its own API after each
+    request to keep the model loaded for `keep_alive` (CODEQA_KEEP_ALIVE; its default unloads it after
+    five idle minutes, and the next question would load it again).
     """
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 1, temperature: float | None = 0.0,
-                 window: int | None = None):
+                 window: int | None = None, keep_alive: str | None = None):
         self.model = model
+        self.keep_alive = keep_alive
         self.base_url = base_url
         self.timeout = timeout
         self.temperature = temperature
@@ -125,8 +133,11 @@ class OpenAIChat:
         """The configured endpoint and model; UsageError when an endpoint is configured without a model."""
         if not settings.model:
             raise UsageError(missing_model_message(settings))
+        if not KEEP_ALIVE.fullmatch(settings.keep_alive):
+            raise UsageError(f"CODEQA_KEEP_ALIVE={settings.keep_alive!r} is no duration Ollama takes: give one such as "
+                             "30m, 2h or 90s (-1 keeps the model loaded for ever, 0 unloads it at once).")
         return cls(settings.model, settings.openai_base_url, settings.openai_api_key, settings.llm_timeout,
-                   window=settings.context_window)
+                   window=settings.context_window, keep_alive=settings.keep_alive)
 
     @property
     def endpoint(self) -> str:
@@ -164,6 +175,12 @@ class OpenAIChat:
             # OpenAI's newer models take only max_completion_tokens; every local server knows max_tokens
             extra["max_completion_tokens" if kind == "openai" else "max_tokens"] = generation.max_tokens
         body = dict(REPEAT_GUARD.get(kind, {}))
+        if stream and kind in USAGE_IN_STREAMS:  # the tokens read, reused and written, after the last piece
+            extra["stream_options"] = {"include_usage": True}
+        if kind == "llama.cpp":
+            # the next request reads only what follows the start it shares with this one (llama.cpp's default
+            # since 2024, said for the servers before it)
+            body["cache_prompt"] = True
         if stream and kind == "llama.cpp":
             body["return_progress"] = True  # prompt progress chunks while it reads: a live wait, not silence
         if generation.grammar and kind == "llama.cpp":
@@ -184,6 +201,7 @@ class OpenAIChat:
         wait, first = generation.waits(self.timeout)
         watch = None  # set once the request is made: the stream has started
         finished = False
+        served: ServerUsage | None = None
         try:
             response = self._request(messages, stream=True, generation=generation)
             watch = _Silence(lambda: _interrupt(response))
@@ -198,6 +216,10 @@ class OpenAIChat:
                         # prompt read before
                         total = int(progress["total"])
                         yield ChatDelta(progress=(min(int(progress.get("processed", 0)), total), total))
+                    said = server_usage(extra.get("timings"), getattr(chunk, "usage", None))
+                    if said is not None:  # llama.cpp's timings and a usage chunk may come apart: each adds what it says
+                        served = said if served is None else replace(served, **{
+                            k: v for k, v in vars(said).items() if v is not None})
                     if not chunk.choices:
                         continue
                     choice = chunk.choices[0]
@@ -219,6 +241,9 @@ class OpenAIChat:
             if not finished:
                 # the SDK ends a stream quietly when the connection closes without `[DONE]`
                 raise LLMClosed(self._closed("it ended with no finish reason"))
+            self._keep_loaded()
+            if served is not None:
+                yield ChatDelta(usage=served)
         except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:  # ValueError: a malformed SSE line
             fired = watch is not None and watch.fired
             if fired or isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
@@ -228,6 +253,11 @@ class OpenAIChat:
                     return  # the reply was whole; only the connection's goodbye was lost
                 raise LLMClosed(self._closed(one_line(str(exc.__cause__ or exc), drop_period=True))) from exc
             raise LLMError(self.explain(exc)) from exc
+
+    def _keep_loaded(self) -> None:
+        """Ollama: keep the model loaded for CODEQA_KEEP_ALIVE from now (each request reset it to the default)."""
+        if self.keep_alive and self.info().kind == "ollama":
+            keep_loaded(self.endpoint, self._api_key, self.model, self.keep_alive, timeout=min(self.timeout, 10.0))
 
     def _closed(self, how: str) -> str:
         return (f"The chat endpoint {self.endpoint} closed the stream before the answer was done (model {self.model!r}): "
@@ -243,6 +273,7 @@ class OpenAIChat:
 
         try:
             response = self._request(messages, stream=False, generation=generation)
+            self._keep_loaded()
             return (response.choices[0].message.content or "") if response.choices else ""
         except (openai.OpenAIError, httpx.HTTPError, ValueError, AttributeError) as exc:
             raise LLMError(self.explain(exc)) from exc
@@ -324,6 +355,10 @@ class _Silence:
                     return
 
 
+# Servers that send the request's usage after its last piece when the stream asks for it (`stream_options`, an
+# OpenAI field): another server may refuse a field it does not know.
+USAGE_IN_STREAMS = ("openai", "llama.cpp", "vllm", "ollama")
+
 # What keeps a greedy (temperature 0) small model from looping, by server: each server takes its own keys,
 # and OpenAI refuses keys it does not know, so an unknown server gets none (the answer stage still cuts a
 # stream that repeats itself).
@@ -340,14 +375,16 @@ class FakeChat:
     `replies` are used in order (the last repeats); a reply may be a function of the messages.
     `error` makes every call raise it. Every call's messages are kept in `requests`, its Generation in
     `generations`. `window` is the context window it reports; `tokens_per_char`, when given, makes it
-    count prompts (as a server tokenizer would); `finish` is the finish reason of every reply. A reply
-    longer than `Generation.max_tokens` words is cut there, with finish "length".
+    count prompts (as a server tokenizer would); `finish` is the finish reason of every reply, and `usage`
+    what it says of every request after it. A reply longer than `Generation.max_tokens` words is cut
+    there, with finish "length".
     """
 
     def __init__(self, replies: Sequence[str | Callable[[Sequence[Message]], str]] = ("No answer.",),
                  model: str = "fake", error: LLMError | None = None, window: int | None = None,
-                 tokens_per_char: float | None = None, finish: str = "stop"):
+                 tokens_per_char: float | None = None, finish: str = "stop", usage: ServerUsage | None = None):
         self.model = model
+        self.usage = usage
         self.replies = list(replies)
         self.error = error
         self.window = window
@@ -372,6 +409,8 @@ class FakeChat:
             pieces, finish = pieces[:generation.max_tokens], "length"
         yield from (ChatDelta(text=piece) for piece in pieces)
         yield ChatDelta(finish=finish)
+        if self.usage is not None:
+            yield ChatDelta(usage=self.usage)
 
     def complete(self, messages: Sequence[Message], generation: Generation | None = None) -> str:
         return self._reply(messages, generation)

@@ -22,6 +22,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ..types import ServerUsage
+
+# a duration as Ollama reads `keep_alive` (Go's time.ParseDuration, or whole seconds; negative: for ever)
+KEEP_ALIVE = re.compile(r"-?\d+|-?(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+")
 DEFAULT_WINDOW = 8192  # assumed when neither the endpoint nor CODEQA_CONTEXT_WINDOW says
 OLLAMA_DEFAULT_WINDOW = 2048  # Ollama's default num_ctx before 0.6 (4,096 since): the safe one
 
@@ -149,4 +153,36 @@ def count_prompt_tokens(base_url: str, api_key: str | None, messages: Sequence[d
     return len(ids) if isinstance(ids, list) else None
 
 
-__all__ = ["EndpointInfo", "probe_endpoint", "count_prompt_tokens", "DEFAULT_WINDOW"]
+def keep_loaded(base_url: str, api_key: str | None, model: str, keep_alive: str, timeout: float = 10.0) -> None:
+    """Ollama: keep `model` loaded for `keep_alive` from now. Its OpenAI-compatible endpoint takes no `keep_alive`
+    and each of its requests resets the time to Ollama's default; a request on its own API without a prompt
+    only sets it (and loads the model, were it unloaded). Never raises."""
+    with _client(api_key, timeout) as client:
+        _post(client, _root(base_url) + "/api/generate", {"model": model, "keep_alive": keep_alive})
+
+
+def server_usage(timings, usage) -> ServerUsage | None:
+    """What a server said of a request: llama.cpp's `timings` (`prompt_n` tokens read, `cache_n` reused, their
+    speeds), else OpenAI's `usage` (`prompt_tokens`, `prompt_tokens_details.cached_tokens` among them, and
+    `completion_tokens`); None when the piece says neither."""
+    def number(value) -> float | None:
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+
+    if isinstance(timings, dict) and number(timings.get("prompt_n")) is not None:
+        read, cached, written = (number(timings.get(k)) for k in ("prompt_n", "cache_n", "predicted_n"))
+        return ServerUsage(read_tokens=int(read), cached_tokens=None if cached is None else int(cached),
+                           written_tokens=None if written is None else int(written),
+                           read_per_second=number(timings.get("prompt_per_second")) or None,
+                           write_per_second=number(timings.get("predicted_per_second")) or None)
+    prompt = number(getattr(usage, "prompt_tokens", None))
+    if prompt is None:
+        return None
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = number(getattr(details, "cached_tokens", None))
+    written = number(getattr(usage, "completion_tokens", None))
+    return ServerUsage(read_tokens=int(prompt - (cached or 0)), cached_tokens=None if cached is None else int(cached),
+                       written_tokens=None if written is None else int(written))
+
+
+__all__ = ["EndpointInfo", "probe_endpoint", "count_prompt_tokens", "keep_loaded", "server_usage", "DEFAULT_WINDOW",
+           "KEEP_ALIVE"]
