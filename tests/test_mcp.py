@@ -181,11 +181,21 @@ def test_every_tool_over_stdio(repo, env, stub):
         result = await client.call_tool("ask", {"question": "How is EncoderClass used?"}, progress_callback=progress)
         assert not result.is_error, text_of(result)
         answer = result.structured_content
-        assert heard and "The model is reading" in heard[0][2] and heard[0][1] == answer["prompt_tokens"] > 0
+        # the answer found in the code comes first, cited and checked, and says it is not the model's (issue 65)
+        assert heard[0][2].startswith("Found in the code (not the model's answer: the model reads ")
+        assert "✓ app/cli.py:L9" in heard[0][2] and "Used 5 times in 2 files" in heard[0][2]
+        reading = [h for h in heard if "The model is reading" in h[2]]
+        assert reading and reading[0][1] == answer["prompt_tokens"] > 0 and heard.index(reading[0]) > 0
+        assert "in all)" not in reading[0][2]  # nothing is known of the server's speed before its first answer
         assert answer["mode"] == "llm" and answer["route"] == "usage" and answer["error"] is None
         assert answer["evidence"] and answer["citations"][0]["verified"]
         assert answer["citations"][0]["location"] == answer["evidence"][0]["location"]
         assert answer["answer"] in text_of(result) and "✓" in text_of(result)
+        heard.clear()
+        await client.call_tool("ask", {"question": "How is format_name used?"}, progress_callback=progress)
+        reading = [h for h in heard if "The model is reading" in h[2]]  # now the server's speed is known
+        assert reading and reading[0][2].endswith(" in all)") and "(a" in reading[0][2]
+        assert heard[0][2].startswith("Found in the code") and "in all;" in heard[0][2]
 
         result, status = await ok(client, "index_status")
         assert status["files"] > 5 and status["symbols"] > 5 and status["chunks"] > 5

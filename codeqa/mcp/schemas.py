@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Sequence
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
+from ..answer.extractive import EXTRACTIVE_NOTE
 from ..answer.streaming import describe_cut
 from ..query.lookup import ReferenceRecord
 from ..store import semantic_search_at
@@ -260,6 +261,21 @@ def references_text(r: ReferencesResult, kinds: list[str] | None, blocks: list[s
 def answer_text(a: AnswerResult) -> str:
     more = paging_line(a.page, "characters of the answer", "ask(the same question, ")
     return "\n\n".join([a.answer.rstrip(), *answer_notes(a), *([more] if more else [])])
+
+
+def early_text(a: AnswerResult, tokens: int, expected: str) -> str:
+    """The answer found in the code, sent in a progress notification while the model reads: a heading that says
+    it is not the model's, its start (an early page's room), its citations summary and first citations."""
+    wait = f", {expected} in all" if expected else ""
+    heading = (f"Found in the code (not the model's answer: the model reads {tokens:,} tokens of context{wait}; "
+               "its answer is this call's result):")
+    body = a.answer.removeprefix(EXTRACTIVE_NOTE).strip()
+    body = body if len(body) <= EARLY_CHARS else body[:EARLY_CHARS].rsplit("\n", 1)[0] + "\n[…]"
+    cited = [f"  {c.mark} {c.location} ({c.status})" for c in a.citations]
+    return "\n\n".join([heading, body, a.citations_summary, *(["Citations:\n" + "\n".join(cited)] if cited else [])])
+
+
+EARLY_CHARS = 2500  # of the answer found in the code, in a progress notification (its citations follow)
 
 
 def answer_notes(a: AnswerResult) -> list[str]:

@@ -21,6 +21,7 @@ batch is committed, and the next run (reindex, `codeqa index`) does what is left
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import replace
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Literal
@@ -31,6 +32,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from ..answer import AnswerProgress, Answerer
+from ..answer.pace import Pace, about
 from ..answer.citation_report import citation_status, describe_citations
 from ..config import Settings
 from ..indexing.index import index_status
@@ -40,7 +42,7 @@ from ..types import Answer, Hit, span_label
 from .pages import TEXT_BUDGET, clip, fit_page, page_info, paging_line, size, text_page
 from .reader import IndexReader, indexed_path
 from .schemas import (AnswerResult, CitationInfo, CodeLines, EvidenceInfo, ReferencesResult, ReindexResult, SearchHit,
-                      SearchResult, StatusResult, SymbolResult, answer_text, embedding_info, reference_sites,
+                      SearchResult, StatusResult, SymbolResult, answer_text, early_text, embedding_info, reference_sites,
                       references_text, reindex_text, site_blocks,
                       status_text, symbol_info, symbol_text, tool_result)
 
@@ -68,6 +70,7 @@ class RepositoryTools:
         self.reader = IndexReader(self.repo, settings)
         self.indexer = BackgroundIndexer(self.repo, settings)  # the server's index runs: reindex and --watch
         self._answers: dict[str, AnswerResult] = {}  # the last answers by question, for ask's offset
+        self.pace = Pace()  # the chat server's speeds, learnt from its answers: later questions say how long they take
 
     def close(self) -> None:
         self.indexer.close(wait=STOP_WAIT_SECONDS)  # not under the reader's lock: a stop must not wait for a call
@@ -212,8 +215,9 @@ class RepositoryTools:
         """An answer to a question about the code, with path:Lstart-Lend citations checked against the evidence
         (from the configured LLM, or extractive without one), and the evidence it rests on for reading further.
         A page is 4 KB: the answer's start, its citations and best evidence; `offset` with the same question
-        reads on (the answer is kept, not asked again). A local model may read for minutes first: progress
-        notifications say how far it is, and that a model loads first when one does (CODEQA_RERANK=likelihood)."""
+        reads on (the answer is kept, not asked again). A local model may read for minutes first: a progress
+        notification brings the answer found in the code at once (cited; not the model's), and others say how far
+        the model is, how long it should take, and that a model loads first when one does (CODEQA_RERANK=likelihood)."""
         full = self._answers.get(question) if offset else None
         if full is None:
             full = self._answer(question, ctx)
@@ -230,31 +234,27 @@ class RepositoryTools:
 
     def _answer(self, question: str, ctx: Context | None) -> AnswerResult:
         """The whole answer, kept for paging with offset."""
-        report = _progress_reporter(ctx)
+        send = _progress_reporter(ctx)
+        expected = ""  # "about 40 s", once this server has seen the model answer
+
+        def report(p: AnswerProgress) -> None:
+            if send is not None:
+                send(p if p.stage != "reading" or not expected else replace(p, message=f"{p.message} ({expected} in all)"))
+
         with self.reader.opened() as retriever:
-            if report is not None and (note := retriever.loading_note(question)):  # a minute's silence reads as a hang
+            if send is not None and (note := retriever.loading_note(question)):  # a minute's silence reads as a hang
                 report(AnswerProgress("loading", 0, None, note))
-            answer = Answerer(retriever, self.settings).answer(question, on_progress=report)
-            return self._keep(question, answer)
+            stream = Answerer(retriever, self.settings, pace=self.pace).stream(question, on_progress=report)
+            if stream.estimate_seconds is not None:
+                expected = about(stream.estimate_seconds)
+            if send is not None and stream.early is not None:  # useful at once, while the model reads for minutes
+                report(AnswerProgress("early", 0, stream.prompt.tokens,
+                                      early_text(_result(stream.early), stream.prompt.tokens, expected)))
+            return self._keep(question, stream.result())
 
     def _keep(self, question: str, answer: Answer) -> AnswerResult:
         """`answer` as the tool's result, kept for paging (called under the reader's lock: calls take turns)."""
-        prompt = answer.prompt
-        report = describe_citations(answer)  # the page's and the CLI's summary
-        result = AnswerResult(
-            answer=answer.answer, page=page_info(0, len(answer.answer), len(answer.answer)), mode=answer.mode,
-            route=answer.route, model=answer.model, error=answer.error,
-            citations=[CitationInfo(location=span_label(c.path, c.start_line, c.end_line, full=True) if c.start_line else c.path,
-                                    verified=c.verified, reason=c.reason, stale=c.stale, attributed=c.attributed,
-                                    supported=c.supported, support_reason=c.support_reason, counted=c.counted,
-                                    rote=c.rote, mark=status.mark, status=status.words)
-                       for c, status in ((c, citation_status(c, answer.mode)) for c in answer.citations)],
-            citations_total=len(answer.citations), citations_summary=report.line, warnings=list(report.warnings),
-            evidence=[EvidenceInfo(location=s.label, reason=s.reason) for s in answer.snippets],
-            evidence_total=len(answer.snippets),
-            grounded=answer.grounded, cut=answer.cut, prompt_tokens=prompt.tokens if prompt else None,
-            window=prompt.window if prompt else None, left_out=list(prompt.left_out) if prompt else [],
-            unknown_names=list(answer.unknown_names))
+        result = _result(answer)
         self._answers.pop(question, None)
         self._answers[question] = result
         while len(self._answers) > KEPT_ANSWERS:
@@ -295,6 +295,25 @@ class RepositoryTools:
             "semantic_search": round(1 - report.chunks_deferred / report.chunks, 4) if report.chunks else 1.0,
             "embedding": embedding_info(progress)})
         return tool_result(reindex_text(result), result)
+
+
+def _result(answer: Answer) -> AnswerResult:
+    """`answer` as ask's result (its whole text: the tool pages it)."""
+    prompt, report = answer.prompt, describe_citations(answer)  # the page's and the CLI's summary
+    return AnswerResult(
+        answer=answer.answer, page=page_info(0, len(answer.answer), len(answer.answer)), mode=answer.mode,
+        route=answer.route, model=answer.model, error=answer.error,
+        citations=[CitationInfo(location=span_label(c.path, c.start_line, c.end_line, full=True) if c.start_line else c.path,
+                                verified=c.verified, reason=c.reason, stale=c.stale, attributed=c.attributed,
+                                supported=c.supported, support_reason=c.support_reason, counted=c.counted,
+                                rote=c.rote, mark=status.mark, status=status.words)
+                   for c, status in ((c, citation_status(c, answer.mode)) for c in answer.citations)],
+        citations_total=len(answer.citations), citations_summary=report.line, warnings=list(report.warnings),
+        evidence=[EvidenceInfo(location=s.label, reason=s.reason) for s in answer.snippets],
+        evidence_total=len(answer.snippets),
+        grounded=answer.grounded, cut=answer.cut, prompt_tokens=prompt.tokens if prompt else None,
+        window=prompt.window if prompt else None, left_out=list(prompt.left_out) if prompt else [],
+        unknown_names=list(answer.unknown_names))
 
 
 def _matches(h: Hit, path_glob: str | None, language: str | None) -> bool:
