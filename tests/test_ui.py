@@ -131,6 +131,15 @@ def test_a_citation_links_to_its_own_lines_which_its_view_shows_and_names(ui):
     assert (inside.start_line, inside.end_line, inside.label) == (10, 40, "routing.py:L30-L35")
 
 
+def test_the_answer_found_in_the_code_is_headed_as_not_the_models(ui):
+    assert ui.early_heading(6039, "about 40 s") == ("Found in the code (not the model's answer: the model is reading "
+                                                    "6,039 tokens of context, about 40 s in all)")
+    assert "it was stopped" in ui.early_heading(None, "") and "not the model's answer" in ui.EARLY_FOLDED
+    early = Answer(answer="Produced without an LLM (extractive answer from retrieval alone).\n\nDefinition: x", citations=(),
+                   snippets=(), mode="extractive")
+    assert ui.early_text(early) == "Definition: x"
+
+
 def test_references_evidence_and_captions(ui):
     refs = [Reference("Enc", "b.py", 9, 4, "call", None, ("x",), "exact", "  y = Enc()`x`"),
             Reference("Enc", "a.py", 3, 0, "import", None, ("x",), "exact", "from m import Enc"),
@@ -288,6 +297,10 @@ def test_answer_from_the_stub_llm_streams_marks_unverified_and_follows_up(monkey
     assert "unverified citation" in ghost.label and "not in the index" in texts(ghost.info)
     assert not ghost.get("html")  # nothing is read for a file outside the index
     assert "EncoderClass" in llm_stub.chat_requests[0].text
+    # the answer found in the code was shown while the model read; under the model's answer it is folded (issue 65)
+    early = next(e for e in at.chat_message[-1].expander if e.label.startswith("Found in the code, before the model"))
+    assert "Used 5 times in 2 files" in texts(early.markdown) and "EncoderClass is built" not in texts(early.markdown)
+    assert "11 verified" in texts(early.caption)
     ask(at, "and where is it instantiated?")
     history = llm_stub.chat_requests[1].messages
     assert any(m["role"] == "assistant" and "EncoderClass is built" in m["content"] for m in history)

@@ -6,6 +6,7 @@
     highlighted_html    code highlighted with its real line numbers (pygments, inline styles)
     references_markdown the listed reference sites grouped by file; evidence_rows "why these snippets"
     plain, answer_summary, llm_description, time_ago, example_questions   small texts of the page
+    early_heading, early_text, EARLY_FOLDED   the answer found in the code, shown while the model reads
 
 `streamlit run ui/app.py` puts this folder on sys.path, so app.py imports this module as `answer_view`
 (a name that shadows nothing).
@@ -23,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 from codeqa.answer import parse_citations
 from codeqa.answer.citation_report import citation_status, describe_citations
 from codeqa.config import Settings
-from codeqa.answer.extractive import span_label, unlisted
+from codeqa.answer.extractive import EXTRACTIVE_NOTE, span_label, unlisted
 from codeqa.answer.markdown import code_regions
 from codeqa.query.retrieve import Retriever
 from codeqa.types import Answer, Citation, SiteList, Snippet
@@ -311,6 +312,23 @@ def example_questions(retriever: Retriever, count: int = 3) -> list[str]:
     run records their names, so the page reads no graph to ask them)."""
     names = [n for n in retriever.store.read_meta().get("most_used") or [] if isinstance(n, str)][:count]
     return [f"How is {name} used?" for name in names]
+
+
+EARLY_FOLDED = "Found in the code, before the model answered (not the model's answer)"
+
+
+def early_heading(tokens: int | None, expected: str) -> str:
+    """What the answer found in the code is, above it: while the model reads (`tokens` of context, `expected` the
+    wait, "" when unknown), or after the run was stopped (`tokens` None)."""
+    if tokens is None:
+        return "Found in the code (not the model's answer: it was stopped before it finished)"
+    wait = f", {expected} in all" if expected else ""
+    return f"Found in the code (not the model's answer: the model is reading {tokens:,} tokens of context{wait})"
+
+
+def early_text(answer: Answer) -> str:
+    """The answer found in the code without its first line, which says what the heading above it says."""
+    return answer.answer.removeprefix(EXTRACTIVE_NOTE).lstrip("\n")
 
 
 def answer_summary(answer: Answer, seconds: float | None) -> str:

@@ -1,5 +1,7 @@
 """The page's chat: the conversation so far, the intro with example questions, asking one question (retrieval,
-then the answer streamed as it is written) and showing an answer with its evidence.
+then the answer found in the code at once, then the model's answer streamed as it is written, the first one
+folded above it) and showing an answer with its evidence. A turn is kept from the moment it has something to
+show: the stop button ends the run where it is, and the page keeps the answer found in the code.
 
 What an answer shows is built by the plain functions of answer_view.py (tested without Streamlit); only files
 inside the repository and in its index are shown (access.py).
@@ -14,9 +16,11 @@ from dataclasses import replace
 import streamlit as st
 
 from codeqa.ui.access import path_refusal
-from codeqa.ui.answer_view import (answer_summary, citation_anchors, citation_chips, code_views, evidence_rows,
-                         example_questions, highlighted_html, link_citations, plain, references_markdown, sites_label)
+from codeqa.ui.answer_view import (EARLY_FOLDED, answer_summary, citation_anchors, citation_chips, code_views,
+                                   early_heading, early_text, evidence_rows, example_questions, highlighted_html,
+                                   link_citations, plain, references_markdown, sites_label)
 from codeqa.answer import Answerer
+from codeqa.answer.pace import Pace, about
 from codeqa.answer.citation_report import describe_citations
 from codeqa.answer.citations import parse_citations
 from codeqa.config import Settings
@@ -80,16 +84,21 @@ def ask(question: str, shared: SharedRetriever, settings: Settings, number: int)
         st.markdown(question)
     with st.chat_message("assistant"):
         started = time.perf_counter()
-        turn = {"question": question, "answer": None, "error": None, "seconds": None}
+        # kept at once: a run stopped before the answer is ready leaves this turn as it stands
+        turn = {"question": question, "answer": None, "error": "Stopped before an answer was ready.", "seconds": None,
+                "early": None}
+        state["turns"].append(turn)
         try:
             retriever = shared.retriever
-            answerer = Answerer(retriever, settings)  # this session's top-k and budget; the retriever is shared
+            # this session's top-k and budget; the retriever is shared; the pace learnt from earlier answers
+            answerer = Answerer(retriever, settings, pace=state.setdefault("pace", Pace()))
             first = not getattr(retriever.embedder, "loaded", True)
             waiting = st.empty()  # what the model is doing before its first word (a CPU model reads for minutes)
+            expected = ""  # "about 40 s", once this session has seen the model answer
 
             def progress(p) -> None:
                 if p.stage == "reading":
-                    waiting.caption(f":material/hourglass_top: {p.message}")
+                    waiting.caption(f":material/hourglass_top: {p.message}" + (f" ({expected} in all)" if expected else ""))
                 else:
                     waiting.empty()
 
@@ -99,21 +108,34 @@ def ask(question: str, shared: SharedRetriever, settings: Settings, number: int)
                     shared.turn():  # retrieval takes its turn; the model then writes while other sessions search
                 stream = answerer.stream(question, state["conversation"], no_llm=not state.get("use_llm"),
                                          top_k=settings.top_k, on_progress=progress)
+                early = stream.early  # the answer found in the code (it reads the index: within the turn)
+            expected = about(stream.estimate_seconds) if stream.estimate_seconds is not None else ""
+            early_box = st.empty()
+            if early is not None:
+                turn.update(answer=early, early=early, error=None, seconds=time.perf_counter() - started)
+                with early_box.container():
+                    st.caption(f":material/search: {plain(early_heading(stream.prompt.tokens, expected))}")
+                    st.markdown(MarkdownStream().feed(early_text(early)))
+                    st.caption(describe_citations(early).line)
             placeholder = st.empty()
             shown = MarkdownStream()  # the answer is data: no image it writes is fetched, no link is live
             for piece in stream:
                 waiting.empty()
+                if early is not None and stream.mode != "llm":
+                    continue  # the model failed: the answer found in the code is the answer (shown below)
+                if early is not None and not shown.text:  # the model's first words: the first answer folds
+                    with early_box.container(), st.expander(EARLY_FOLDED, icon=":material/search:"):
+                        st.markdown(MarkdownStream().feed(early_text(early)))
                 placeholder.markdown(shown.feed(piece))
             waiting.empty()
-            turn["answer"] = stream.answer
-            turn["seconds"] = time.perf_counter() - started
+            early_box.empty()
+            turn.update(answer=stream.answer, error=None, seconds=time.perf_counter() - started)
             placeholder.empty()
         except CodeQAError as exc:
-            turn["error"] = str(exc)
+            turn.update(answer=None, error=str(exc))
         except Exception as exc:  # never a traceback in the page; the server log has it
             log.exception("answering failed")
-            turn["error"] = f"Something went wrong while answering: {type(exc).__name__}: {exc}"
-        state["turns"].append(turn)
+            turn.update(answer=None, error=f"Something went wrong while answering: {type(exc).__name__}: {exc}")
         with shared.turn() as retriever:
             show_answer(turn, retriever, number)
 
@@ -123,6 +145,13 @@ def show_answer(turn: dict, retriever: Retriever, number: int) -> None:
     if answer is None:
         st.error(turn["error"])
         return
+    early: Answer | None = turn.get("early")
+    if answer is early:  # the run stopped while the model read or wrote
+        st.caption(":material/search: " + plain(early_heading(None, "")))
+    elif early is not None and answer.mode == "llm":
+        with st.expander(EARLY_FOLDED, icon=":material/search:"):
+            st.markdown(MarkdownStream().feed(early_text(early)))
+            st.caption(describe_citations(early).line)
     if answer.error:
         st.warning(f"The LLM failed: {answer.error}" + (" The answer below comes from retrieval alone."
                                                        if answer.mode == "extractive" else " The answer was cut off."))
