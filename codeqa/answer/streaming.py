@@ -14,9 +14,10 @@ from typing import Callable
 class AnswerProgress:
     """Where an LLM answer is, for a shell to show while it waits: "loading" a model before the search (the
     likelihood lead's, `Retriever.loading_note`; `done` 0, `total` None), "reading" the prompt (`done` of `total`
-    tokens, when the server says; `total` is the prompt's size) or "writing" (`done` pieces so far)."""
+    tokens, when the server says; `total` is the prompt's size) or "writing" (`done` pieces so far). A shell may
+    send its own: MCP's "early" carries the answer found in the code (AnswerStream.early) in its message."""
 
-    stage: str  # "loading" | "reading" | "writing"
+    stage: str  # "loading" | "reading" | "writing" | "early"
     done: int
     total: int | None
     message: str
