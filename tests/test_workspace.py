@@ -235,3 +235,30 @@ def test_refs_lists_the_sites_of_every_repository_grouped_by_repository(capsys, 
     assert "no symbol named 'EncoderClass' defined here" in out
     code, _, err = run(capsys, "refs", "NoSuchName", "--workspace", "team")
     assert code == 2 and "no symbol named 'NoSuchName' in workspace team" in err
+
+
+class RecordingEmbedder:
+    """The session's real model, recording every text it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.model_id, self.dimension, self.texts = inner, inner.model_id, inner.dimension, []
+
+    def encode(self, texts, batch_size=64):
+        self.texts.extend(texts)
+        return self.inner.encode(texts, batch_size=batch_size)
+
+
+def test_one_search_embeds_its_query_once_for_every_repository(indexed_workspace, embedder, monkeypatch):
+    from codeqa.query.workspace import WorkspaceSearcher
+    from codeqa.workspace import load_workspace
+
+    root, *_ = indexed_workspace
+    monkeypatch.setenv("CODEQA_WORKSPACES_DIR", str(root / "workspaces"))
+    settings = Settings.load()
+    workspace = load_workspace("team", settings)
+    recording = RecordingEmbedder(embedder)
+    with WorkspaceSearcher.open(workspace, settings, recording) as searcher:
+        assert [name for name, _ in searcher.retrievers] == ["shop", "cars"]
+        hits = searcher.search("split text into lowercase words", top_k=5)
+    assert {h.repository for h in hits} == {"shop", "cars"}
+    assert recording.texts.count("split text into lowercase words") == 1

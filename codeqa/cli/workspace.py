@@ -58,7 +58,7 @@ def _add(args, settings: Settings) -> int:
         else:
             line = f"Added {a.path} as {a.name}."
         print(terminal_safe(line))
-    print(terminal_safe(f"Workspace {workspace.name}: {len(workspace.repositories)} repositories in {workspace.file}. "
+    print(terminal_safe(f"Workspace {workspace.name}: {_count(len(workspace.repositories))} in {workspace.file}. "
                         f"Index them with `codeqa index --workspace {workspace.name}`."))
     return 0
 
@@ -78,12 +78,16 @@ def _list(args, settings: Settings) -> int:
         print(terminal_safe(f"No workspaces yet (they live in {workspace_file('x', settings).parent}); create one with "
                             "`codeqa workspace add NAME PATH...`."))
     for w in records:
-        print(terminal_safe(f"{w['name']}  {len(w['repositories'])} repositories  ({w['file']})"))
+        print(terminal_safe(f"{w['name']}  {_count(len(w['repositories']))}  ({w['file']})"))
         width = max((len(r["name"]) for r in w["repositories"]), default=0)
         for r in w["repositories"]:
             missing = "" if r["exists"] else "  (missing: the folder is gone)"
             print(terminal_safe(f"  {r['name']:<{width}}  {r['path']}{missing}"))
     return 0
+
+
+def _count(n: int) -> str:
+    return f"{n} repositor{'y' if n == 1 else 'ies'}"
 
 
 # ---- index, search, refs over a workspace -------------------------------------------------------

@@ -5,6 +5,9 @@ Each repository is searched in its own index, as alone; the ranked lists are fus
 scores are not compared with another's, and its number of hits does not count: a big repository's tenth
 hit ranks below a small one's first. Hits of equal rank are ordered by their repository's own score.
 
+Every repository's Retriever gets the same embedder, wrapped so that one search embeds its query once
+(QueryOnce): embedding the query is most of a small repository's search time.
+
 A repository whose index cannot be opened (none yet, another model, a folder gone) is left out and
 reported in `unavailable`, never silently; only when none can be opened is that an error.
 """
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..config import Settings
-from ..embed import Embedder
+from ..embed import Embedder, embedder_from_settings
 from ..errors import CodeQAError, UsageError
 from ..types import Hit
 from ..workspace import Workspace, settings_for
@@ -50,9 +53,38 @@ def fuse(ranked: Sequence[tuple[str, Sequence[Hit]]], top_k: int) -> list[Reposi
     return fused[:top_k]
 
 
+class QueryOnce:
+    """An embedder that keeps the vectors of the last texts it embedded, so the Retrievers of a workspace, asked
+    the same query one after the other, embed it once; everything else is the model's own. An asymmetric
+    model's query side (`for_queries`) is kept the same way."""
+
+    def __init__(self, inner: Embedder):
+        self.inner = inner
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+        self._last: tuple[tuple[str, ...], object] | None = None
+        queries = getattr(inner, "for_queries", None)
+        self._queries = QueryOnce(queries()) if callable(queries) else None
+
+    def encode(self, texts, batch_size: int = 64):
+        key, last = tuple(texts), self._last  # one read: another thread may replace it meanwhile
+        if last is not None and last[0] == key:
+            return last[1]
+        vectors = self.inner.encode(list(texts), batch_size=batch_size)
+        self._last = (key, vectors)
+        return vectors
+
+    def for_queries(self) -> "QueryOnce":
+        return self._queries or self
+
+    def __getattr__(self, name: str):
+        if name == "inner":  # not set yet (a copy being made): no recursion through this method
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
 class WorkspaceSearcher:
     """The indexes of a workspace's repositories, open for search. Open with `WorkspaceSearcher.open(...)`;
-    use as a context manager. One embedding model serves every repository."""
+    use as a context manager. One embedding model serves every repository, and embeds each query once."""
 
     def __init__(self, workspace: Workspace, retrievers: Sequence[tuple[str, Retriever]],
                  unavailable: Sequence[Unavailable]):
@@ -67,14 +99,14 @@ class WorkspaceSearcher:
                              f"`codeqa workspace add {workspace.name} PATH`.")
         retrievers: list[tuple[str, Retriever]] = []
         unavailable: list[Unavailable] = []
+        shared = QueryOnce(embedder or embedder_from_settings(settings))  # its model loads at its first use
         try:
             for repository in workspace.repositories:
                 try:
-                    retriever = Retriever.open(repository.path, settings_for(repository, settings), embedder)
+                    retriever = Retriever.open(repository.path, settings_for(repository, settings), shared)
                 except CodeQAError as exc:
                     unavailable.append(Unavailable(repository.name, str(exc)))
                     continue
-                embedder = embedder or retriever.embedder  # the model loads once, with the first index found
                 retrievers.append((repository.name, retriever))
         except BaseException:
             for _, r in retrievers:
