@@ -265,3 +265,27 @@ def test_no_protocol_declares_more_than_twelve_methods():
     assert any(where.startswith("codeqa/store/") for where in sizes)  # and reaches the store's protocols
     wide = {where: n for where, n in sizes.items() if n > MAX_PROTOCOL_METHODS}
     assert not wide, f"protocols with more than {MAX_PROTOCOL_METHODS} methods (split them by what callers need): {wide}"
+
+
+# The query side in the order a question passes it (issue 64): the helpers, then the stages parse (question) ->
+# names -> evidence -> search -> pack, then the retriever that runs them. Each imports only modules before it, so no
+# stage reaches back into a later one or into the retriever; the modules not listed sit over the retriever.
+QUERY_ORDER = ("words", "choose", "lookup", "source", "question", "names", "evidence", "likelihood", "rankers", "lead",
+               "rerank", "searcher", "pack", "retrieve")
+
+
+def backward_imports(graph: dict[str, set[str]], order: tuple[str, ...]) -> set[tuple[str, str]]:
+    """(importer, imported) pairs of `graph` where the imported module is not before the importer in `order`."""
+    place = {m: i for i, m in enumerate(order)}
+    return {(m, i) for m in order for i in graph.get(m, ()) if i in graph and place.get(i, len(order)) >= place[m]}
+
+
+def test_the_query_stages_import_only_what_comes_before_them():
+    assert backward_imports({"a": {"b"}, "b": set()}, ("a", "b")) == {("a", "b")}  # a planted step back is seen
+    assert backward_imports({"a": {"c"}, "c": set()}, ("a",)) == {("a", "c")}  # so is one into the retriever's users
+    found = modules()
+    graph = {m.removeprefix("codeqa.query."): {i.removeprefix("codeqa.query.") for i in all_imports(m, p)
+                                               if i.startswith("codeqa.query.")}
+             for m, p in found.items() if m.startswith("codeqa.query.")}
+    assert set(QUERY_ORDER) <= set(graph), f"not in codeqa/query/: {set(QUERY_ORDER) - set(graph)}"
+    assert not (back := backward_imports(graph, QUERY_ORDER)), f"query modules importing a later one: {back}"

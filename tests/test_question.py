@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from codeqa.query.question import Mention, choose_symbols, parse_question, select_mentions
+from codeqa.query.names import select_mentions
+from codeqa.query.question import Mention, choose_symbols, parse_question
 from codeqa.types import Symbol
 
 

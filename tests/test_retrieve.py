@@ -18,6 +18,7 @@ from codeqa.config import Settings
 from codeqa.answer.extractive import split_full_list
 from codeqa.indexing.index import index_repo
 from codeqa.llm import FakeChat
+from codeqa.query.evidence import definition_hit
 from codeqa.query.lookup import list_sites
 from codeqa.query.pack import _load_tokenizer, count_tokens, snippet_tokens
 from codeqa.query.retrieve import Retriever
@@ -110,7 +111,7 @@ def test_usage_answer_lists_every_reference_the_graph_has(retriever, indexed_rep
 
 
 def test_sites_beyond_those_shown_in_full_are_still_listed_and_cited(retriever, monkeypatch):
-    monkeypatch.setattr("codeqa.query.retrieve.USAGE_SITES_SHOWN", 1)
+    monkeypatch.setattr("codeqa.query.evidence.USAGE_SITES_SHOWN", 1)
     result = retriever.retrieve(USAGE_Q)
     assert sum(h.reasons == ("instantiation site",) for h in result.hits) == 1
     answer = Answerer(retriever, retriever.settings).answer(USAGE_Q)
@@ -134,6 +135,26 @@ def test_names_in_questions(retriever):
     assert retriever.retrieve("How are texts encoded when an encoder is created?").route == "search"
 
 
+def test_a_question_is_parsed_once_and_its_routed_value_travels(retriever, monkeypatch):
+    """Issue 64: `route` parses the question (once) and matches its names; `retrieve` takes what it made and
+    parses nothing again, with the same evidence as from the text. The stages run in order and none calls back
+    into the retriever (bench/question_walk.py shows the walk)."""
+    import codeqa.query.retrieve as retrieve_module
+
+    parsed = []
+    parse = retrieve_module.parse_question
+    monkeypatch.setattr(retrieve_module, "parse_question", lambda *a, **k: parsed.append(a[0]) or parse(*a, **k))
+    for question in (USAGE_Q, "what is the connection between run and tokenize", "what does cli.py do"):
+        parsed.clear()
+        asked = retriever.route(question)
+        assert parsed == [question]
+        assert [m.text for m in asked.names] == [m.text for m in retriever.match_question(question)]
+        parsed.clear()
+        assert retriever.retrieve(asked) == retriever.retrieve(question)
+        assert parsed == [question]  # the text, not the routed value
+    assert retriever.route(USAGE_Q).route == "usage" and retriever.route("what does cli.py do").files[0][0] == "app/cli.py"
+
+
 def test_relationship_follows_graph_paths(retriever):
     result = retriever.retrieve("what is the connection between run and tokenize")
     assert result.paths and all(p[0].endswith("#tokenize@33") and p[-1] == "app/main.py#run@5" for p in result.paths)
@@ -146,7 +167,7 @@ def test_relationship_follows_graph_paths(retriever):
 
 
 def test_pack_merges_keeps_headers_and_respects_the_budget(retriever, indexed_repo):
-    method = retriever._definition_hit(retriever.graph.find_symbols("EncoderClass.encode")[0])
+    method = definition_hit(retriever.graph.find_symbols("EncoderClass.encode")[0], retriever.source)
     assert (method.start_line, method.end_line) == (21, 26)
     overlapping = replace(method, start_line=23, end_line=27)
     snippets = retriever.pack([method, overlapping])

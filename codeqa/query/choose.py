@@ -144,4 +144,19 @@ def _identity(sym: Symbol) -> tuple[str, str]:
     return sym.qualified_name, stem
 
 
-__all__ = ["Mention", "Choice", "choose_symbols", "matching_symbols", "rank_key"]
+def container_ends(mentions: Sequence[Mention]) -> dict[str, int]:
+    """Each container word the mentions name ("Command" in "invoke method of Command"), with the earliest end
+    of a mention it qualifies."""
+    ends: dict[str, int] = {}
+    for m in mentions:
+        if m.container is not None:
+            ends[m.container] = min(ends.get(m.container, m.end), m.end)
+    return ends
+
+
+def is_container(m: Mention, ends: dict[str, int]) -> bool:
+    """Whether `m` is the container word of a mention before it (`ends`: container_ends)."""
+    return m.start > ends.get(m.text, m.start)
+
+
+__all__ = ["Mention", "Choice", "choose_symbols", "matching_symbols", "rank_key", "container_ends", "is_container"]

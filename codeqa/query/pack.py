@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Sequence
 
-from ..types import Hit, Snippet
+from ..types import Hit, Snippet, Symbol
 
 CHARS_PER_TOKEN = 3.5  # fallback estimate when the bundled tokenizer is missing (BPE models average ~3.5-4 on code)
 SNIPPET_OVERHEAD_TOKENS = 10  # the "[n] path:Lstart-Lend (why)" label and code fence around a snippet in the prompt
@@ -61,13 +61,14 @@ def snippet_tokens(text: str) -> int:
     return count_tokens(text) + LINE_PREFIX_TOKENS * (text.count("\n") + 1) + SNIPPET_OVERHEAD_TOKENS
 
 
-def pack_hits(hits: Sequence[Hit], budget: int, header_spans: Callable[[str, int], list[tuple[int, int]]],
+def pack_hits(hits: Sequence[Hit], budget: int, symbols_in_file: Callable[[str], Sequence[Symbol]],
               read_lines: Callable[[str], list[str] | None]) -> list[Snippet]:
     """Hits -> labelled snippets for a prompt, best first, within `budget` tokens.
 
     Spans of one file that overlap or lie within MERGE_GAP_LINES are merged (a merged snippet
     keeps its best rank, score and all reasons); the signature lines of the classes and functions
-    that enclose a hit come with it (only when the hit itself is packed); text is read from the
+    that enclose a hit (`symbols_in_file`: the graph's definitions of a file; header_spans) come with
+    it (only when the hit itself is packed); text is read from the
     file and redacted; costs are `snippet_tokens`. One snippet takes at most MAX_SNIPPET_SHARE
     of the budget; a snippet that does not fit is cut to what is left when at least
     MIN_PARTIAL_TOKENS are, otherwise skipped (a smaller one further down may still fit).
@@ -80,7 +81,7 @@ def pack_hits(hits: Sequence[Hit], budget: int, header_spans: Callable[[str, int
         if h.kind == "section" and h.symbol:  # the prompt names the section and its code's language
             reasons.append(f"section {h.title}")
         spans.append(_Span(h.path, h.start_line, h.end_line, h.score, reasons, {rank}, False))
-        for start, end in header_spans(h.path, h.start_line):
+        for start, end in header_spans(symbols_in_file(h.path), h.start_line):
             spans.append(_Span(h.path, start, end, h.score, ["header"], {rank}, True))
     merged = _merge_spans(spans)
     headers = [s for s in merged if s.header_only]
@@ -114,6 +115,17 @@ def pack_hits(hits: Sequence[Hit], budget: int, header_spans: Callable[[str, int
         used += cost + header_cost
     packed.sort(key=lambda item: (item[0], item[1].path, item[1].start_line))
     return [snippet for _, snippet in packed]
+
+
+def header_spans(symbols: Sequence[Symbol], line: int) -> list[tuple[int, int]]:
+    """Signature lines of every symbol of `symbols` (one file's) that encloses `line` but starts above it
+    (class header, def line)."""
+    spans = []
+    for s in symbols:
+        if s.start_line < line <= s.end_line:
+            size = min(max(1, s.signature.count("\n") + 1), 4)
+            spans.append((s.start_line, min(s.start_line + size - 1, line - 1)))
+    return spans
 
 
 def _span_text(read_lines: Callable[[str], list[str] | None], span: "_Span") -> tuple[list[str], str, int] | None:
@@ -167,4 +179,4 @@ def _cut_to_budget(lines: Sequence[str], start: int, end: int, room: int) -> tup
         count = max(1, min(count - 1, int(count * room / cost * 0.95)))
 
 
-__all__ = ["pack_hits", "count_tokens", "estimate_tokens", "snippet_tokens"]
+__all__ = ["pack_hits", "header_spans", "count_tokens", "estimate_tokens", "snippet_tokens"]

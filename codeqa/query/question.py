@@ -6,8 +6,8 @@
              ("how is X used", "who calls X"))
     mention + the symbols an index holds under its name --choose_symbols (choose.py)--> Choice(symbols, others)
 
-Everything here is plain string work: no index, no model. The retriever (retrieve.py) looks the
-mentions up in the store, choose.py ranks what it finds, and the retriever routes on `intent`. The work
+Everything here is plain string work: no index, no model. names.py looks the mentions up in the
+index (choose.py ranks what it finds) and routes on `intent`. The work
 grows linearly with the question (bench/question_length.py), and the Retriever refuses one longer than
 CODEQA_MAX_QUESTION_CHARS before any (check_question_length).
 
@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import Sequence
 
 from ..errors import QuestionTooLongError
 from ..types import name_key
-from .choose import Choice, Mention, choose_symbols, matching_symbols, rank_key
+from .choose import Choice, Mention, choose_symbols, container_ends, is_container, matching_symbols, rank_key
 
 # ---- intents -------------------------------------------------------------------------------------
 
@@ -214,8 +214,11 @@ def check_question_length(question: str, max_chars: int) -> None:
             "or raise CODEQA_MAX_QUESTION_CHARS.")
 
 
-def parse_question(question: str) -> ParsedQuestion:
-    """The intent and the names of a question (see the module docstring for the rules)."""
+def parse_question(question: str, max_chars: int | None = None) -> ParsedQuestion:
+    """The intent and the names of a question (see the module docstring for the rules). With `max_chars`
+    (CODEQA_MAX_QUESTION_CHARS), a longer question is refused first (check_question_length)."""
+    if max_chars is not None:
+        check_question_length(question, max_chars)
     asked = question
     question = _METHOD_PHRASE.sub(lambda m: " " * len(m.group(0)), question)
     files = tuple((m.group(1).removeprefix("./"), m.start(1), m.end(1)) for m in FILE_NAME.finditer(question)
@@ -241,7 +244,7 @@ def _is_qualified_name(token: str) -> bool:
 
 def _mentions(question: str, files: Sequence[tuple[str, int, int]]) -> list[Mention]:
     """Every candidate name with its strength and qualifiers, strongest first (overlaps are settled by
-    `select_mentions`, once it is known which candidates name a symbol)."""
+    names.select_mentions, once it is known which candidates name a symbol)."""
     found: list[Mention] = []
     slots = _subject_slots(question)
     for m in _IDENT.finditer(question):
@@ -269,58 +272,20 @@ def _mentions(question: str, files: Sequence[tuple[str, int, int]]) -> list[Ment
         if (start, end) not in spans:
             spans.add((start, end))
             found.append(Mention(text, 3, start, end))
-    for w in words:  # other plain words: candidates of last resort (see select_mentions)
+    for w in words:  # other plain words: candidates of last resort (see names.select_mentions)
         text = w.group()
         if len(text) >= 4 and text.lower() not in STOP_NAMES and not text.isdigit() and text.lower() not in KIND_WORDS:
             found.append(Mention(text, 1, w.start(), w.end()))
     slot_spans = {(start, end) for start, end, _ in slots}
     possessive = _first_possessive(question)  # the first "X's y" names y's container
     found = [_qualify(question, m, slot_spans, possessive) for m in found]
-    containers = _container_ends(found)
-    found = [replace(m, subject=False) if _is_container(m, containers) else m for m in found]
+    containers = container_ends(found)
+    found = [replace(m, subject=False) if is_container(m, containers) else m for m in found]
     unique: dict[tuple[int, int], Mention] = {}
     for m in found:
         if (m.start, m.end) not in unique or unique[(m.start, m.end)].strength < m.strength:
             unique[(m.start, m.end)] = m
     return sorted(unique.values(), key=lambda m: (not m.subject, -m.strength, -(m.end - m.start), m.start))
-
-
-def select_mentions(parsed: ParsedQuestion, names_something: Callable[[Mention], bool],
-                    files: Sequence[tuple[str, int, int]] = ()) -> list[Mention]:
-    """The mentions that stand, given which of them name a symbol (`names_something`), strongest first.
-
-    A mention inside a longer or stronger one that names something is dropped (`EncoderClass.encode`
-    does not also mean every `encode`), and so is one inside a file of the index the question names
-    (`files`: path, start, end), and the
-    container of another mention ("Command" in "the invoke method of Command"). One plain word is a name
-    only in a usage question that names nothing better.
-    """
-    found = [m for m in parsed.mentions if names_something(m)]
-    covered = _covered_spans([(m.start, m.end, m.strength) for m in found] + [(s, e, 5) for _, s, e in files])
-    containers = _container_ends(found)
-    kept = [m for m in found if (m.start, m.end, m.strength) not in covered and not _is_container(m, containers)]
-    if any(m.strength >= 2 for m in kept) or parsed.intent != "usage":
-        kept = [m for m in kept if m.strength >= 2]
-    return kept
-
-
-def _covered_spans(spans: Sequence[tuple[int, int, int]]) -> set[tuple[int, int, int]]:
-    """The spans (start, end, strength) that lie inside a longer span, or under a stronger one at the same place.
-
-    One pass over the starts in order: a span is inside a longer one when a span that starts before it reaches
-    its end, or one that starts with it ends later (comparing every pair was quadratic in a long question)."""
-    strongest: dict[tuple[int, int], int] = {}
-    farthest_at: dict[int, int] = {}
-    for start, end, strength in spans:
-        strongest[(start, end)] = max(strongest.get((start, end), strength), strength)
-        farthest_at[start] = max(farthest_at.get(start, end), end)
-    reach_before: dict[int, int] = {}  # start -> the farthest end of the spans that start before it
-    reach = -1
-    for start in sorted(farthest_at):
-        reach_before[start] = reach
-        reach = max(reach, farthest_at[start])
-    return {(start, end, strength) for start, end, strength in spans
-            if reach_before[start] >= end or farthest_at[start] > end or strongest[(start, end)] > strength}
 
 
 def _subject_slots(question: str) -> list[tuple[int, int, str]]:
@@ -390,21 +355,6 @@ def _first_possessive(question: str) -> re.Match | None:
                 return found
         after = mark.start() + 1
     return None
-
-
-def _container_ends(mentions: Sequence[Mention]) -> dict[str, int]:
-    """Each container word the mentions name ("Command" in "invoke method of Command"), with the earliest end
-    of a mention it qualifies."""
-    ends: dict[str, int] = {}
-    for m in mentions:
-        if m.container is not None:
-            ends[m.container] = min(ends.get(m.container, m.end), m.end)
-    return ends
-
-
-def _is_container(m: Mention, container_ends: dict[str, int]) -> bool:
-    """Whether `m` is the container word of a mention before it (`container_ends`: _container_ends)."""
-    return m.start > container_ends.get(m.text, m.start)
 
 
 def looks_like_identifier(token: str) -> bool:

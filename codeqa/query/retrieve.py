@@ -1,11 +1,14 @@
-"""Retrieve stage: route a question, gather evidence, pack it into labelled snippets.
+"""Retrieve: a question through the query stages, in order, into evidence packed for an answer.
 
-    question --question.py--> intent + the symbol it is about
-      usage         "how/where is X used", "who calls X", "what implements X": the definition plus every
-                    reference site from the graph, grouped by file (listed up to a cap: lookup.list_sites)
-      relationship  "connection between A and B": graph paths between the two symbols (lookup.py)
-      search        everything else: hybrid search (searcher.py), boosted by the symbols the question names
-    --> pack.py: labelled, redacted snippets within the token budget
+    question --route (parse once: question.py; its names and files in the index: names.py)--> RoutedQuestion
+      --evidence: usage         the definition and every reference site from the graph (evidence.py)
+                  relationship  graph paths between two symbols (evidence.py; no path: search as well)
+                  search        the files the question names (evidence.py) + hybrid search (searcher.py)
+      --pack (pack.py)--> Retrieval: labelled, redacted snippets within the token budget
+
+`Retriever.retrieve` runs those stages top to bottom; each takes the value the one before made and none
+calls back here. `Retriever.route` is the first one alone, for a caller that reads the question's names
+before it retrieves (the answerer rewrites a follow-up with them): `retrieve` takes its RoutedQuestion.
 
 `Retriever` wires the parts for one index: `SourceFiles` (source.py) reads files, `GraphQueries`
 (lookup.py) answers symbol and reference lookups, `Searcher` (searcher.py) ranks chunks. Settings that
@@ -14,7 +17,7 @@ vary per user (top-k, the token budget) are arguments of each call; `settings` i
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -22,41 +25,20 @@ from ..config import Settings
 from ..embed import Embedder, embedder_from_settings, query_embedder
 from ..embed.question_map import load_question_map
 from ..errors import IndexMissingError
-from ..roles import ROLE_ORDER, path_role, top_folder
-from .lookup import USE_ORDER, GraphQueries, group_references, list_sites
+from .evidence import named_files_evidence, relationship_evidence, usage_evidence
+from .lookup import GraphQueries, group_references
+from .names import NameMatch, RoutedQuestion, route_question
 from .pack import pack_hits
 from .rerank import reranker_from_settings
-from .question import (FILE_NAME, Mention, ParsedQuestion, check_question_length, choose_symbols, parse_question,
-                       select_mentions)
+from .question import Mention, ParsedQuestion, check_question_length, parse_question
 from .searcher import Searcher
 from .words import code_terms
 from .source import SourceFiles
 from ..fingerprint import check_compatible
 from ..store import StoreReader, open_store, semantic_coverage, semantic_search_at
-from ..types import Hit, Reference, Retrieval, Snippet, Symbol, name_key
+from ..types import Hit, Retrieval, Snippet
 
-USAGE_SITES_SHOWN = 8  # reference sites shown with context; the others are listed one line each
-
-
-@dataclass(frozen=True)
-class NameMatch:
-    """A name found in a question and the symbols it is taken to mean.
-
-    strength: 4 backticked or qualified (`EncoderClass.encode`), 3 identifier-shaped (CamelCase,
-    snake_case) or in a subject slot ("the echo function"), 2 spelled out over several words
-    ("encoder class"), 1 one plain word. start/end: where the name is in the question.
-    others: definitions that matched as well as `symbols` (the name stayed ambiguous).
-    passed_over: same-named definitions the question's words and the ranking set aside (Choice.passed_over).
-    """
-
-    text: str
-    strength: int
-    start: int
-    end: int
-    symbols: tuple[Symbol, ...]
-    others: tuple[Symbol, ...] = ()
-    subject: bool = False  # it stands where a usage question puts its subject ("how is X used")
-    passed_over: tuple[Symbol, ...] = ()
+GRAPH_ONLY = "This index was opened for graph lookups only; open it with the embedding model to search."
 
 
 class Retriever:
@@ -68,8 +50,7 @@ class Retriever:
         self.settings = settings
         self.store = store
         self.embedder = embedder
-        self._manifest: dict[str, str] | None = None
-        self.source = SourceFiles(self.repo, self._indexed_hashes)
+        self.source = SourceFiles(self.repo, store.manifest)
         self.graph = GraphQueries(store)
         # the index meta is read only when a map file is: no map is set by default, and none ships
         questions = (load_question_map(settings.question_map, lambda: store.read_meta().get("model_id"))
@@ -107,241 +88,92 @@ class Retriever:
             self._generation = generation
             self.graph.clear()
             self.source.clear()
-            self._manifest = None
 
     def semantic_coverage(self) -> float:
         """The share of chunks with a dense vector: below 1 while `codeqa index` is still embedding (phase 2),
         when search finds the other chunks by their keywords and the graph."""
         return semantic_coverage(self.store.read_meta())
 
-    def loading_note(self, question: str) -> str | None:
+    def loading_note(self, question: str | RoutedQuestion) -> str | None:
         """What a shell can show while `question`'s evidence is gathered, when a model loads for it first (the
         likelihood lead's, CODEQA_RERANK=likelihood:<file>, at a process's first question about behaviour), or None.
         A question past CODEQA_MAX_QUESTION_CHARS is refused here already: the page asks this before it takes its turn."""
-        check_question_length(question, self.settings.max_question_chars)
+        text = question.parsed.text if isinstance(question, RoutedQuestion) else question
+        check_question_length(text, self.settings.max_question_chars)
         lead = self.searcher.lead_reranker if self.searcher is not None else None
-        note = lead.loading_note(question) if hasattr(lead, "loading_note") else None
+        note = lead.loading_note(text) if hasattr(lead, "loading_note") else None
         if note is None:
             return None
         # the lead is picked only on the search route, and only among hits found by the dense vector: a usage
         # question, a relationship the graph answers, or phase 1 of an index run (no vectors yet) loads nothing
-        parsed = parse_question(question)
-        if self._route(parsed, self.match_question(question, parsed)) != "search" or self.semantic_coverage() <= 0:
+        asked = question if isinstance(question, RoutedQuestion) else self.route(question)
+        if asked.route != "search" or self.semantic_coverage() <= 0:
             return None
         return note
-
-    # ---- files ----------------------------------------------------------------------------------
-    def _indexed_hashes(self) -> dict[str, str]:
-        if self._manifest is None:
-            self._manifest = {p: e.sha256 for p, e in self.store.manifest().items() if e.status != "pending"}
-        return self._manifest
 
     @property
     def indexed_paths(self) -> frozenset[str]:
         """Every file the index holds (from the manifest), relative posix paths."""
-        return frozenset(self._indexed_hashes())
+        return frozenset(self.source.indexed_hashes())
 
-    # ---- the question's names ------------------------------------------------------------------
-    def files_in_question(self, question: str) -> list[tuple[str, int, int]]:
-        """Indexed files the question names (`cli.py`, `app/cli.py`): (path, start, end of the mention)."""
-        found = []
-        paths = self.indexed_paths
-        for m in FILE_NAME.finditer(question):
-            token = m.group(1).removeprefix("./")
-            found.extend((p, m.start(1), m.end(1)) for p in sorted(p for p in paths if p == token or p.endswith("/" + token)))
-        return found
-
-    def match_question(self, question: str, parsed: ParsedQuestion | None = None) -> list[NameMatch]:
-        """The names of a question (question.py) matched to the symbols they mean, strongest first.
-
-        A file the question names narrows a name defined in several files to that file; among the rest,
-        `choose_symbols` picks one qualified name and keeps the equally good others as `others`.
-        """
-        check_question_length(question, self.settings.max_question_chars)
-        parsed = parsed or parse_question(question)
-        files = self.files_in_question(question)
-        keys = [name_key(m.text) for m in parsed.mentions if "." not in m.text and ":" not in m.text]
-        by_key = self.graph.symbols_by_key(keys)
-        named_files = {p for p, _, _ in files}
-        chosen: dict[tuple[int, int], NameMatch] = {}
-        for m in parsed.mentions:
-            symbols = (self.graph.find_symbols(m.text) if ("." in m.text or ":" in m.text)
-                       else by_key.get(name_key(m.text), []))
-            in_files = [s for s in symbols if s.path in named_files]
-            choice = choose_symbols(m, in_files or symbols)
-            if choice.symbols:
-                chosen[(m.start, m.end)] = NameMatch(m.text, m.strength, m.start, m.end, choice.symbols, choice.others,
-                                                   passed_over=choice.passed_over)
-        kept = select_mentions(parsed, lambda m: (m.start, m.end) in chosen, files)
-        out: dict[tuple[str, ...], NameMatch] = {}
-        for m in kept:
-            # "encoder class" in "how is the encoder class used" holds the subject slot's word
-            subject = m.subject or any(o.subject and m.start <= o.start and o.end <= m.end for o in parsed.mentions)
-            match = replace(chosen[(m.start, m.end)], subject=subject)
-            key = tuple(s.id for s in match.symbols)
-            if key not in out or out[key].strength < match.strength:
-                out[key] = match
-        return list(out.values())
-
-    # ---- search -------------------------------------------------------------------------------
-    def search(self, query: str, top_k: int = 10, spread: bool = False) -> list[Hit]:
-        """Best chunks for a query, best first; `spread` adds evidence from more files after them (searcher.py)."""
-        if self.searcher is None:
-            raise IndexMissingError("This index was opened for graph lookups only; open it with the embedding model to search.")
-        check_question_length(query, self.settings.max_question_chars)
+    # ---- the stages -----------------------------------------------------------------------------
+    def route(self, question: str) -> RoutedQuestion:
+        """The first stage: `question` parsed once (refused past CODEQA_MAX_QUESTION_CHARS first), its names and
+        the files it names found in this index, and the route they allow (names.py)."""
         self.refresh()
-        if self.reranker is None:
-            return self.searcher.search(query, top_k, spread=spread)
-        # the reranker sees up to its candidates (more than top k: a reranked hit can enter the top k);
-        # with `spread` only the top k reorder, and the evidence from other files stays after them
-        if spread:
-            hits = self.searcher.search(query, top_k, spread=True)
-            return self.reranker.rerank(query, hits[:top_k], self.graph) + hits[top_k:]
-        return self.reranker.rerank(query, self.searcher.search(query, max(top_k, self.reranker.candidates)), self.graph)[:top_k]
+        paths = self.indexed_paths
+        return route_question(parse_question(question, self.settings.max_question_chars), self.graph, paths)
 
-    # ---- routing + packing ----------------------------------------------------------------------
-    def retrieve(self, question: str, top_k: int | None = None, search_query: str | None = None,
+    def retrieve(self, question: str | RoutedQuestion, top_k: int | None = None, search_query: str | None = None,
                  budget_tokens: int | None = None, sites_listed: int | None = None) -> Retrieval:
         """Evidence for a question, routed (see the module docstring) and packed into snippets.
 
-        `question` decides the route and the symbols; `search_query` (a history-aware rewrite) is
-        what the search route embeds when given. `top_k`, `budget_tokens` and `sites_listed` (the
-        reference sites a usage answer lists, `Retrieval.listed`) default to the settings.
+        `question` (its text, or what `route` made of it) decides the route and the symbols; `search_query` (a
+        history-aware rewrite) is what the search embeds when given. `top_k`, `budget_tokens` and `sites_listed`
+        (the reference sites a usage answer lists, `Retrieval.listed`) default to the settings.
         """
+        if search_query is not None:
+            check_question_length(search_query, self.settings.max_question_chars)
+        asked = question if isinstance(question, RoutedQuestion) else self.route(question)
+        if asked.route == "usage":
+            listed = self.settings.usage_sites_listed if sites_listed is None else sites_listed
+            found = usage_evidence(asked, self.graph, self.source, listed)
+        elif asked.route == "relationship":
+            found = relationship_evidence(asked, self.graph, self.source)
+        else:
+            found = named_files_evidence(asked, self.store)
+        if found.route == "search" or (found.route == "relationship" and not found.paths):
+            if self.searcher is None:
+                raise IndexMissingError(GRAPH_ONLY)
+            # a question's evidence spreads over more files (Searcher.search); a relationship's only fills a gap
+            hits = self.searcher.search_reranked(search_query or asked.parsed.text, top_k or self.settings.top_k,
+                                                 found.route == "search", self.reranker)
+            found = replace(found, hits=found.hits + tuple(hits))
+        snippets = pack_hits(found.hits, budget_tokens or self.settings.context_tokens, self.graph.symbols_in_file,
+                             self.source.redacted_lines)
+        return replace(found, snippets=tuple(snippets))
+
+    # ---- one stage alone --------------------------------------------------------------------------
+    def match_question(self, question: str, parsed: ParsedQuestion | None = None) -> list[NameMatch]:
+        """The names of a question matched to the symbols they mean, strongest first (names.match_names);
+        `parsed`: the question parsed already. `route(question).names` is the same, with the route."""
+        if parsed is None:
+            return list(self.route(question).names)
         check_question_length(question, self.settings.max_question_chars)
+        return list(route_question(parsed, self.graph, self.indexed_paths).names)
+
+    def search(self, query: str, top_k: int = 10, spread: bool = False) -> list[Hit]:
+        """Best chunks for a query, best first; `spread` adds evidence from more files after them (searcher.py)."""
+        if self.searcher is None:
+            raise IndexMissingError(GRAPH_ONLY)
+        check_question_length(query, self.settings.max_question_chars)
         self.refresh()
-        top_k = top_k or self.settings.top_k
-        sites_listed = self.settings.usage_sites_listed if sites_listed is None else sites_listed
-        parsed = parse_question(question)
-        matches = self.match_question(question, parsed)
-        route = self._route(parsed, matches)
-        if route == "usage":
-            first = matches[0]
-            # an ambiguous name: every equally good reading, said so in the answer (Retrieval.ambiguous)
-            targets = list(first.symbols[:10]) + list(first.others[:10])
-            references = self.graph.references_of(targets)
-            prefer = ("inheritance",) if parsed.inheritance else ()
-            home = top_folder(targets[0].path) if targets else None
-            listed = list_sites(references, sites_listed, home)
-            hits = [h for h in map(self._definition_hit, targets) if h]
-            hits += self._usage_sites(references, prefer=prefer, home=home)
-            hits += self._reference_lines(listed.references)  # only the listed sites: their files are read
-            return Retrieval(question, route, tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(targets),
-                             tuple(references), ambiguous=tuple(first.others), listed=listed,
-                             passed_over=first.passed_over)
-        if route == "relationship":
-            first = matches[0]
-            second = _second_name(matches)  # never None here: _route took the question to search otherwise
-            paths, refs, edges = self.graph.paths_between(first.symbols, second.symbols)
-            ends = [*first.symbols[:3], *second.symbols[:3]]
-            ids = list(dict.fromkeys([*(i for p in paths for i in p), *(s.id for s in ends)]))
-            by_id = self.graph.symbols_by_id(ids)
-            hits = [h for h in (self._definition_hit(by_id[i]) for i in ids if i in by_id) if h]
-            hits += self._usage_sites(refs, limit=6)
-            if not paths:
-                hits += self.search(search_query or question, top_k=top_k)
-            return Retrieval(question, route, tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(ends),
-                             tuple(refs), tuple(paths), tuple(edges))
-        matched = [s for m in matches for s in m.symbols]
-        hits = self._file_hits(question) + self.search(search_query or question, top_k=top_k, spread=True)
-        return Retrieval(question, "search", tuple(hits), tuple(self.pack(hits, budget_tokens)), tuple(matched[:5]))
-
-    @staticmethod
-    def _route(parsed: ParsedQuestion, matches: Sequence[NameMatch]) -> str:
-        """"usage", "relationship" or "search": the question's intent, when the names it was matched to carry it."""
-        route = parsed.intent if matches else "search"
-        if route == "usage" and matches[0].strength < 3 and not matches[0].subject:
-            route = "search"  # "how are strings escaped when a value is created": no symbol is the subject
-        if route == "relationship" and _second_name(matches) is None:
-            route = "search"  # one name, or several meaning the same symbols: no second end to find paths to
-        return route
-
-    def _file_hits(self, question: str, per_file: int = 4) -> list[Hit]:
-        """The first chunks of every file the question names, so "what does cli.py do" sees cli.py."""
-        hits = []
-        for path in dict.fromkeys(p for p, _, _ in self.files_in_question(question)):
-            chunks = sorted(self.store.chunks_in_file(path), key=lambda h: h.start_line)[:per_file]
-            hits.extend(replace(h, score=1.0, reasons=("file named",)) for h in chunks)
-        return hits
-
-    def _definition_hit(self, sym: Symbol) -> Hit | None:
-        end = sym.end_line if sym.end_line - sym.start_line <= 80 else sym.start_line + 40
-        text = self.source.text(sym.path, sym.start_line, end)
-        if text is None:
-            return None
-        return Hit(sym.path, sym.start_line, end, 1.0, sym.kind, sym.qualified_name, text, sym.language, (sym.id,), ("definition",))
-
-    def _usage_sites(self, references: Sequence[Reference], limit: int | None = None,
-                     prefer: Sequence[str] = (), home: str | None = None) -> list[Hit]:
-        """The most informative reference sites, shown with context.
-
-        Package code before tests, docs and examples, and the definition's own top folder (`home`: the
-        package) before scripts beside it; calls and instantiations before type uses and
-        imports (`prefer`red kinds first); at most one per enclosing function, first one per file so the
-        sites spread over files. A site inside a
-        short function shows the whole function; otherwise three lines either side.
-        """
-        limit = USAGE_SITES_SHOWN if limit is None else limit
-        # a file's place once per file, not per site (path_role runs regexes; a common name has 56k sites)
-        place = {p: (ROLE_ORDER.get(path_role(p), 0), home is not None and top_folder(p) != home)
-                 for p in {r.path for r in references}}
-
-        def rank(r: Reference) -> tuple:
-            return (*place[r.path], r.kind not in prefer, USE_ORDER.get(r.kind, 9), r.confidence != "exact", r.path, r.line)
-
-        ranked = sorted(references, key=rank)
-        picked: list[Reference] = []
-        seen_enclosing: set = set()
-        seen_files: set[str] = set()
-        for one_per_file, imports in ((True, False), (False, False), (False, True)):
-            for r in ranked:
-                key = r.enclosing_symbol_id or (r.path, r.line)
-                if len(picked) >= limit or key in seen_enclosing or (r.kind == "import") != imports:
-                    continue
-                if one_per_file and r.path in seen_files:
-                    continue
-                seen_enclosing.add(key)
-                seen_files.add(r.path)
-                picked.append(r)
-        by_id = self.graph.symbols_by_id(r.enclosing_symbol_id for r in picked if r.enclosing_symbol_id)
-        hits = []
-        for rank, r in enumerate(picked):
-            lines = self.source.lines(r.path)
-            if lines is None:
-                continue
-            enclosing = by_id.get(r.enclosing_symbol_id) if r.enclosing_symbol_id else None
-            if enclosing and enclosing.path == r.path and enclosing.end_line - enclosing.start_line <= 20:
-                start, end = enclosing.start_line, enclosing.end_line
-            else:
-                start, end = max(1, r.line - 3), r.line + 3
-            end = min(end, len(lines))
-            hits.append(Hit(r.path, start, end, 0.5 - rank * 0.01, r.kind, r.name, "".join(lines[start - 1:end]), None,
-                            (), (f"{r.kind} site",)))
-        return hits
-
-    def _reference_lines(self, references: Sequence[Reference]) -> list[Hit]:
-        """Each of `references` (the listed sites, in listing order) as a one-line hit, after the sites
-        shown in full."""
-        hits = []
-        for r in references:
-            text = self.source.text(r.path, r.line, r.line)
-            if text is not None:
-                hits.append(Hit(r.path, r.line, r.line, 0.1, r.kind, r.name, text, None, (), ("reference",)))
-        return hits
-
-    def _header_spans(self, path: str, line: int) -> list[tuple[int, int]]:
-        """Signature lines of every symbol that encloses `line` but starts above it (class header, def line)."""
-        spans = []
-        for s in self.graph.symbols_in_file(path):
-            if s.start_line < line <= s.end_line:
-                size = min(max(1, s.signature.count("\n") + 1), 4)
-                spans.append((s.start_line, min(s.start_line + size - 1, line - 1)))
-        return spans
+        return self.searcher.search_reranked(query, top_k, spread, self.reranker)
 
     def pack(self, hits: Sequence[Hit], budget_tokens: int | None = None) -> list[Snippet]:
         """Hits -> labelled, redacted snippets within `budget_tokens` (default settings.context_tokens); see pack.py."""
-        return pack_hits(hits, budget_tokens or self.settings.context_tokens, self._header_spans, self.source.redacted_lines)
-
+        return pack_hits(hits, budget_tokens or self.settings.context_tokens, self.graph.symbols_in_file,
+                         self.source.redacted_lines)
 
 
 def semantic_note(coverage: float) -> str | None:
@@ -403,10 +235,4 @@ def _closest_names(store: StoreReader, spec: str, count: int = 5) -> list[str]:
     return difflib.get_close_matches(wanted, names, n=count, cutoff=0.6)
 
 
-def _second_name(matches: Sequence[NameMatch]) -> NameMatch | None:
-    """The first match after the first that names other symbols than it: the other end of a relationship."""
-    first = {s.name for s in matches[0].symbols}
-    return next((m for m in matches[1:] if {s.name for s in m.symbols} != first), None)
-
-
-__all__ = ["Retriever", "NameMatch", "search", "lookup_references", "group_references", "code_terms", "Mention"]
+__all__ = ["Retriever", "NameMatch", "RoutedQuestion", "search", "lookup_references", "group_references", "code_terms", "Mention"]

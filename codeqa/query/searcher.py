@@ -151,6 +151,17 @@ class Searcher:
         return [replace(h, text=text) if (text := self.source.text(h.path, h.start_line, h.end_line)) is not None else h
                 for h in chosen]
 
+    def search_reranked(self, query: str, top_k: int, spread: bool, reranker: Reranker | None) -> list[Hit]:
+        """search(), its results then reordered by `reranker` (CODEQA_RERANK's "results" reranker, when set): it
+        sees up to its candidates, more than top k, so that a reranked hit can enter the top k; with `spread`
+        only the top k reorder, and the evidence from other files stays after them."""
+        if reranker is None:
+            return self.search(query, top_k, spread=spread)
+        if spread:
+            hits = self.search(query, top_k, spread=True)
+            return reranker.rerank(query, hits[:top_k], self.graph) + hits[top_k:]
+        return reranker.rerank(query, self.search(query, max(top_k, reranker.candidates)), self.graph)[:top_k]
+
     def _candidates(self, query: RankQuery, limit: int, vector: Sequence[float] | None, coverage: float) -> list[Hit]:
         """The engine's best `limit` chunks: dense (`vector`), with BM25 over the code terms fused in when the
         query wants keywords; while phase 2 of an index run is not done (`coverage`, the share of chunks

@@ -15,25 +15,35 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from ..source_text import read_source_text
+from ..store import ManifestEntry
 from ..redact import redact_source
 from ..types import Hit
 
 
 class SourceFiles:
-    """The files of one repository. `indexed_hashes` returns the manifest (path -> sha256) on demand."""
+    """The files of one repository. `manifest` reads the index's manifest (the store's), once until `clear`."""
 
-    def __init__(self, repo: Path, indexed_hashes: Callable[[], Mapping[str, str]]):
+    def __init__(self, repo: Path, manifest: Callable[[], Mapping[str, ManifestEntry]]):
         self.repo = Path(repo).resolve()
-        self._indexed_hashes = indexed_hashes
+        self._manifest = manifest
+        self._indexed: dict[str, str] | None = None  # path -> sha256 of every file indexed in full
         self._lines: dict[str, list[str]] = {}
         self._redacted: dict[str, list[str]] = {}
         self._hashes: dict[str, tuple[int, int, str]] = {}  # path -> (mtime_ns, size, sha256)
 
+    def indexed_hashes(self) -> dict[str, str]:
+        """Every indexed file (relative posix path) and its content hash; a file still pending is not one."""
+        if self._indexed is None:
+            self._indexed = {p: e.sha256 for p, e in self._manifest().items() if e.status != "pending"}
+        return self._indexed
+
     def paths(self) -> list[str]:
         """Every indexed file (relative posix paths)."""
-        return list(self._indexed_hashes())
+        return list(self.indexed_hashes())
 
     def clear(self) -> None:
+        """Forget what was read: the index moved on (Retriever.refresh)."""
+        self._indexed = None
         self._lines.clear()
         self._redacted.clear()
 
@@ -68,7 +78,7 @@ class SourceFiles:
     def is_stale(self, path: str) -> bool:
         """Whether `path` changed (or went away) since it was indexed: its content hash differs from the
         manifest's. Hashed again only when the file's mtime or size moved."""
-        indexed = self._indexed_hashes().get(path)
+        indexed = self.indexed_hashes().get(path)
         if indexed is None:
             return False
         target = self.repo / path
