@@ -18,10 +18,13 @@ from .languages import queries_dir
 
 # Bump when chunk boundaries or embedded text change (part of the fingerprint).
 CHUNKER_VERSION = "3"  # 2: credentials redacted before chunking; 3: documents by heading section
+# Bump when the same queries make other symbols or references (part of the fingerprint).
+GRAPH_VERSION = "2"  # 2: a module symbol per file of languages whose files are modules (indexing/graph/modules.py)
 VECTOR_META_KEYS = ("model_id",)  # index meta that, changed, makes every stored vector wrong
 # The rest of the fingerprint: changed, every file's symbols, references and chunks are derived again
 # (their vectors mostly come from the embedding cache).
-FINGERPRINT_KEYS = ("codeqa_version", "queries_hash", "chunker_version", "chunk_max_chars", "chunk_min_chars")
+FINGERPRINT_KEYS = ("codeqa_version", "queries_hash", "graph_version", "chunker_version", "chunk_max_chars",
+                    "chunk_min_chars")
 
 def queries_hash(query_dir: Path | None = None) -> str:
     """A hash of every tree-sitter query file (in `query_dir`, else the installed queries/): edited
@@ -36,7 +39,7 @@ def queries_hash(query_dir: Path | None = None) -> str:
 def fingerprint(settings: Settings) -> dict:
     """FINGERPRINT_KEYS as this codeqa and these settings make them."""
     return {"codeqa_version": __version__, "queries_hash": queries_hash(settings.queries_dir),
-            "chunker_version": CHUNKER_VERSION, "chunk_max_chars": settings.chunk_max_chars,
+            "graph_version": GRAPH_VERSION, "chunker_version": CHUNKER_VERSION, "chunk_max_chars": settings.chunk_max_chars,
             "chunk_min_chars": settings.chunk_min_chars}
 
 
@@ -51,6 +54,7 @@ def stale_fingerprint(meta: dict, wanted: dict) -> list[str]:
 
 
 FINGERPRINT_WORDS = {"codeqa_version": "another codeqa version", "queries_hash": "other tree-sitter queries",
+                      "graph_version": "an older symbol graph",
                       "chunker_version": "another chunker", "chunk_max_chars": "another CODEQA_CHUNK_MAX_CHARS",
                       "chunk_min_chars": "another CODEQA_CHUNK_MIN_CHARS"}
 
@@ -69,5 +73,5 @@ def check_compatible(meta: dict, embedder: Embedder | None, repo: Path, settings
             f"`codeqa index {repo}` to bring it up to date (vectors come from the embedding cache).")
 
 
-__all__ = ["CHUNKER_VERSION", "VECTOR_META_KEYS", "FINGERPRINT_KEYS", "queries_hash", "fingerprint", "index_meta",
+__all__ = ["CHUNKER_VERSION", "GRAPH_VERSION", "VECTOR_META_KEYS", "FINGERPRINT_KEYS", "queries_hash", "fingerprint", "index_meta",
            "stale_fingerprint", "check_compatible"]

@@ -100,6 +100,10 @@ class Language:
     # length where this pattern's groups named `blank...` are spaces and those named `name...` read as one
     # name each (`_`s; over several lines only the first and last byte); names are still read from the file
     parse_mask: re.Pattern[bytes] | None = None
+    # a file is a module that code imports as a whole and uses through its name (`from . import mod`,
+    # `mod.f()`): it is a symbol of kind module (codeqa/indexing/graph/modules.py) named by its stem, or,
+    # for these stems, by its folder (a Python package's `__init__`); empty: files are no symbols
+    file_modules: tuple[str, ...] = ()
 
     @property
     def family_name(self) -> str:
@@ -200,7 +204,7 @@ _TS = dict(_JS, static_types=True)
 LANGUAGES: tuple[Language, ...] = (
     Language("python", "python", (".py", ".pyi", ".pyw"), ("python",), docstring_in_body=True,
              self_names=("self", "cls", "super()"), explicit_imports=True, package_init="__init__",
-             stub_extensions=(".pyi",), reexports=True, star_import_filters=True),
+             stub_extensions=(".pyi",), reexports=True, star_import_filters=True, file_modules=("__init__",)),
     Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",), **_JS),
     Language("typescript", "typescript", (".ts", ".mts", ".cts"), **_TS),
     Language("tsx", "tsx", (".tsx",), **_TS),

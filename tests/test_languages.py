@@ -372,8 +372,8 @@ def test_the_queries_folder_is_a_setting_not_read_behind_settings_back(tmp_path,
 
     edited = Settings.load(env={"CODEQA_QUERIES_DIR": str(queries)})
     assert edited.queries_dir == queries
-    assert kinds(Settings()) == ["class", "function"]
-    assert kinds(edited) == ["class"]
+    assert kinds(Settings()) == ["class", "function", "module"]  # the file's module symbol: graph/modules.py
+    assert kinds(edited) == ["class", "module"]
     assert fingerprint(edited)["queries_hash"] != fingerprint(Settings())["queries_hash"]
     monkeypatch.setenv("CODEQA_QUERIES_DIR", str(queries))
     assert fingerprint(Settings())["queries_hash"] == fingerprint(Settings.load(env={}))["queries_hash"]

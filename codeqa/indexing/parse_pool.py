@@ -26,6 +26,7 @@ from ..config import Settings
 from ..source_text import NotRegularFile, read_regular
 from ..redact import redact_source
 from .parse import parse_source, prepare_language
+from .graph.modules import with_module_symbol
 from .parse_cache import decode_parsed, encode_parsed
 from .writer import pack
 from ..types import Chunk, ParsedFile, SourceFile
@@ -64,7 +65,7 @@ def _parse_and_chunk(job: tuple[SourceFile, int, int], query_dir: Path | None = 
         reason = str(exc) if isinstance(exc, NestingTooDeep) else f"chunking failed ({type(exc).__name__}: {exc})"
         chunks = chunk_file(file, text, None, (), max_chars, min_chars)
         parsed = ParsedFile(file, parsed.symbols, parsed.references, error=f"{reason}; used line windows")
-    return parsed, chunks
+    return with_module_symbol(parsed, text, tree), chunks  # after chunking: chunks keep the file's own symbols
 
 
 def _parse_chunk_encode(job: tuple[SourceFile, int, int, bool, bool, Path | None],

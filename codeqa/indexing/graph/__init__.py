@@ -4,6 +4,7 @@
     values.py   what a name or an expression stands for (`Value`), and the memo of answers
     members.py  classes, members, receivers and type evidence (`x` in `x.m()`)
     resolve.py  names, imports and re-exports, and the answer for each reference
+    modules.py  a file as a module symbol (Python, ...): what an import or a name of a module refers to
     incremental.py  which files a change makes to resolve again, and what is kept between runs
 """
 

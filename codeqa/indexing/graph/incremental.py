@@ -44,7 +44,7 @@ from typing import Iterable, Mapping, Sequence
 from ...plain_sqlite import open_plain_sqlite
 from ...types import RETURNS, ParsedFile, Reference, Symbol
 from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex
-from .index import language_of
+from .index import is_module_symbol, language_of
 from .imports import binds_no_name, import_local
 
 STATE_VERSION = 3
@@ -274,8 +274,8 @@ def _read_any(g: FileGraph, files: set[str], names: set[str], file_set: bool, me
     return False
 
 
-def _outside_its_type(s: Symbol) -> bool:
-    return s.parent_id is None and s.qualified_name != s.name  # `func (s *T) M()`, `void T::m()`
+def _outside_its_type(s: Symbol) -> bool:  # `func (s *T) M()`, `void T::m()`; a file's module `pkg.mod` is none
+    return s.parent_id is None and s.qualified_name != s.name and not is_module_symbol(s)
 
 
 def _type_name(s: Symbol) -> str:

@@ -62,6 +62,9 @@ class GraphIndex:
     stem_files: dict[str, list[str]] = field(default_factory=dict)  # path without extension -> paths
     folder_files: dict[str, set[str]] = field(default_factory=dict)  # dotted folder key (and suffixes) -> paths
     module_trees: dict[str, list[str]] = field(default_factory=dict)  # module folder (`module_roots`) -> paths below it
+    # path -> the id of the file's module symbol (graph/modules.py): in by_id, in no table of names,
+    # as no name resolves to a file's module; a module an import or a name stands for is its files
+    modules: dict[str, str] = field(default_factory=dict)
     _module_cache: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (module, importer) -> files
     _language_cache: dict[str, Language | None] = field(default_factory=dict)  # path -> registry row
 
@@ -77,6 +80,7 @@ class GraphIndex:
         stem_files: dict[str, list[str]] = defaultdict(list)
         folder_files: dict[str, set[str]] = defaultdict(set)
         module_trees: dict[str, list[str]] = defaultdict(list)
+        modules: dict[str, str] = {}
         languages: dict[str, str] = {pf.file.path: pf.file.language or "" for pf in parsed}
         packages = _package_dirs(languages)
         for pf in parsed:
@@ -96,6 +100,9 @@ class GraphIndex:
                 module_files[posixpath.basename(tree)].add(path)
             for sym in pf.symbols:
                 by_id[sym.id] = sym
+                if is_module_symbol(sym):
+                    modules[path] = sym.id
+                    continue
                 by_name[sym.name].append(sym)
                 if lang is not None and lang.module_symbols and sym.qualified_name != sym.name and sym.kind in CLASS_LIKE:
                     by_name[sym.qualified_name].append(sym)  # a nested module is also named in full: `Shop.Cart`
@@ -103,8 +110,10 @@ class GraphIndex:
                         sym.parent_id is not None and lang is not None and lang.members_in_module_scope):
                     top_level[path][sym.name].append(sym)  # Haskell: a constructor, a field, a class method
         index = cls(dict(by_id), dict(by_name), top_level, members, module_files, dir_files, languages,
-                    stem_files, folder_files, module_trees=dict(module_trees))
+                    stem_files, folder_files, module_trees=dict(module_trees), modules=modules)
         for sym in by_id.values():
+            if modules.get(sym.path) == sym.id:
+                continue
             if sym.parent_id is not None:
                 members[sym.parent_id][sym.name].append(sym)
             elif sym.qualified_name != sym.name:  # `func (s *T) M()` / `void T::m()` / `impl T` elsewhere
@@ -362,6 +371,16 @@ def _package_module_keys(path: str, packages: set[str], package_init: str) -> li
         folder = posixpath.dirname(folder)
     top = len(parts) - depth - 1
     return [".".join(parts)] + ([".".join(parts[top:])] if top > 0 else [])
+
+
+def is_module_symbol(symbol: Symbol) -> bool:
+    """Whether `symbol` is a file's module symbol (graph/modules.py), not a module written in the code
+    (Ruby's `module Shop` on line 1, Rust's `mod x {}`, a TypeScript namespace, a Haskell module header)."""
+    if symbol.kind != "module" or symbol.start_line != 1 or symbol.parent_id is not None:
+        return False
+    lang = language_of(symbol.language)
+    return (lang is not None and bool(lang.file_modules)
+            and symbol.signature in (f"module {symbol.qualified_name}", f"package {symbol.qualified_name}"))
 
 
 def file_stem(path: str) -> str:

@@ -5,7 +5,8 @@ Order of evidence, strongest first:
      followed through re-exports (`from .core import Y` in a package's `__init__`, JS barrels
      `export { A } from "./a"` / `export * from "./a"`, Rust `pub use`) and Java static imports; an
      import inside a function binds there only -> exact (a name a Python star import passes on:
-     likely, as `__all__` is not read)
+     likely, as `__all__` is not read); an import or a name that stands for a module of ours is its
+     file's module symbol where files are modules (`from . import util`, `util.f()`: graph/modules.py)
   2. the enclosing scope: definitions nested in the enclosing function, a class body's own members,
      where members are in scope without `this` (Java, C#, C++, Ruby) the members of the enclosing
      classes and modules, same-file definitions -> exact; a module or partial class reopened in
@@ -52,6 +53,7 @@ from .imports import import_local, outside_if_explicit, skip_inline_modules, sta
 from .incremental import WEB_FILES_KEPT
 from .index import FILE_SET, GraphIndex, file_shape, file_stem, join_module, language_of, last_component, name_in_file
 from .members import MemberResolver
+from .modules import file_module_value, imported_in_full, may_import_module
 from .stars import StarWebs
 from .tables import FileTables, project_tables
 from .twins import stub_twins
@@ -184,21 +186,27 @@ class _Resolver:
     # ---- the answer for one reference -------------------------------------------------------
     def resolve(self, ref: Reference) -> tuple[list[str], str]:
         self.memo.note(("e", ref.name))
-        if ref.confidence == "local" or (ref.name not in self.index.by_name and ref.name not in self.imported_names):
+        if ref.confidence == "local" or (ref.name not in self.index.by_name and ref.name not in self.imported_names
+                                         and not may_import_module(ref, self.language(ref.path))):
             return [], ""  # a local variable's read, or a name that no symbol of ours has nor an import gives
         if ref.kind == "import":
             value = self.import_value(ref) if ref.name != "*" else UNKNOWN
-            return self._targets(value, ref)
+            return self._targets(imported_in_full(self, ref, value), ref)
         if ref.receiver:
             return self._resolve_member(ref)
         value = self.name_value(ref.name, ref)
-        if value.ids:
-            return self._targets(value, ref)
+        if value.ids or value.files:  # a module (its files): its module symbol, in languages whose files have one
+            found = self._targets(value, ref)
+            if found[0]:
+                return found
         return self.resolve_without_imports(ref)
 
     def _targets(self, value: Value, ref: Reference) -> tuple[list[str], str]:
         """The ids a value is bound to: exact for one definition; in languages with overloads, one name
-        defined several times in one file (`f(int)`, `f(String)`, TS overload signatures) is one too."""
+        defined several times in one file (`f(int)`, `f(String)`, TS overload signatures) is one too.
+        A module (its files, no symbol) is its files' module symbols (graph/modules.py)."""
+        if not value.ids and value.files:
+            value = file_module_value(self.index, self.memo, value)
         if not value.ids:
             return [], ""
         if value.confidence != "exact":

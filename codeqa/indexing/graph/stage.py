@@ -27,8 +27,8 @@ FILE_BATCH = 64  # parsed files written to the parse cache at a time
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
 
 def parse_fingerprint(meta: dict) -> str:
-    """What a cached parse depends on besides the file: the codeqa version, queries and chunker."""
-    return "\0".join(str(meta[k]) for k in ("codeqa_version", "queries_hash", "chunker_version"))
+    """What a cached parse depends on besides the file: the codeqa version, queries, graph version and chunker."""
+    return "\0".join(str(meta[k]) for k in ("codeqa_version", "queries_hash", "graph_version", "chunker_version"))
 
 
 @dataclass(frozen=True)
