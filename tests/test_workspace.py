@@ -7,7 +7,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -167,6 +169,52 @@ def test_fusion_ranks_by_rank_so_a_big_repository_does_not_drown_a_small_one():
     assert fuse([("small", small), ("big", big)], top_k=2)[0].repository == "big"  # a tie goes to the higher own score
 
 
+# ---- the commit an index reflects ------------------------------------------------------------------
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def git_commit_all(repo: Path) -> Path:
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "fixture")
+    return repo
+
+
+def test_the_commit_and_whether_the_work_tree_differs(tmp_path):
+    from codeqa.indexing.state import repository_commit
+
+    assert repository_commit(copy_fixture_repo(tmp_path / "plain")) is None  # not in git
+    repo = git_commit_all(copy_fixture_repo(tmp_path / "repo"))
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert repository_commit(repo) == {"commit": head, "dirty": False}
+    (repo / "app" / "new.py").write_text("x = 1\n")  # a new file the index would hold
+    assert repository_commit(repo) == {"commit": head, "dirty": True}
+    (repo / "app" / "new.py").unlink()
+    (repo / "app" / "main.py").write_text("changed = True\n")
+    assert repository_commit(repo) == {"commit": head, "dirty": True}
+    assert repository_commit(repo / "encoders") == {"commit": head, "dirty": False}  # a clean sub-folder of it
+
+
+def test_reading_the_commit_runs_no_filter_the_repository_configures(tmp_path):
+    from codeqa.indexing.state import repository_commit
+
+    repo = copy_fixture_repo(tmp_path / "repo")
+    (repo / ".gitattributes").write_text("* filter=evil\n")
+    git_commit_all(repo)
+    marker = tmp_path / "ran"
+    for setting in ("clean", "process"):
+        git(repo, "config", f"filter.evil.{setting}", f"touch {marker}; cat")
+        os.utime(repo / "app" / "main.py", (1, 1))  # stat differs from git's index: git reads the file again
+        assert repository_commit(repo)["dirty"] is False and not marker.exists(), setting
+        subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True)  # plain git would run it
+        assert marker.exists(), setting
+        marker.unlink()
+        git(repo, "config", "--unset", f"filter.evil.{setting}")
+
+
 # ---- across real indexes --------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -176,7 +224,7 @@ def indexed_workspace(tmp_path_factory, embedder):
     root = tmp_path_factory.mktemp("ws")
     patch = pytest.MonkeyPatch()
     patch.setenv("CODEQA_WORKSPACES_DIR", str(root / "workspaces"))
-    shop = copy_fixture_repo(root / "shop")
+    shop = git_commit_all(copy_fixture_repo(root / "shop"))
     cars = shutil.copytree(FIXTURES / "pyrefs", root / "cars")
     gone = copy_fixture_repo(root / "gone")
     assert main(["workspace", "add", "team", str(shop), str(cars), str(gone)]) == 0
@@ -262,3 +310,19 @@ def test_one_search_embeds_its_query_once_for_every_repository(indexed_workspace
         hits = searcher.search("split text into lowercase words", top_k=5)
     assert {h.repository for h in hits} == {"shop", "cars"}
     assert recording.texts.count("split text into lowercase words") == 1
+
+
+def test_list_shows_the_commit_each_index_reflects(capsys, indexed_workspace, monkeypatch):
+    root, shop, cars, _, _ = indexed_workspace
+    monkeypatch.setenv("CODEQA_WORKSPACES_DIR", str(root / "workspaces"))
+    code, out, _ = run(capsys, "workspace", "list", "team", "--json")
+    listed = {r["name"]: r for r in json.loads(out)["repositories"]}
+    assert code == 0
+    assert (listed["shop"]["indexed"], listed["shop"]["commit"], listed["shop"]["dirty"]) == (
+        True, git(shop, "rev-parse", "HEAD").strip(), False)
+    assert (listed["cars"]["indexed"], listed["cars"]["commit"]) == (True, None)  # not in git
+    assert (listed["gone"]["exists"], listed["gone"]["indexed"]) == (False, False)
+    code, out, _ = run(capsys, "workspace", "list", "team")
+    lines = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert git(shop, "rev-parse", "HEAD").strip()[:12] in lines["shop"] and "+dirty" not in lines["shop"]
+    assert "commit unknown" in lines["cars"] and "not indexed" in lines["gone"]

@@ -66,10 +66,7 @@ def _add(args, settings: Settings) -> int:
 def _list(args, settings: Settings) -> int:
     names = [args.name] if args.name else workspace_names(settings)
     workspaces = [load_workspace(n, settings) for n in names]
-    records = [{"name": w.name, "file": str(w.file),
-                "repositories": [{"name": r.name, "path": str(r.path), "exists": r.path.is_dir(),
-                                  "index_dir": str(settings_for(r, settings).index_dir_for(r.path))}
-                                 for r in w.repositories]}
+    records = [{"name": w.name, "file": str(w.file), "repositories": [_repository_record(r, settings) for r in w.repositories]}
                for w in workspaces]
     if args.json:
         print(json.dumps(records[0] if args.name else records, indent=2))
@@ -82,8 +79,30 @@ def _list(args, settings: Settings) -> int:
         width = max((len(r["name"]) for r in w["repositories"]), default=0)
         for r in w["repositories"]:
             missing = "" if r["exists"] else "  (missing: the folder is gone)"
-            print(terminal_safe(f"  {r['name']:<{width}}  {r['path']}{missing}"))
+            print(terminal_safe(f"  {r['name']:<{width}}  {_commit_words(r):<16}  {r['path']}{missing}"))
     return 0
+
+
+def _repository_record(repository, settings: Settings) -> dict:
+    """One repository as `workspace list --json` shows it: where it and its index are, and the commit its index
+    reflects (that of the last run that changed it; None where not known: not in git, or not indexed yet)."""
+    from ..indexing.state import indexed_commit
+
+    index_dir = settings_for(repository, settings).index_dir_for(repository.path)
+    local = not settings.qdrant_url
+    commit = indexed_commit(index_dir) if local else None
+    return {"name": repository.name, "path": str(repository.path), "exists": repository.path.is_dir(),
+            "index_dir": str(index_dir) if local else None, "indexed": index_dir.is_dir() if local else None,
+            "commit": commit["commit"] if commit else None, "dirty": commit["dirty"] if commit else None}
+
+
+def _commit_words(record: dict) -> str:
+    """The commit column of `workspace list`: a short commit id (`+dirty` when the work tree differed from it)."""
+    if record["indexed"] is False:
+        return "not indexed"
+    if record["commit"] is None:
+        return "commit unknown"
+    return record["commit"][:12] + ("+dirty" if record["dirty"] else "")
 
 
 def _count(n: int) -> str:

@@ -4,7 +4,8 @@ phase last completed, as the meta records it (`last_indexed` for phase 1, `embed
 
 `state.json` is removed before a run's first write and written after its last one, and only when the
 run left nothing to do (phase 2 included): a run that finds it current has nothing to do and never
-opens the store.
+opens the store. Its summary keeps the git commit the run indexed, and whether the work tree differed from it
+(`git`, read by `indexed_commit`): the commit of the last run that changed the index.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
@@ -114,11 +116,57 @@ def remove_state(index_dir: Path) -> None:
 
 
 def state_summary(report) -> dict:
-    """The part of an IndexReport (index.py) that state.json keeps, for a run that finds nothing to do."""
+    """The part of an IndexReport (index.py) that state.json keeps, for a run that finds nothing to do, and the
+    commit of the repository it indexed."""
     return {"symbols": report.symbols, "references": report.references, "chunks": report.chunks,
             "files_by_language": report.files_by_language,
             "references_by_confidence": report.references_by_confidence,
-            "partial": [list(item) for item in report.partial]}
+            "partial": [list(item) for item in report.partial], "git": repository_commit(Path(report.repo))}
+
+
+def indexed_commit(index_dir: Path) -> dict | None:
+    """{"commit", "dirty"} of the last complete run of the index in `index_dir`, or None (no such run yet, the
+    repository is not in git, or the run was made before codeqa recorded it)."""
+    found = ((read_state(index_dir) or {}).get("summary") or {}).get("git")
+    return found if isinstance(found, dict) and isinstance(found.get("commit"), str) else None
+
+
+# ---- the commit a run indexes ----------------------------------------------------------------------
+
+GIT_TIMEOUT_SECONDS = 30
+
+
+def repository_commit(repo: Path) -> dict | None:
+    """{"commit": HEAD's id, "dirty": whether `repo`'s files differ from it (changed, staged, or new and not
+    ignored: the index holds those too)} when `repo` is in a git work tree with a commit, else None.
+
+    git runs as the repository sees it, but runs nothing the repository's own config names: no fsmonitor
+    hook, and no filter driver (`git status` pipes a changed file through its clean filter to compare it)."""
+    head = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD")
+    if head is None or not head.strip():
+        return None
+    drivers = _git(repo, "config", "--get-regexp", r"^filter\.") or b""
+    neutral = []
+    for line in drivers.decode("utf-8", "surrogateescape").splitlines():
+        key = line.split(" ", 1)[0]
+        name, _, setting = key[len("filter."):].rpartition(".")
+        if name and setting in ("clean", "smudge", "process", "required"):
+            neutral += ["-c", f"filter.{name}.{setting}=" if setting != "required" else f"filter.{name}.required=false"]
+    status = _git(repo, *neutral, "status", "--porcelain", "--ignore-submodules=all", "--", ".")
+    return {"commit": head.decode("ascii", "replace").strip(), "dirty": None if status is None else bool(status.strip())}
+
+
+def _git(repo: Path, *args: str) -> bytes | None:
+    """git's output in `repo` (no GIT_* variable inherited from a hook, no optional lock taken, no fsmonitor),
+    or None when git is missing or fails."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    try:
+        done = subprocess.run(["git", "-c", "core.fsmonitor=false", *args], cwd=repo, capture_output=True,
+                              timeout=GIT_TIMEOUT_SECONDS, env={**env, "GIT_OPTIONAL_LOCKS": "0"},
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def report_from_state(report, state: dict) -> None:
@@ -154,4 +202,5 @@ def embedded_at(meta: dict) -> str | None:
 
 
 __all__ = ["STATE_FILE", "migrate_legacy_index", "read_state", "state_is_current", "likely_changed", "write_state",
-           "remove_state", "state_summary", "report_from_state", "after_phase2", "embedded_at"]
+           "remove_state", "state_summary", "report_from_state", "after_phase2", "embedded_at", "indexed_commit",
+           "repository_commit"]
