@@ -22,8 +22,9 @@ walked through like the store. Comprehensions are part of the line that holds th
 another module is no step back); a lambda is a function like any other (a callback is a step).
 
 Issue 64, on 199de9d (retrieve.py a hub) -> with the stages: usage 21 stays / 8 in retrieve.py / 7 climbs -> 17 / 1 / 1,
-search 53 / 10 / 9 -> 45 / 1 / 1; a follow-up parsed twice -> once (with Answerer.stream handing route()'s value on).
-The climb left is the answerer building its stream after answer/summary.py.
+search 53 / 10 / 9 -> 42 / 1 / 2; a follow-up parsed twice -> once (with Answerer.stream handing route()'s value on).
+The climbs left: the answerer building its stream after answer/summary.py, and on the search route the search's
+reading of the question (ParsedQuestion.rank_query), kept on the parsed value but read when the search first asks.
 
     python bench/question_walk.py            # the table
     python bench/question_walk.py --walk     # and each question's walk, one stay a line

@@ -178,7 +178,8 @@ def test_a_candidate_named_for_the_questions_deed_moves_up():
 def test_each_ranker_records_what_it_added_as_the_hits_boost():
     """Hit.boost holds what the rankers moved a hit by, so a reranker that replaces the engine's score keeps it
     (query/rerank.py): a deed, a hop from the top hits, a test's role penalty."""
-    from codeqa.query.rankers import DEED_BOOST, HOP_BOOST, ROLE_PENALTY, RankQuery, ReferenceHop, SecondaryFiles, lift_deed
+    from codeqa.query.question import RankQuery
+    from codeqa.query.rankers import DEED_BOOST, HOP_BOOST, ROLE_PENALTY, ReferenceHop, SecondaryFiles, lift_deed
 
     top = [hit("pkg/a.py", 1, 0.9, "pkg/a.py#a@1"), hit("pkg/b.py", 1, 0.8, "pkg/b.py#b@1"),
            hit("pkg/c.py", 1, 0.7, "pkg/c.py#c@1")]

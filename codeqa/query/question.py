@@ -3,7 +3,8 @@
     question --parse_question--> ParsedQuestion(intent, mentions: the names it uses, each with the
              kind word next to it ("the echo function"), its container ("the invoke method of
              Command", "the Parser class in core") and whether it sits where the subject goes
-             ("how is X used", "who calls X"))
+             ("how is X used", "who calls X"); and, read when a search first asks, rank_query: what the
+             search reads of it (RankQuery: its code terms, a question in words?, about behaviour?, its deed))
     mention + the symbols an index holds under its name --choose_symbols (choose.py)--> Choice(symbols, others)
 
 Everything here is plain string work: no index, no model. names.py looks the mentions up in the
@@ -26,10 +27,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Sequence
 
 from ..errors import QuestionTooLongError
 from ..types import name_key
+from .words import code_share, code_terms
 from .choose import Choice, Mention, choose_symbols, container_ends, is_container, matching_symbols, rank_key
 
 # ---- intents -------------------------------------------------------------------------------------
@@ -109,6 +112,33 @@ def question_deed(question: str) -> str | None:
     deeds = [w.lower() for w in _DEED.findall(m.group("rest"))]
     deed = deeds[0] if deeds else None
     return None if deed is None or deed in _VAGUE_DEEDS or deed in ARTICLES else deed
+
+
+KEYWORD_CODE_SHARE = 0.5  # a query at least this much code (words.code_share) is code, not a question in words
+
+
+@dataclass(frozen=True)
+class RankQuery:
+    """What the search and its rankers read of a query (searcher.py, rankers.py): its code terms and their share
+    of it; asked: a question in words (not mostly code); behaviour: one about how code behaves (asks_behaviour:
+    lead.py's steps apply); deed: a question in words' deed (question_deed); secondary: it names tests,
+    examples or docs."""
+
+    text: str
+    terms: tuple[str, ...]
+    share: float
+    asked: bool
+    behaviour: bool = False
+    deed: str | None = None
+    secondary: bool = False
+
+    @classmethod
+    def of(cls, query: str) -> "RankQuery":
+        terms = code_terms(query)
+        share = code_share(query, terms)
+        asked = is_question(query) and share < KEYWORD_CODE_SHARE
+        return cls(query, tuple(terms), share, asked, asked and asks_behaviour(query),
+                   question_deed(query) if asked else None, SECONDARY_WORDS.search(query) is not None)
 
 
 # ---- names ---------------------------------------------------------------------------------------
@@ -198,6 +228,13 @@ class ParsedQuestion:
     files: tuple[tuple[str, int, int], ...]
     inheritance: bool = False
     wants_secondary: bool = False  # asks about tests, examples or docs
+
+    @cached_property
+    def rank_query(self) -> RankQuery:
+        """What the search reads of the question (RankQuery), read when a search first asks, then kept: a question
+        that no search reads does not pay for words.code_terms, which is slow on one long word (0.4 s at 4,000
+        letters)."""
+        return RankQuery.of(self.text)
 
     @property
     def subject(self) -> Mention | None:
@@ -373,4 +410,4 @@ def _sentence_start(token: str) -> bool:
 
 __all__ = ["FILE_NAME", "check_question_length", "parse_question", "ParsedQuestion", "Mention", "Choice", "choose_symbols",
            "matching_symbols", "rank_key", "looks_like_identifier", "USAGE_PATTERN", "RELATION_PATTERN", "INHERITANCE_QUESTION", "SECONDARY_WORDS",
-           "STOP_NAMES", "is_question", "question_deed"]
+           "STOP_NAMES", "is_question", "question_deed", "RankQuery", "KEYWORD_CODE_SHARE"]

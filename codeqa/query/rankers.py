@@ -12,15 +12,15 @@ measures the whole chain).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Protocol, Sequence
 
 from ..roles import path_role
 from ..store import ChunkReader, GraphReader
 from ..types import Hit, Symbol, split_symbol_id
 from .lookup import GraphQueries
-from .question import SECONDARY_WORDS, asks_behaviour, is_question, question_deed
-from .words import code_share, code_terms, name_stems, stem
+from .question import RankQuery
+from .words import name_stems, stem
 
 SYMBOL_BOOST = 1.0  # times the code share of the query: above any cosine / RRF score for a bare identifier
 HOP_BOOST = 0.02
@@ -29,26 +29,7 @@ MEMBER_BOOST = 0.02  # methods of a class among the top hits: "how does the Path
 # Measured on the docstring benchmark over 7 projects (bench/retrieval.py): 0.05 everywhere gave mean
 # R@10 0.837 / MRR 0.577, these 0.855 / 0.590. A question that names tests, examples or docs lifts them.
 ROLE_PENALTY = {"test": 0.15, "example": 0.1, "docs": 0.15, "stub": 0.2}
-KEYWORD_CODE_SHARE = 0.5
 DEED_BOOST = 0.04  # a question's deed in a candidate's name: "How are options parsed ...?" -> OptionParser.parse_args
-
-
-@dataclass(frozen=True)
-class RankQuery:
-    """What the rankers read of a query. asked: a question in words (not mostly code)."""
-
-    text: str
-    terms: tuple[str, ...]
-    share: float
-    asked: bool
-    behaviour: bool = False  # asked how code behaves (question.asks_behaviour): lead.py's steps apply
-
-    @classmethod
-    def of(cls, query: str) -> "RankQuery":
-        terms = code_terms(query)
-        share = code_share(query, terms)
-        asked = is_question(query) and share < KEYWORD_CODE_SHARE
-        return cls(query, tuple(terms), share, asked, asked and asks_behaviour(query))
 
 
 class Ranker(Protocol):
@@ -118,7 +99,7 @@ class SecondaryFiles:
     """At equal similarity the implementation beats its tests, examples, docs and type stubs, unless asked for."""
 
     def rank(self, hits: list[Hit], query: RankQuery) -> list[Hit]:
-        asked = SECONDARY_WORDS.search(query.text)
+        asked = query.secondary
         out = [boosted(h, -ROLE_PENALTY[role]) if (role := path_role(h.path)) != "code" and not (asked and role != "stub")
                else h for h in hits]
         return sorted(out, key=lambda h: -h.score)
@@ -128,7 +109,7 @@ class QuestionDeed:
     """A question asked in words whose deed is a participle lifts the candidates named for it (lift_deed)."""
 
     def rank(self, hits: list[Hit], query: RankQuery) -> list[Hit]:
-        return lift_deed(hits, question_deed(query.text)) if query.asked else hits
+        return lift_deed(hits, query.deed) if query.asked else hits
 
 
 def lift_deed(hits: list[Hit], deed: str | None) -> list[Hit]:

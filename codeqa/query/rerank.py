@@ -48,7 +48,7 @@ from ..llm import Generation, OpenAIChat
 from ..types import Hit, Symbol, one_line
 from .likelihood import Candidate, GGUFLikelihood, QuestionLikelihood, check_gguf
 from .lookup import GraphQueries
-from .rankers import RankQuery
+from .question import RankQuery
 
 RERANK_POOL = 40  # the embedding reranker's candidates: the whole pool a search ranks (30 for a question)
 RERANK_TEXT_CHARS = 1200  # of a candidate, the characters (path, name, code) the embedding reranker reads

@@ -146,7 +146,7 @@ class Retriever:
             if self.searcher is None:
                 raise IndexMissingError(GRAPH_ONLY)
             # a question's evidence spreads over more files (Searcher.search); a relationship's only fills a gap
-            hits = self.searcher.search_reranked(search_query or asked.parsed.text, top_k or self.settings.top_k,
+            hits = self.searcher.search_reranked(search_query or asked.parsed.rank_query, top_k or self.settings.top_k,
                                                  found.route == "search", self.reranker)
             found = replace(found, hits=found.hits + tuple(hits))
         snippets = pack_hits(found.hits, budget_tokens or self.settings.context_tokens, self.graph.symbols_in_file,

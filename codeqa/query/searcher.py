@@ -22,8 +22,8 @@ from ..types import Hit
 from .lead import callee_first, follow_delegates, logic_first, work_first, zoom_hits
 from .lookup import GraphQueries
 from .rerank import Reranker
-from .rankers import (HOP_SOURCES, KEYWORD_CODE_SHARE, NamedSymbols, QuestionDeed, RankQuery, Ranker, ReferenceHop,
-                      SecondaryFiles)
+from .question import KEYWORD_CODE_SHARE, RankQuery
+from .rankers import HOP_SOURCES, NamedSymbols, QuestionDeed, Ranker, ReferenceHop, SecondaryFiles
 from .source import SourceFiles
 from .words import inflections, name_stems, prose_keywords, question_stems, stems
 
@@ -88,7 +88,7 @@ class Searcher:
         # (query/rerank.py, CODEQA_RERANK=likelihood:<file.gguf>; set by the Retriever)
         self.lead_reranker: Reranker | None = None
 
-    def search(self, query: str, top_k: int = 10, spread: bool = False) -> list[Hit]:
+    def search(self, query: str | RankQuery, top_k: int = 10, spread: bool = False) -> list[Hit]:
         """Best chunks for a query, best first; with `spread`, evidence from more files follows them.
 
         The dense vector ranks the candidates. BM25 over the query's code terms (identifiers, paths,
@@ -119,11 +119,14 @@ class Searcher:
         words with the question (`_work`), the definitions the top hits call in other files
         (CALLEE_CANDIDATES) and the best hits of files not yet present (SPREAD_FILES), since an answer
         often spans files.
+
+        A query read already (a RankQuery: a routed question's, question.parse_question) is not read again.
         """
-        ranked = RankQuery.of(query)
+        ranked = query if isinstance(query, RankQuery) else RankQuery.of(query)
+        text = ranked.text
         coverage = semantic_coverage(self.store.read_meta())
         # None while phase 1 of an index run has embedded nothing: keywords and the graph only, no model loads
-        vector = self.embedder.encode([query])[0] if coverage > 0 else None
+        vector = self.embedder.encode([text])[0] if coverage > 0 else None
         if vector is not None and ranked.behaviour and self.question_map is not None:
             vector = self.question_map.apply(vector)
         hits = self._candidates(ranked, max(top_k * (CANDIDATES_PER_RESULT if spread else 3), 30), vector, coverage)
@@ -132,35 +135,36 @@ class Searcher:
         merged = _merge_same_symbol(self._extend_to_definitions(self.source.mark_stale(hits)))
         merged.sort(key=lambda h: -h.score)
         if self.reranker is not None:  # it leaves an identifier or a code fragment alone (its contract)
-            merged = self.reranker.rerank(query, merged, self.graph)
+            merged = self.reranker.rerank(text, merged, self.graph)
         if spread:
             chosen = merged[:top_k]
-            chosen += self._work(chosen, query)
+            chosen += self._work(chosen, text)
             if ranked.behaviour and vector is not None:
-                chosen = zoom_hits(chosen, query, vector, self.documents, self.graph, self.source)
-                chosen = follow_delegates(logic_first(work_first(chosen, query)), self.store, self.graph, self.source)
+                chosen = zoom_hits(chosen, text, vector, self.documents, self.graph, self.source)
+                chosen = follow_delegates(logic_first(work_first(chosen, text)), self.store, self.graph, self.source)
                 chosen = callee_first(chosen, self._calls_from(chosen[:1]))
                 if self.lead_reranker is not None:
-                    chosen = self.lead_reranker.rerank(query, chosen, self.graph)
+                    chosen = self.lead_reranker.rerank(text, chosen, self.graph)
             chosen += self._callees(chosen) + _other_files(merged[top_k:], chosen, SPREAD_FILES)
         elif ranked.asked:
-            chosen = self._spread_question(query, merged, top_k)
+            chosen = self._spread_question(text, merged, top_k)
         else:
             chosen = merged[:top_k]
         # the index holds redacted text; a result shows the file's own lines (the user's machine, not a prompt)
-        return [replace(h, text=text) if (text := self.source.text(h.path, h.start_line, h.end_line)) is not None else h
+        return [replace(h, text=own) if (own := self.source.text(h.path, h.start_line, h.end_line)) is not None else h
                 for h in chosen]
 
-    def search_reranked(self, query: str, top_k: int, spread: bool, reranker: Reranker | None) -> list[Hit]:
+    def search_reranked(self, query: str | RankQuery, top_k: int, spread: bool, reranker: Reranker | None) -> list[Hit]:
         """search(), its results then reordered by `reranker` (CODEQA_RERANK's "results" reranker, when set): it
         sees up to its candidates, more than top k, so that a reranked hit can enter the top k; with `spread`
         only the top k reorder, and the evidence from other files stays after them."""
         if reranker is None:
             return self.search(query, top_k, spread=spread)
+        text = query.text if isinstance(query, RankQuery) else query
         if spread:
             hits = self.search(query, top_k, spread=True)
-            return reranker.rerank(query, hits[:top_k], self.graph) + hits[top_k:]
-        return reranker.rerank(query, self.search(query, max(top_k, reranker.candidates)), self.graph)[:top_k]
+            return reranker.rerank(text, hits[:top_k], self.graph) + hits[top_k:]
+        return reranker.rerank(text, self.search(query, max(top_k, reranker.candidates)), self.graph)[:top_k]
 
     def _candidates(self, query: RankQuery, limit: int, vector: Sequence[float] | None, coverage: float) -> list[Hit]:
         """The engine's best `limit` chunks: dense (`vector`), with BM25 over the code terms fused in when the
