@@ -30,7 +30,7 @@ from .lookup import GraphQueries, group_references
 from .names import NameMatch, RoutedQuestion, route_question
 from .pack import pack_hits
 from .rerank import reranker_from_settings
-from .question import Mention, ParsedQuestion, check_question_length, parse_question
+from .question import Mention, check_question_length, parse_question
 from .searcher import Searcher
 from .words import code_terms
 from .source import SourceFiles
@@ -154,13 +154,10 @@ class Retriever:
         return replace(found, snippets=tuple(snippets))
 
     # ---- one stage alone --------------------------------------------------------------------------
-    def match_question(self, question: str, parsed: ParsedQuestion | None = None) -> list[NameMatch]:
-        """The names of a question matched to the symbols they mean, strongest first (names.match_names);
-        `parsed`: the question parsed already. `route(question).names` is the same, with the route."""
-        if parsed is None:
-            return list(self.route(question).names)
-        check_question_length(question, self.settings.max_question_chars)
-        return list(route_question(parsed, self.graph, self.indexed_paths).names)
+    def match_question(self, question: str) -> list[NameMatch]:
+        """The names of a question matched to the symbols they mean, strongest first (names.match_names): what
+        `route(question).names` holds, for a caller that needs no more."""
+        return list(self.route(question).names)
 
     def search(self, query: str, top_k: int = 10, spread: bool = False) -> list[Hit]:
         """Best chunks for a query, best first; `spread` adds evidence from more files after them (searcher.py)."""
