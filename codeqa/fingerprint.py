@@ -19,7 +19,8 @@ from .languages import queries_dir
 # Bump when chunk boundaries or embedded text change (part of the fingerprint).
 CHUNKER_VERSION = "3"  # 2: credentials redacted before chunking; 3: documents by heading section
 # Bump when the same queries make other symbols or references (part of the fingerprint).
-GRAPH_VERSION = "2"  # 2: a module symbol per file of languages whose files are modules (indexing/graph/modules.py)
+# 2: a module symbol per Python file (indexing/graph/modules.py); 3: per JavaScript and TypeScript file too
+GRAPH_VERSION = "3"
 VECTOR_META_KEYS = ("model_id",)  # index meta that, changed, makes every stored vector wrong
 # The rest of the fingerprint: changed, every file's symbols, references and chunks are derived again
 # (their vectors mostly come from the embedding cache).

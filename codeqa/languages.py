@@ -101,8 +101,9 @@ class Language:
     # name each (`_`s; over several lines only the first and last byte); names are still read from the file
     parse_mask: re.Pattern[bytes] | None = None
     # a file is a module that code imports as a whole and uses through its name (`from . import mod`,
-    # `mod.f()`): it is a symbol of kind module (codeqa/indexing/graph/modules.py) named by its stem, or,
-    # for these stems, by its folder (a Python package's `__init__`); empty: files are no symbols
+    # `mod.f()`, `import * as mod from "./mod"`): it is a symbol of kind module (indexing/graph/modules.py)
+    # named by its stem, or, for these stems, by its folder (a Python package's `__init__`, a JS folder's
+    # `index`); empty: files are no symbols
     file_modules: tuple[str, ...] = ()
 
     @property
@@ -205,9 +206,9 @@ LANGUAGES: tuple[Language, ...] = (
     Language("python", "python", (".py", ".pyi", ".pyw"), ("python",), docstring_in_body=True,
              self_names=("self", "cls", "super()"), explicit_imports=True, package_init="__init__",
              stub_extensions=(".pyi",), reexports=True, star_import_filters=True, file_modules=("__init__",)),
-    Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",), **_JS),
-    Language("typescript", "typescript", (".ts", ".mts", ".cts"), **_TS),
-    Language("tsx", "tsx", (".tsx",), **_TS),
+    Language("javascript", "javascript", (".js", ".mjs", ".cjs", ".jsx"), ("node",), file_modules=("index",), **_JS),
+    Language("typescript", "typescript", (".ts", ".mts", ".cts"), file_modules=("index",), **_TS),
+    Language("tsx", "tsx", (".tsx",), file_modules=("index",), **_TS),
     Language("java", "java", (".java",), self_names=("this", "super"), implicit_this=True, static_types=True,
              generic_methods=_JVM_METHODS),
     Language("go", "go", (".go",), self_names=(), import_is_folder=True, static_types=True, generic_methods=_GO_METHODS),

@@ -116,7 +116,7 @@ def test_an_index_made_before_module_symbols_is_derived_again(repo, tmp_path, mo
     and derives every file's symbols and references again (here: an older codeqa stood in by monkeypatch)."""
     settings = Settings.load(env={}, index_dir=tmp_path / "index")
     with monkeypatch.context() as old:
-        old.setattr("codeqa.fingerprint.GRAPH_VERSION", "1")
+        old.setattr("codeqa.fingerprint.GRAPH_VERSION", "2")
         old.setattr("codeqa.indexing.parse_pool.with_module_symbol", lambda parsed, text, tree: parsed)
         index_repo(repo, settings, embedder=ConstantEmbedder())
         assert UTIL not in graph_of(repo, settings)[0]
@@ -163,3 +163,30 @@ def test_how_is_the_module_used_takes_the_usage_route_to_its_sites(repo, tmp_pat
     summary = answer["summary"]
     assert (summary["kind"], summary["symbol"], summary["total"]) == ("module", "shop.util", len(UTIL_SITES))
     assert summary["by_kind"] == {"import": 4, "attribute": 5}
+
+
+JS_FILES = {
+    "src/util.js": "export function total(xs) {\n  return xs.length;\n}\nexport function fmt(x) {\n  return String(x);\n}\n",
+    "src/app.js": "import * as util from './util';\n\nexport function start() {\n  return util.total([1]);\n}\n",
+    "src/cli.js": ("const helpers = require('./util');\n\nfunction main() {\n  return helpers.fmt(2);\n}\n"
+                   "module.exports = { main };\n"),
+    "src/web/index.ts": "export function serve(): number {\n  return 1;\n}\n",
+    "src/server.ts": ("import * as web from './web';\nimport util = require('./util');\n\nexport function run(): number {\n"
+                      "  return web.serve() + util.total([]);\n}\n"),
+}
+
+
+def test_javascript_and_typescript_files_are_modules_too(tmp_path):
+    """`import * as util from './util'`, `require('./util')`, TypeScript's `import util = require(...)`, and a
+    folder's index file (`import * as web from './web'`)."""
+    repo = tmp_path / "js"
+    for path, text in JS_FILES.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    symbols, references = graph_of(repo, index(repo, tmp_path / "index"))
+    assert (symbols["src/util.js#src.util@1"].kind, symbols["src/web/index.ts#src.web@1"].name) == ("module", "web")
+    assert sites(references, "src/util.js#src.util@1") == {
+        ("src/app.js", 1, "import"), ("src/app.js", 4, "attribute"), ("src/cli.js", 1, "import"),
+        ("src/cli.js", 4, "attribute"), ("src/server.ts", 2, "import"), ("src/server.ts", 5, "attribute")}
+    assert sites(references, "src/web/index.ts#src.web@1") == {("src/server.ts", 1, "import"), ("src/server.ts", 5, "attribute")}
+    assert {(r.path, r.line) for r in references if "src/util.js#fmt@4" in r.target_ids} == {("src/cli.js", 4)}
