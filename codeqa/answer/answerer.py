@@ -287,16 +287,17 @@ class Answerer:
         if not question.strip():
             raise UsageError("The question is empty: ask something about the code, e.g. \"How is EncoderClass used?\".")
         started = time.perf_counter()
-        query = question
+        query = asked = question
         if conversation is not None and len(conversation):
+            routed = self.retriever.route(question)  # parsed once: retrieve takes it when the rewrite keeps the question
             # a plain word that happens to be a symbol name ("validate") does not make a new subject
-            names = [m.text for m in self.retriever.match_question(question) if m.strength >= 2]
-            query = conversation.rewrite(question, names)
+            query = conversation.rewrite(question, [m.text for m in routed.names if m.strength >= 2])
+            asked = routed if query == question else query
         chat = None if no_llm else self.chat
         # an extractive answer goes to no model: its evidence may cite every listed reference site
         budget = self.settings.context_tokens if chat is not None else max(self.settings.context_tokens,
                                                                             EXTRACTIVE_BUDGET_TOKENS)
-        retrieval = self.retriever.retrieve(query, top_k=top_k or self.settings.top_k, budget_tokens=budget,
+        retrieval = self.retriever.retrieve(asked, top_k=top_k or self.settings.top_k, budget_tokens=budget,
                                             sites_listed=self.settings.usage_sites_listed)
         if query != question:
             retrieval = replace(retrieval, query=query)
