@@ -13,7 +13,7 @@ from ..config import Settings
 from ..errors import CodeQAError, UsageError
 from ..workspace import (add_repositories, empty_workspace, load_workspace, remove_repository, save_workspace,
                          settings_for, workspace_file, workspace_names)
-from .commands import _print_index_summary, _read_queries
+from .commands import _hit_json as _hit_json_of_one, _print_index_summary, _read_queries
 from .progress import index_progress
 from .terminal import safe_markup, terminal_safe
 
@@ -196,11 +196,11 @@ def workspace_search(args, settings: Settings) -> int:
     console = Console()
     if not hits:
         console.print("No results.")
-    for rank, fused in enumerate(hits, 1):
-        h = fused.hit
+    for rank, found in enumerate(hits, 1):
+        h = found.hit
         stale = "  [yellow](changed since indexed: run `codeqa index`)[/]" if h.stale else ""
-        console.print(f"[bold]{rank}. \\[{safe_markup(fused.repository)}] {safe_markup(h.path)}:L{h.start_line}-L{h.end_line}[/]"
-                      f"  {safe_markup(h.title)}  [dim]score {fused.score:.4f} (rank fusion; {safe_markup(', '.join(h.reasons))})[/]"
+        console.print(f"[bold]{rank}. \\[{safe_markup(found.repository)}] {safe_markup(h.path)}:L{h.start_line}-L{h.end_line}[/]"
+                      f"  {safe_markup(h.title)}  [dim]score {h.score:.3f} ({safe_markup(', '.join(h.reasons))})[/]"
                       f"{stale}")
         console.print(Syntax(terminal_safe(h.text.rstrip("\n")[:1200]), h.language or "text", line_numbers=True,
                              start_line=h.start_line))
@@ -212,11 +212,9 @@ def _repo_name(args) -> str | None:
     return None if args.repo is None else str(args.repo)
 
 
-def _hit_json(fused) -> dict:
-    """`search --json`'s record with `repository` beside `path`; `score` is the fused score the list is ordered by."""
-    h = fused.hit
-    return {"repository": fused.repository, "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
-            "score": round(fused.score, 6), "kind": h.kind, "symbol": h.symbol, "text": h.text, "stale": h.stale}
+def _hit_json(found) -> dict:
+    """`search --json`'s record of one repository, with `repository` before `path`."""
+    return {"repository": found.repository, **_hit_json_of_one(found.hit)}
 
 
 def workspace_refs(args, settings: Settings) -> int:
