@@ -281,8 +281,8 @@ def test_refs_lists_the_sites_of_every_repository_grouped_by_repository(capsys, 
     assert record["references"] and all(list(r)[:2] == ["repository", "path"] and r["repository"] == "shop"
                                         for r in record["references"])
     code, out, _ = run(capsys, "refs", "EncoderClass", "--workspace", "team")
-    assert code == 0 and out.index("[shop]") < out.index("definition  encoders/encoder.py") < out.index("[cars]")
-    assert "no symbol named 'EncoderClass' defined here" in out
+    assert code == 0 and out.index("[shop]") < out.index("definition  encoders/encoder.py") < out.index("Not defined in cars")
+    assert "Not searched: [gone]" in out and "[cars]" not in out
     code, _, err = run(capsys, "refs", "NoSuchName", "--workspace", "team")
     assert code == 2 and "no symbol named 'NoSuchName' in workspace team" in err
 

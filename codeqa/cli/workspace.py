@@ -238,14 +238,8 @@ def workspace_refs(args, settings: Settings) -> int:
         hint = f" Did you mean {', '.join(close)}?" if close else " `codeqa search` finds code by description."
         print(terminal_safe(f"error: no symbol named {args.symbol!r} in workspace {workspace.name}.{hint}"), file=sys.stderr)
         return 2
-    for r in results:
+    for r in (r for r in results if r.found and r.found["definitions"]):
         print(terminal_safe(f"[{r.repository}] {r.path}"))
-        if r.found is None:
-            print(terminal_safe(f"  not searched: {r.unavailable}"))
-            continue
-        if not r.found["definitions"]:
-            print(terminal_safe(f"  no symbol named {args.symbol!r} defined here"))
-            continue
         for d in r.found["definitions"]:
             print(terminal_safe(f"  definition  {d['path']}:L{d['start_line']}-L{d['end_line']}  {d['kind']} "
                                 f"{d['qualified_name']}"))
@@ -257,4 +251,11 @@ def workspace_refs(args, settings: Settings) -> int:
                 current = site["path"]
                 print(terminal_safe(f"  {current}"))
             print(terminal_safe(f"    L{site['line']:<5} {site['kind']:<13} {site['confidence']:<9} {site['text']}"))
+    # a repository that only imports the name from another has no sites here yet: references resolve within one
+    elsewhere = [r.repository for r in results if r.found and not r.found["definitions"]]
+    if elsewhere:
+        print(terminal_safe(f"\nNot defined in {', '.join(elsewhere)} (sites there that use it from another "
+                            "repository are not followed yet)."))
+    for r in (r for r in results if r.found is None):
+        print(terminal_safe(f"Not searched: [{r.repository}] {r.unavailable}"))
     return 0
