@@ -100,6 +100,11 @@ def test_add_list_remove(capsys, home, tmp_path):
     shutil.rmtree(first)
     code, out, _ = run(capsys, "workspace", "list", "team")
     assert code == 0 and "(missing: the folder is gone)" in out
+    code, _, err = run(capsys, "workspace", "add", "team", second, spaced, "--index-dir", tmp_path / "idx")
+    assert code == 2 and "--index-dir names one index folder" in err
+    code, _, _ = run(capsys, "workspace", "add", "team", second, "--index-dir", tmp_path / "idx")
+    code, out, _ = run(capsys, "workspace", "list", "team", "--json")
+    assert code == 0 and json.loads(out)["repositories"][-1]["index_dir"] == str(tmp_path / "idx")
 
 
 def test_a_hand_edited_file_is_read(capsys, home, tmp_path):
@@ -236,7 +241,7 @@ def indexed_workspace(tmp_path_factory, embedder):
     patch.undo()
 
 
-def test_index_indexes_each_repository_and_reports_a_bad_one(capsys, indexed_workspace):
+def test_index_indexes_each_repository_and_reports_a_bad_one(capsys, indexed_workspace, monkeypatch):
     root, shop, cars, code, records = indexed_workspace
     assert code == 2  # the missing folder: bad input, said by name; the others were indexed
     assert [r["repository"] for r in records] == ["shop", "cars", "gone"]
@@ -244,6 +249,12 @@ def test_index_indexes_each_repository_and_reports_a_bad_one(capsys, indexed_wor
     assert "is not a folder" in records[2]["error"] and "team.toml" in records[2]["error"]
     settings = Settings.load()
     assert settings.index_dir_for(shop).is_dir() and settings.index_dir_for(cars).is_dir()
+    monkeypatch.setenv("CODEQA_WORKSPACES_DIR", str(root / "workspaces"))
+    code, out, err = run(capsys, "index", "--workspace", "team")  # again, as a person sees it: progress per repository
+    text = " ".join(err.split())
+    assert code == 2 and not out
+    assert text.index("[1/3] shop") < text.index("Index up to date") < text.index("[2/3] cars") < text.index("[3/3] gone")
+    assert "error gone:" in text and "Indexed 2 of 3 repositories of team; failed: gone" in text
 
 
 def test_search_ranks_every_repository_as_one_and_names_each_hit(capsys, indexed_workspace, monkeypatch):
