@@ -54,7 +54,9 @@ def score(ranked: list[list[tuple[str, int, int]]], queries: list[dict]) -> dict
     return out
 
 
-def window_baseline(repo: Path, queries: list[dict], embedder, window: int = 40, overlap: int = 15) -> dict:
+def windows(repo: Path, window: int = 40, overlap: int = 15) -> tuple[list[tuple[str, int, int]], list[str]]:
+    """Every file the walk accepts as plain windows of `window` lines, `overlap` lines shared: (spans, texts),
+    each text the file's path and the window's lines (the naive RAG of the baseline; bench/peers.py too)."""
     spans, texts = [], []
     for f in walk_repository(repo).files:
         lines = f.abs_path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -66,11 +68,20 @@ def window_baseline(repo: Path, queries: list[dict], embedder, window: int = 40,
             if end == len(lines):
                 break
             start = end - overlap + 1
+    return spans, texts
+
+
+def window_ranking(spans: list[tuple[str, int, int]], vectors: np.ndarray, queries: list[str], embedder,
+                   top_k: int = 10) -> list[list[tuple[str, int, int]]]:
+    """The `top_k` windows by cosine similarity to each query (`vectors`: the windows' embeddings)."""
+    sims = embedder.encode(queries) @ vectors.T
+    return [[spans[i] for i in np.argsort(-row)[:top_k]] for row in sims]
+
+
+def window_baseline(repo: Path, queries: list[dict], embedder, window: int = 40, overlap: int = 15) -> dict:
+    spans, texts = windows(repo, window, overlap)
     vectors = embedder.encode(texts, batch_size=64)
-    qv = embedder.encode([q["query"] for q in queries])
-    sims = qv @ vectors.T
-    ranked = [[spans[i] for i in np.argsort(-row)[:10]] for row in sims]
-    return score(ranked, queries)
+    return score(window_ranking(spans, vectors, [q["query"] for q in queries], embedder), queries)
 
 
 def run_project(project: Path, settings: Settings, max_queries: int, baseline: bool, workdir: Path) -> dict:
