@@ -26,7 +26,8 @@ from conftest import copy_fixture_repo
 from llm_stub import LLMStub
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOLS = {"search_code", "find_symbol", "find_references", "read_code", "ask", "index_status", "reindex"}
+TOOLS = {"search_code", "find_symbol", "find_references", "read_code", "ask", "index_status", "reindex",
+         "list_repositories"}
 FAKE_KEY = "sk-live-1234567890abcdefGHIJKLMN"
 SERVICE = f'"""Service settings."""\n\nAPI_KEY = "{FAKE_KEY}"\nTIMEOUT = 30\n'
 CALL_LIMIT_S = 120  # a whole session; a hung call fails the test instead of hanging it

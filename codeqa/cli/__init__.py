@@ -8,6 +8,7 @@ CodeQAError into a message and an exit code.
     ask.py         ask
     evaluate.py    eval, eval generate, eval compare
     workspace.py   workspace add/list/remove, and index/search/refs --workspace NAME
+    mcp_workspace.py  mcp --workspace NAME
 
 Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input (missing repo, no index yet).
 """
@@ -25,6 +26,7 @@ from ..errors import CodeQAError
 from .ask import cmd_ask
 from .commands import cmd_export, cmd_index, cmd_mcp, cmd_refs, cmd_search, cmd_watch
 from .evaluate import cmd_eval
+from .mcp_workspace import workspace_mcp
 from .page import cmd_ui
 from .workspace import cmd_workspace, workspace_index, workspace_refs, workspace_search
 from .terminal import terminal_safe
@@ -39,7 +41,7 @@ DESCRIPTION = """Answer questions about a codebase.
   codeqa export --repo PATH         the symbol graph as JSON lines
   codeqa eval Q.jsonl --repo PATH   retrieval and answer quality on a question set
   codeqa ui [--repo PATH]           the Streamlit chat
-  codeqa mcp [--repo PATH]          an MCP server for coding agents (stdio; --http HOST:PORT)
+  codeqa mcp [--repo PATH]          an MCP server for coding agents (stdio; --http HOST:PORT; --workspace NAME)
   codeqa watch PATH                 keep the index fresh while you edit (also: ui/mcp --watch)
   codeqa workspace add NAME PATH... a named set of repositories: index, search and refs take --workspace NAME
 
@@ -178,10 +180,14 @@ correctness 1-5. Docstring questions are scored on the stripped copy `generate` 
 
     p = sub.add_parser("mcp", help="serve the index to coding agents over MCP",
                        description="An MCP server with the tools search_code, find_symbol, find_references, read_code, ask, "
-                                   "index_status and reindex (it returns once the index is searchable and embeds the "
-                                   "rest in a background thread). Over stdio by default (the agent starts it); --http "
-                                   "serves Streamable HTTP at http://HOST:PORT/mcp.")
+                                   "index_status, reindex (it returns once the index is searchable and embeds the "
+                                   "rest in a background thread) and list_repositories. Over stdio by default (the agent "
+                                   "starts it); --http serves Streamable HTTP at http://HOST:PORT/mcp. With --workspace "
+                                   "NAME it serves every repository of the workspace in one process, and each tool "
+                                   "takes a `repository` argument.")
     p.add_argument("--repo", type=Path, default=Path("."), help="the repository whose index to serve (default: the current folder)")
+    p.add_argument("--workspace", metavar="NAME", help="serve every repository of workspace NAME, each from its own "
+                                                       "index (see `codeqa workspace`)")
     _common(p, repo_required=False)
     p.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio, e.g. 127.0.0.1:8765")
     p.add_argument("--token", help="require `Authorization: Bearer TOKEN` over HTTP (env CODEQA_MCP_TOKEN); "
@@ -261,4 +267,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 COMMANDS = {"index": cmd_index, "search": cmd_search, "refs": cmd_refs, "ask": cmd_ask, "export": cmd_export,
             "eval": cmd_eval, "ui": cmd_ui, "mcp": cmd_mcp, "watch": cmd_watch, "workspace": cmd_workspace}
-WORKSPACE_COMMANDS = {"index": workspace_index, "search": workspace_search, "refs": workspace_refs}  # --workspace NAME
+WORKSPACE_COMMANDS = {"index": workspace_index, "search": workspace_search, "refs": workspace_refs,  # --workspace NAME
+                      "mcp": workspace_mcp}

@@ -16,6 +16,7 @@ from typing import Iterator
 from mcp.server.mcpserver.exceptions import ToolError
 
 from ..config import Settings
+from ..embed import Embedder
 from ..errors import CodeQAError, IndexMismatchError, IndexMissingError
 from ..query.retrieve import Retriever
 from ..query.source import inside_repository
@@ -33,11 +34,13 @@ def as_tool_errors() -> Iterator[None]:
 
 
 class IndexReader:
-    """The one Retriever over `repo`'s index that the tools take turns on."""
+    """The one Retriever over `repo`'s index that the tools take turns on; `embedder`, when given, is the one
+    it reads with (a workspace's repositories share one model), else the configured model."""
 
-    def __init__(self, repo: Path, settings: Settings):
+    def __init__(self, repo: Path, settings: Settings, embedder: Embedder | None = None):
         self.repo = Path(repo).resolve()
         self.settings = settings
+        self.embedder = embedder
         self._lock = threading.Lock()
         self._retriever: Retriever | None = None
 
@@ -46,7 +49,7 @@ class IndexReader:
         """The Retriever, opened on first use, for one call; codeqa errors come out as tool errors."""
         with self._lock, as_tool_errors():
             if self._retriever is None:
-                self._retriever = Retriever.open(self.repo, self.settings)
+                self._retriever = Retriever.open(self.repo, self.settings, self.embedder)
             else:  # another process (`codeqa index`, --watch) may have finished a run: no answer from before it
                 self._retriever.refresh()
             yield self._retriever

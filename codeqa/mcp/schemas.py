@@ -258,8 +258,9 @@ def references_text(r: ReferencesResult, kinds: list[str] | None, blocks: list[s
     return "\n".join([references_head(r, kinds), *blocks, *([more] if more else [])])
 
 
-def answer_text(a: AnswerResult) -> str:
-    more = paging_line(a.page, "characters of the answer", "ask(the same question, ")
+def answer_text(a: AnswerResult, args: str = "") -> str:
+    """The page's text; `args` go into the paging hint (a workspace's `repository='name', `)."""
+    more = paging_line(a.page, "characters of the answer", f"ask(the same question, {args}")
     return "\n\n".join([a.answer.rstrip(), *answer_notes(a), *([more] if more else [])])
 
 

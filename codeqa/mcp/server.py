@@ -1,13 +1,15 @@
 """The MCP server over the library: its wiring (FastMCP's MCPServer and the tools), stdio and Streamable HTTP.
 
-    server, tools = build_server(repo, settings)   # seven tools; opens nothing until the first call
+    server, tools = build_server(repo, settings)   # eight tools; opens nothing until the first call
     serve_stdio(repo, settings)                     # what `codeqa mcp` runs (an agent starts it as a child)
     host, port = http_address("127.0.0.1:8765", token)
     serve_http(repo, settings, host, port, token)   # Streamable HTTP at /mcp, `Authorization: Bearer <token>`
     serve_stdio(repo, settings, watch)              # --watch: `watch(indexer)` re-indexes saves through its update()
+    serve_stdio(workspace, settings)                # `codeqa mcp --workspace NAME`: every repository, one process
 
 The tools are tools.py (what each does), over reader.py (the one Retriever they share, path checks)
-and the server's background index runs (indexing/background.py); what they return is schemas.py.
+and the server's background index runs (indexing/background.py); what they return is schemas.py. Over a
+workspace, workspace.py serves each repository's tools behind a `repository` argument (workspace_schemas.py).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import hmac
 import inspect
 import signal
 import socket
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,7 +29,9 @@ from .. import __version__
 from ..config import Settings
 from ..errors import CodeQAError, UsageError
 from ..indexing.background import BackgroundIndexer
+from ..workspace import Workspace
 from .tools import RepositoryTools
+from .workspace import WorkspaceTools
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 # --watch beside the server: given the tools' own indexer, a context manager that calls its update() after saves
@@ -39,27 +43,57 @@ find_references for every use of a symbol, read_code to read lines, ask for a ci
 path:Lstart-Lend, relative to the repository. If a tool says the index is missing or stale, call reindex: it
 returns once the index is searchable and embeds the rest in the background (index_status shows how far)."""
 
+WORKSPACE_INSTRUCTIONS = """codeqa answers questions about the repositories of workspace {name} ({names}), each from its
+own index (a tree-sitter symbol graph and hybrid search). list_repositories says each one's folder, the commit its
+index reflects and whether it is fresh. search_code and find_references cover every repository unless `repository`
+names one, and every result names its repository; find_symbol, read_code, ask, index_status and reindex take
+`repository`. Locations are path:Lstart-Lend, relative to the repository named beside them: pass both back to
+read_code. If a tool says an index is missing or stale, call reindex with that repository: it returns once the
+index is searchable and embeds the rest in the background (index_status shows how far)."""
+# every tool, in the order tools/list gives them
+TOOL_NAMES = ("search_code", "find_symbol", "find_references", "read_code", "ask", "index_status", "reindex",
+              "list_repositories")
+Source = Path | Workspace  # one repository (`--repo`), or every repository of a workspace (`--workspace`)
 
-def build_server(repo: Path, settings: Settings) -> tuple[MCPServer, RepositoryTools]:
-    """The MCP server over `repo`'s index, and its tools (close them when the server stops)."""
-    tools = RepositoryTools(repo, settings)
-    server = MCPServer("codeqa", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+
+def build_server(source: Source, settings: Settings) -> tuple[MCPServer, RepositoryTools | WorkspaceTools]:
+    """The MCP server over `source`'s index (or each of its repositories' indexes), and its tools (close them
+    when the server stops)."""
+    tools: RepositoryTools | WorkspaceTools
+    if isinstance(source, Workspace):
+        tools = WorkspaceTools(source, settings)
+        instructions, describe = WORKSPACE_INSTRUCTIONS.format(name=source.name, names=tools.names), tools.description
+    else:
+        tools = RepositoryTools(source, settings)
+        instructions, describe = INSTRUCTIONS, lambda name: inspect.cleandoc(getattr(RepositoryTools, name).__doc__ or "")
+    server = MCPServer("codeqa", version=__version__, instructions=instructions, log_level="WARNING")
     reading = ToolAnnotations(read_only_hint=True)
     writing = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)  # reindex: only the index
-    for tool in (tools.search_code, tools.find_symbol, tools.find_references, tools.read_code, tools.ask, tools.index_status,
-                 tools.reindex):
-        server.add_tool(tool, description=inspect.cleandoc(tool.__doc__ or ""),
-                        annotations=writing if tool == tools.reindex else reading)
+    for name in TOOL_NAMES:
+        server.add_tool(getattr(tools, name), description=describe(name),
+                        annotations=writing if name == "reindex" else reading)
     return server, tools
 
 
-def serve_stdio(repo: Path, settings: Settings, watch: Watch | None = None) -> None:
+def _watching(tools: RepositoryTools | WorkspaceTools, watch: Watch | None) -> ExitStack:
+    """`watch` beside each repository's index runs (none without it)."""
+    stack = ExitStack()
+    try:
+        for indexer in tools.indexers if watch else ():
+            stack.enter_context(watch(indexer))
+    except BaseException:
+        stack.close()
+        raise
+    return stack
+
+
+def serve_stdio(source: Source, settings: Settings, watch: Watch | None = None) -> None:
     """Serve over stdin/stdout until the client closes them (how agents start `codeqa mcp`). With `watch`,
     saves are re-indexed by the tools' own index runs: they take turns with reindex and stop its background
     embedding rather than wait hours for the index lock."""
-    server, tools = build_server(repo, settings)
+    server, tools = build_server(source, settings)
     try:
-        with watch(tools.indexer) if watch else nullcontext():
+        with _watching(tools, watch):
             server.run("stdio")
     finally:
         tools.close()
@@ -78,14 +112,14 @@ def http_address(spec: str, token: str | None) -> tuple[str, int]:
     return host, int(port)
 
 
-def serve_http(repo: Path, settings: Settings, host: str, port: int, token: str | None,
+def serve_http(source: Source, settings: Settings, host: str, port: int, token: str | None,
                listening: Callable[[str], None] = lambda url: None, watch: Watch | None = None) -> None:
     """Serve Streamable HTTP at http://HOST:PORT/mcp until interrupted; with a token, every request needs
     `Authorization: Bearer <token>`. `listening(url)` is called once the port is bound; `watch` as in serve_stdio."""
     import anyio
     import uvicorn
 
-    server, tools = build_server(repo, settings)
+    server, tools = build_server(source, settings)
     app: Any = server.streamable_http_app(host=host)
     if token:
         app = BearerTokenGate(app, token)
@@ -94,7 +128,7 @@ def serve_http(repo: Path, settings: Settings, host: str, port: int, token: str 
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     http = uvicorn.Server(config)
     try:
-        with watch(tools.indexer) if watch else nullcontext():
+        with _watching(tools, watch):
             anyio.run(lambda: http.serve(sockets=[sock]))
         # uvicorn shuts down on Ctrl-C, then raises the signal again for the caller; that second SIGINT
         # sometimes lands after the event loop has finished and is lost (the process then exited 0 in

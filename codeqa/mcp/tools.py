@@ -8,7 +8,9 @@ an index to rebuild, an unknown symbol, a path outside the index) comes back as 
 (isError) saying what to do next. The code an agent sees is redacted as the index redacts it: the
 agent is a model, and a file's credentials never go into a prompt.
 
-They read through one shared Retriever (reader.py).
+They read through one shared Retriever (reader.py). Over a workspace (workspace.py) each repository has its
+own RepositoryTools, given its `name`: its pages then name the repository (workspace_schemas.named) and fit
+in 4 KB with it, and its paging hints pass `repository` back.
 
 reindex returns once phase 1 of the run is committed (search by keywords and the graph, references,
 ask) and phase 2, the dense vectors, goes on in a thread of the server (indexing/background.py): on a big
@@ -35,8 +37,12 @@ from ..answer import AnswerProgress, Answerer
 from ..answer.pace import Pace, about
 from ..answer.citation_report import citation_status, describe_citations
 from ..config import Settings
+from ..embed import Embedder
+from ..errors import IndexMissingError
 from ..indexing.index import index_status
 from ..indexing.background import BackgroundIndexer
+from ..indexing.state import indexed_commit
+from ..store.identity import git_remote, index_identity
 from ..query.retrieve import Retriever, semantic_note
 from ..types import Answer, Hit, span_label
 from .pages import TEXT_BUDGET, clip, fit_page, page_info, paging_line, size, text_page
@@ -45,6 +51,7 @@ from .schemas import (AnswerResult, CitationInfo, CodeLines, EvidenceInfo, Refer
                       SearchResult, StatusResult, SymbolResult, answer_text, early_text, embedding_info, reference_sites,
                       references_text, reindex_text, site_blocks,
                       status_text, symbol_info, symbol_text, tool_result)
+from .workspace_schemas import RepositoriesResult, RepositoryInfo, named, repositories_text
 
 MAX_READ_LINES = 400  # one read_code call at most (and 4 KB): a long file comes in pieces, not as one flood of context
 SEARCH_POOL = 50  # a filtered search keeps what matches among at least this many results
@@ -62,21 +69,29 @@ ReferenceKind = Literal["call", "instantiation", "type", "import", "inheritance"
 
 class RepositoryTools:
     """The tools over one repository's index. Calls take turns: the SDK runs each on a worker thread,
-    and one Retriever (with its caches) serves them all."""
+    and one Retriever (with its caches) serves them all. `name`: the repository's name in a workspace, whose
+    repositories share two models, `reading` (searches) and `indexing` (index runs); alone, it has its own."""
 
-    def __init__(self, repo: Path, settings: Settings):
+    def __init__(self, repo: Path, settings: Settings, name: str | None = None, reading: Embedder | None = None,
+                 indexing: Embedder | None = None):
         self.repo = Path(repo).resolve()
         self.settings = settings
-        self.reader = IndexReader(self.repo, settings)
-        self.indexer = BackgroundIndexer(self.repo, settings)  # the server's index runs: reindex and --watch
+        self.name = name
+        self.reader = IndexReader(self.repo, settings, reading)
+        self.indexer = BackgroundIndexer(self.repo, settings, indexing)  # the server's index runs: reindex and --watch
+        self.args = "" if name is None else f"repository={name!r}, "  # what a paging hint passes back
         self._answers: dict[str, AnswerResult] = {}  # the last answers by question, for ask's offset
         self.pace = Pace()  # the chat server's speeds, learnt from its answers: later questions say how long they take
+
+    @property
+    def indexers(self) -> list[BackgroundIndexer]:
+        return [self.indexer]
 
     def close(self) -> None:
         self.indexer.close(wait=STOP_WAIT_SECONDS)  # not under the reader's lock: a stop must not wait for a call
         self.reader.close()
 
-    def _unknown(self, name: str) -> ToolError:
+    def unknown(self, name: str) -> ToolError:
         return ToolError(f"No symbol named {name!r} in the index of {self.repo}. Check the spelling, narrow it as "
                          "`Class.method` or `path:Name`, or describe it to search_code; if the code is new, call reindex.")
 
@@ -97,15 +112,9 @@ class RepositoryTools:
             coverage = retriever.semantic_coverage()
             wanted = offset + limit + 1  # one past the page: whether a next page has anything
             hits = retriever.search(query, top_k=max(wanted * 5, SEARCH_POOL) if filtered else wanted)
-            hits = [h for h in hits if _matches(h, path_glob, language)][offset:offset + limit + 1]
-            found = [SearchHit(location=span_label(h.path, h.start_line, h.end_line, full=True), path=h.path, start_line=h.start_line,
-                               end_line=h.end_line, symbol=h.symbol, kind=h.kind, language=h.language,
-                               score=round(h.score, 4), reasons=list(h.reasons), preview=_preview(retriever, h),
-                               stale=h.stale)
-                     for h in hits]
-        blocks = [f"{offset + i}. {clip(h.location)}  {clip(h.symbol or h.kind, 80)}  score {h.score:.3f} ({', '.join(h.reasons)})"
-                  f"{'  STALE: changed since indexed, call reindex' if h.stale else ''}\n   {h.preview}"
-                  for i, h in enumerate(found, 1)]
+            hits = [h for h in hits if matches(h, path_glob, language)][offset:offset + limit + 1]
+            found = [search_hit(retriever, h) for h in hits]
+        blocks = [hit_text(offset + i, h) for i, h in enumerate(found, 1)]
         scope = f" (among the top results with path_glob={path_glob!r} language={language!r})" if filtered else ""
         note = semantic_note(coverage)
 
@@ -129,17 +138,17 @@ class RepositoryTools:
         with self.reader.opened() as retriever:
             symbols = retriever.graph.find_symbols(name)
         if not symbols:
-            raise self._unknown(name)
+            raise self.unknown(name)
         found = [symbol_info(s) for s in symbols[offset:offset + limit]]
         blocks = [symbol_text(d) for d in found]
 
         def page_of(n: int) -> tuple[str, SymbolResult]:
             page = page_info(offset, n, len(symbols))
-            more = paging_line(page, "definitions", f"find_symbol(name={name!r}, ")
+            more = paging_line(page, "definitions", f"find_symbol({self.args}name={name!r}, ")
             text = "\n".join([f"{len(symbols)} definition(s) of {name}:", *blocks[:n], *([more] if more else [])])
             return text, SymbolResult(name=name, definitions=found[:n], page=page)
 
-        return tool_result(*fit_page(page_of, len(found)))
+        return self._page(page_of, len(found))
 
     def find_references(self, symbol: Annotated[str, Field(min_length=1, description="`Name`, `Class.method` or `path:Name`")],
                         kinds: Annotated[list[ReferenceKind] | None, Field(description="only these kinds of reference")] = None,
@@ -152,11 +161,9 @@ class RepositoryTools:
         kind. A page holds at most `limit` sites and 4 KB; `offset` (the page's next_offset) goes on, and
         paging until next_offset is null lists every site once."""
         with self.reader.opened() as retriever:
-            definitions = retriever.graph.find_symbols(symbol)
+            definitions, refs = references(retriever, symbol, kinds)
             if not definitions:
-                raise self._unknown(symbol)
-            refs = sorted(retriever.graph.references_of(definitions, kinds),
-                          key=lambda r: (CONFIDENCE_ORDER.get(r.confidence, 3), r.path, r.line, r.column))
+                raise self.unknown(symbol)
             records = retriever.graph.records(refs[offset:offset + limit])
         by_file = Counter(r.path for r in refs)
         result = ReferencesResult(
@@ -199,14 +206,14 @@ class RepositoryTools:
             last = start_line + n - 1
             body = lines[start_line - 1:last]
             numbered = "".join(f"{start_line + i:>{width}} | {line}" for i, line in enumerate(body))
-            more = (f"\n(the file goes on to line {len(lines)}; call read_code with start_line={last + 1}"
+            more = (f"\n(the file goes on to line {len(lines)}; call read_code with {self.args}start_line={last + 1}"
                     f"{f', end_line={end_line}' if end_line and last < min(end_line, len(lines)) else ''})"
                     if last < len(lines) else "")
             text = f"{span_label(rel, start_line, last, full=True)} ({len(lines)} lines in the file)\n{numbered.rstrip()}{more}"
             return text, CodeLines(path=rel, start_line=start_line, end_line=last, total_lines=len(lines), text="".join(body),
                                    next_start_line=last + 1 if last < len(lines) else None)
 
-        return tool_result(*fit_page(page_of, end - start_line + 1))
+        return self._page(page_of, end - start_line + 1)
 
     def ask(self, question: Annotated[str, Field(description="a question about the code, e.g. \"How is Foo used?\"")],
             offset: Annotated[int, Field(ge=0, description="where the answer goes on (the previous page's next_offset), "
@@ -228,9 +235,9 @@ class RepositoryTools:
             page = full.model_copy(update={"answer": part, "page": page_info(offset, len(part), len(full.answer),
                                                                              more=after is not None),
                                            **(first if not offset else {"citations": [], "evidence": []})})
-            return answer_text(page), page
+            return answer_text(page, self.args), page
 
-        return tool_result(*fit_page(page_of, min(TEXT_BUDGET, size(full.answer[offset:]))))
+        return self._page(page_of, min(TEXT_BUDGET, size(full.answer[offset:])))
 
     def _answer(self, question: str, ctx: Context | None) -> AnswerResult:
         """The whole answer, kept for paging with offset."""
@@ -276,7 +283,7 @@ class RepositoryTools:
                               semantic_search=round(status.semantic, 4),
                               changed=list(status.changed[:LISTED_FILES]), deleted=list(status.deleted[:LISTED_FILES]),
                               embedding=embedding_info(progress))
-        return tool_result(status_text(result), result)
+        return self._result(status_text(result), result)
 
     def reindex(self) -> Annotated[CallToolResult, ReindexResult]:
         """Bring the index up to date with the files on disk (incremental: only changed files are parsed) and
@@ -294,7 +301,77 @@ class RepositoryTools:
             **d, "partial": [f"{p['path']}: {p['reason']}" for p in d["partial"][:LISTED_FILES]],
             "semantic_search": round(1 - report.chunks_deferred / report.chunks, 4) if report.chunks else 1.0,
             "embedding": embedding_info(progress)})
-        return tool_result(reindex_text(result), result)
+        return self._result(reindex_text(result), result)
+
+    def list_repositories(self, offset: Annotated[int, Field(ge=0, description="skip this many repositories (the "
+                                                                               "previous page's next_offset)")] = 0,
+                          ) -> Annotated[CallToolResult, RepositoriesResult]:
+        """The repositories this server answers about (here one; a server started with --workspace serves
+        several): each one's name, folder, git remote, the commit its index reflects (and whether the work
+        tree differed), and its freshness: fresh, embedding (searchable, semantic search filling in), stale
+        (files changed since: reindex), incomplete, not indexed, unreadable, or missing folder."""
+        return repositories_page(None, [self.info()], offset)
+
+    def info(self) -> RepositoryInfo:
+        """This repository as list_repositories describes it (reading its index status walks its files)."""
+        name = self.name or self.repo.name
+        local = not self.settings.qdrant_url
+        index_dir = self.settings.index_dir_for(self.repo)
+        remote = git_remote(self.repo)
+        where = str(index_dir) if local else f"Qdrant {index_identity(self.repo, self.settings.index_name).described}"
+        commit = indexed_commit(index_dir) if local else None
+        base = dict(name=name, path=str(self.repo), remote=remote[0] if remote else None, exists=self.repo.is_dir(),
+                    index=where, commit=commit["commit"] if commit else None, dirty=commit["dirty"] if commit else None)
+        absent = dict(indexed=False, embeddings_complete=False, stale_files=None, last_indexed=None, commit=None, dirty=None)
+        if not self.repo.is_dir():
+            return RepositoryInfo(**{**base, **absent, "freshness": "missing folder",
+                                     "note": "Its folder is gone: fix or remove it in the workspace file."})
+        try:
+            with self.reader.opened() as retriever:
+                status = index_status(self.repo, self.settings, retriever.store)
+        except ToolError as exc:
+            missing = isinstance(exc.__cause__, IndexMissingError)
+            return RepositoryInfo(**{**base, **absent, "freshness": "not indexed" if missing else "unreadable",
+                                     "note": f"{'No index yet' if missing else str(exc)}; call reindex"
+                                             f"{f' with repository={name!r}' if self.name else ''} to build it."})
+        freshness, note = _freshness(status)
+        return RepositoryInfo(**base, indexed=True, embeddings_complete=status.embedded_at is not None,
+                              stale_files=len(status.changed) + len(status.deleted), last_indexed=status.last_indexed,
+                              freshness=freshness, note=note)
+
+    def _page(self, page_of, most: int) -> CallToolResult:
+        """The largest page that fits (pages.fit_page), naming the repository when this one is in a workspace."""
+        if self.name is None:
+            return tool_result(*fit_page(page_of, most))
+        name = self.name
+        return tool_result(*fit_page(lambda n: named(name, *page_of(n)), most))
+
+    def _result(self, text: str, result) -> CallToolResult:
+        return tool_result(*(named(self.name, text, result) if self.name else (text, result)))
+
+
+def repositories_page(workspace: str | None, infos: list[RepositoryInfo], offset: int) -> CallToolResult:
+    """list_repositories' page from `offset` (as many entries as fit in 4 KB)."""
+    def page_of(n: int) -> tuple[str, RepositoriesResult]:
+        result = RepositoriesResult(workspace=workspace, repositories=infos[offset:offset + n],
+                                    page=page_info(offset, n, len(infos)))
+        return repositories_text(result), result
+
+    return tool_result(*fit_page(page_of, max(0, len(infos) - offset)))
+
+
+def _freshness(status) -> tuple[str, str]:
+    """(one word, what it means in a sentence) of an IndexStatus."""
+    stale = len(status.changed) + len(status.deleted)
+    if not status.complete:
+        return "incomplete", "The last index run was interrupted: call reindex to complete it."
+    if stale:
+        return "stale", f"{stale} file(s) changed since it was indexed: call reindex to bring it up to date."
+    if status.embedded_at is None:
+        return "embedding", (f"Searchable by keywords and the graph; semantic search at {int(status.semantic * 100)}%: "
+                             "the other chunks wait for their dense vectors (reindex embeds them in the background; "
+                             "index_status shows how far).")
+    return "fresh", f"Every file indexed and embedded ({status.files} files, {status.symbols} symbols)."
 
 
 def _result(answer: Answer) -> AnswerResult:
@@ -316,9 +393,31 @@ def _result(answer: Answer) -> AnswerResult:
         unknown_names=list(answer.unknown_names))
 
 
-def _matches(h: Hit, path_glob: str | None, language: str | None) -> bool:
+def references(retriever: Retriever, symbol: str, kinds: list[str] | None) -> tuple[list, list]:
+    """(the definitions of `symbol`, their reference sites of `kinds`: exact, likely, then name-only, each by path
+    and line)."""
+    definitions = retriever.graph.find_symbols(symbol)
+    refs = sorted(retriever.graph.references_of(definitions, kinds),
+                  key=lambda r: (CONFIDENCE_ORDER.get(r.confidence, 3), r.path, r.line, r.column)) if definitions else []
+    return definitions, refs
+
+
+def matches(h: Hit, path_glob: str | None, language: str | None) -> bool:
+    """Whether a hit passes search_code's post-filters."""
     return ((not path_glob or fnmatch.fnmatchcase(h.path, path_glob))
             and (not language or (h.language or "").lower() == language.lower()))
+
+
+def search_hit(retriever: Retriever, h: Hit) -> SearchHit:
+    return SearchHit(location=span_label(h.path, h.start_line, h.end_line, full=True), path=h.path, start_line=h.start_line,
+                     end_line=h.end_line, symbol=h.symbol, kind=h.kind, language=h.language, score=round(h.score, 4),
+                     reasons=list(h.reasons), preview=_preview(retriever, h), stale=h.stale)
+
+
+def hit_text(rank: int, h: SearchHit, tag: str = "") -> str:
+    """A hit's lines in search_code's text; `tag` is a workspace's `[name] ` before its location."""
+    return (f"{rank}. {tag}{clip(h.location)}  {clip(h.symbol or h.kind, 80)}  score {h.score:.3f} ({', '.join(h.reasons)})"
+            f"{'  STALE: changed since indexed, call reindex' if h.stale else ''}\n   {h.preview}")
 
 
 def _preview(retriever: Retriever, h: Hit) -> str:
