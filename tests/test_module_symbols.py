@@ -26,6 +26,9 @@ FILES = {
     "shop/app.py": "from shop import util as money\n\n\ndef start():\n    print(money.total([1]))\n    return money.fmt\n",
     # `def main():` on line 1 of main.py has the id a module symbol `main` would have: the function stays
     "main.py": "def main():\n    return 0\n",
+    # a module and its function of one name (dateutil's zoneinfo/rebuild.py)
+    "shop/rebuild.py": '"""Rebuilding the stock."""\n\n\ndef rebuild(stock):\n    return list(stock)\n',
+    "shop/store.py": "from .rebuild import rebuild\n\n\ndef restock(stock):\n    return rebuild(stock)\n",
 }
 UTIL = "shop/util.py#shop.util@1"
 SHOP = "shop/__init__.py#shop@1"
@@ -163,6 +166,10 @@ def test_how_is_the_module_used_takes_the_usage_route_to_its_sites(repo, tmp_pat
     summary = answer["summary"]
     assert (summary["kind"], summary["symbol"], summary["total"]) == ("module", "shop.util", len(UTIL_SITES))
     assert summary["by_kind"] == {"import": 4, "attribute": 5}
+    # a name both a module and its function have: the function, unless the question says "module"
+    assert main(["ask", "Where is rebuild called?", "--repo", str(repo), "--index-dir", index_dir, "--no-llm", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert (summary["kind"], summary["symbol"], summary["by_kind"]) == ("function", "rebuild", {"import": 1, "call": 1})
 
 
 JS_FILES = {

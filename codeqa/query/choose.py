@@ -109,6 +109,7 @@ def rank_key(sym: Symbol, mention: Mention | None = None) -> tuple:
     private_module = any(map(_private_part, sym.path.split("/")))
     return (ROLE_ORDER.get(role, 0), private, spelled, private_parent,
             member != wants_member, private_module, sym.kind not in ("class", "struct", "interface", "trait", "enum"),
+            sym.kind == "module",  # `rebuild` in rebuild.py: the function, unless "the rebuild module" is asked
             sym.path.count("/"), sym.path, sym.start_line)
 
 
