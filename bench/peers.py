@@ -148,7 +148,7 @@ def how_set(name: str, peers: list[str], args) -> dict[str, dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--swe-qa", action="append", help="an SWE-QA project (default: streamlink-8.6.3); repeatable")
+    ap.add_argument("--swe-qa", action="append", help="an SWE-QA project (default: streamlink-8.6.3; none: no SWE-QA); repeatable")
     ap.add_argument("--how", default="dev", choices=["dev", "test", "none"], help="the \"how\" set (default dev)")
     ap.add_argument("--peer", action="append", choices=PEERS, help="only this peer; repeatable (default: all)")
     ap.add_argument("--python", default="/tmp/aider-venv/bin/python", help="the interpreter holding aider-chat and bm25s")
@@ -161,7 +161,8 @@ def main(argv=None) -> int:
     peers = args.peer or list(PEERS)
     report: dict[str, dict] = {}
     for project in args.swe_qa or ["streamlink-8.6.3"]:
-        report[f"swe-qa/{project}"] = swe_qa_project(project, peers, args)
+        if project != "none":
+            report[f"swe-qa/{project}"] = swe_qa_project(project, peers, args)
     if args.how != "none":
         report[f"how-{args.how}"] = how_set(args.how, peers, args)
     for name, by_peer in report.items():
