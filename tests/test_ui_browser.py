@@ -207,3 +207,33 @@ def test_a_chip_lands_on_its_lines_and_no_suggestion_waits_in_the_question(tmp_p
         finally:
             browser.close()
     assert "Traceback" not in log.read_text()
+
+
+def test_the_answer_found_in_the_code_shows_its_chips_while_the_model_is_silent(tmp_path, embedder, monkeypatch,
+                                                                                  llm_stub):
+    """Issue 65: with a model that has not said a word, the page already shows the answer found in the code,
+    with its citation chips (✓ on the definition), under a heading that says it is not the model's."""
+    from playwright.sync_api import sync_playwright
+    from llm_stub import Reply
+
+    repo = copy_fixture_repo(tmp_path / "repo")
+    llm_stub.script(Reply("never sent", stall_after=0))  # the model reads for ever
+    llm = {"OPENAI_BASE_URL": llm_stub.base_url, "OPENAI_API_KEY": "test-key", "CODEQA_MODEL": "stub-model"}
+    with serving(repo, tmp_path, embedder, monkeypatch, **llm) as (url, log), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(url, timeout=120_000)
+            box = page.get_by_test_id("stChatInputTextArea")
+            box.wait_for(timeout=120_000)
+            box.click()
+            page.keyboard.type("How is EncoderClass used?", delay=10)
+            page.keyboard.press("Enter")
+            chip = page.locator("a.cq-chip", has_text="encoders/encoder.py")
+            chip.first.wait_for(timeout=120_000)
+            assert chip.first.inner_text().strip().startswith("✓")
+            assert page.get_by_text("Found in the code (not the model's answer").count()
+            assert "never sent" not in page.content()
+        finally:
+            browser.close()
+    assert "Traceback" not in log.read_text()

@@ -116,6 +116,8 @@ def ask(question: str, shared: SharedRetriever, settings: Settings, number: int)
                 with early_box.container():
                     st.caption(f":material/search: {plain(early_heading(stream.prompt.tokens, expected))}")
                     st.markdown(MarkdownStream().feed(early_text(early)))
+                    # its citations as chips at once (the lines open with the model's answer, or the stop)
+                    st.html(citation_chips([c for c in early.citations if c.start_line > 0], {}, mode=early.mode))
                     st.caption(describe_citations(early).line)
             placeholder = st.empty()
             shown = MarkdownStream()  # the answer is data: no image it writes is fetched, no link is live
