@@ -10,8 +10,10 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -107,6 +109,12 @@ def test_one_server_serves_every_repository_and_names_each_result(team, stub):
         assert "[cars] pkg/words.py" in text_of(result)
         scores = [h["score"] for h in found["hits"]]
         assert scores == sorted(scores, reverse=True)  # one ranking, by score
+        def embedded(text: str) -> int:
+            return sum(r.path.endswith("/embeddings") and text in (r.body.get("input") or []) for r in stub.requests)
+
+        _, both = await ok(client, "search_code", query="split a manual into words")
+        assert {h["repository"] for h in both["hits"]} == {"shop", "cars"}
+        assert embedded("split a manual into words") == 1  # one model reads for every repository: the query once
         _, only = await ok(client, "search_code", query="tokenize", repository="cars")
         assert only["hits"] and {h["repository"] for h in only["hits"]} == {"cars"} and only["repositories"] == ["cars"]
 
@@ -258,3 +266,28 @@ def test_mcp_workspace_usage_errors(team):
     assert done.returncode == 2 and "index_dir" in done.stderr
     done = codeqa(env, "mcp", "--workspace", "team", "--repo", str(shop))
     assert done.returncode == 2 and "not both" in done.stderr
+
+
+def test_watch_reindexes_a_save_in_each_repository(team, tmp_path):
+    env, _, cars, _ = team
+    first, second = copy_fixture_repo(tmp_path / "first"), shutil.copytree(cars, tmp_path / "second")
+    assert codeqa(env, "workspace", "add", "watched", str(first), str(second)).returncode == 0
+    assert codeqa(env, "index", "--workspace", "watched").returncode == 0
+
+    async def found(client: Client, name: str, repository: str) -> dict:
+        deadline = time.monotonic() + 60
+        while True:
+            result = await client.call_tool("find_symbol", {"name": name, "repository": repository})
+            if not result.is_error:
+                return result.structured_content
+            assert time.monotonic() < deadline, f"--watch never indexed {name} in {repository}: {text_of(result)}"
+            await anyio.sleep(0.2)
+
+    async def steps(client: Client):
+        await refused(client, "find_symbol", name="saved_in_first", repository="first")  # its reader is open
+        (first / "app" / "saved.py").write_text("def saved_in_first():\n    return 1\n")
+        (second / "pkg" / "saved.py").write_text("def saved_in_second():\n    return 2\n")
+        assert (await found(client, "saved_in_first", "first"))["definitions"][0]["location"] == "app/saved.py:L1-L2"
+        assert (await found(client, "saved_in_second", "second"))["definitions"][0]["location"] == "pkg/saved.py:L1-L2"
+
+    run_session(workspace_client(env, "watched", "--watch"), steps)
