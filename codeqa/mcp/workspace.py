@@ -63,6 +63,8 @@ class WorkspaceTools:
         return [tools.indexer for tools in self.repositories.values()]
 
     def close(self) -> None:
+        for indexer in self.indexers:  # every background embedding stops at once, then each is waited for in turn
+            indexer.close(wait=0)
         for tools in self.repositories.values():
             tools.close()
 

@@ -86,7 +86,7 @@ def repositories_text(r: RepositoriesResult) -> str:
         commit = ("not indexed" if not x.indexed else "commit unknown" if x.commit is None
                   else x.commit[:12] + ("+dirty" if x.dirty else ""))
         lines.append(f"{x.name:<{width}}  {commit:<16}  {x.freshness:<11}  {clip(x.path)}")  # aligned: clip joins spaces
-        lines.append(clip(f"  {x.note}", 2 * LINE_WIDTH))
+        lines.append("  " + clip(x.note, 2 * LINE_WIDTH))
     more = paging_line(r.page, "repositories", "list_repositories(")
     return "\n".join(lines + ([more] if more else []))
 
