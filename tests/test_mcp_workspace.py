@@ -291,3 +291,23 @@ def test_watch_reindexes_a_save_in_each_repository(team, tmp_path):
         assert (await found(client, "saved_in_second", "second"))["definitions"][0]["location"] == "pkg/saved.py:L1-L2"
 
     run_session(workspace_client(env, "watched", "--watch"), steps)
+
+
+def test_a_workspace_of_one_repository_needs_no_repository_argument(tmp_path):
+    """In-process, before any index: the one repository is the default, and its errors name it."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from codeqa.config import Settings
+    from codeqa.mcp import WorkspaceTools
+    from codeqa.workspace import Repository, Workspace
+
+    solo = copy_fixture_repo(tmp_path / "solo")
+    tools = WorkspaceTools(Workspace("one", (Repository("solo", solo),), tmp_path / "one.toml"), Settings.load(env={}))
+    try:
+        with pytest.raises(ToolError, match=r"^\[solo\] No codeqa index"):
+            tools.find_symbol("tokenize")
+        assert "`repository` may be left out" in tools.description("read_code")
+        (only,) = tools.list_repositories().structured_content["repositories"]
+        assert (only["name"], only["freshness"], only["indexed"]) == ("solo", "not indexed", False)
+    finally:
+        tools.close()
