@@ -56,9 +56,9 @@ def named_definitions(name: str, retriever) -> list:
     """The definitions called exactly `name`, tests left out (what an expert answer's name is taken to mean).
     A file's module symbol is none: the gold stays what it was before files were symbols (issue 67), as
     the file is gold already where the answer names the module."""
-    from codeqa.indexing.graph.index import is_module_symbol
+    from codeqa.types import is_file_module
 
-    return [s for s in retriever.graph.find_symbols(name) if s.name == name and not is_module_symbol(s)
+    return [s for s in retriever.graph.find_symbols(name) if s.name == name and not is_file_module(s)
             and "test" not in s.path.split("/")[0] and "/tests/" not in "/" + s.path]
 
 

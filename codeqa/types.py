@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .languages import language_by_name
+
 _NOT_KEY = re.compile(r"[^a-z0-9.]")
 
 # Symbol kinds that hold members (methods, fields, nested types): classes and their kin.
@@ -71,6 +73,19 @@ def one_line(text: str, limit: int = 200, *, drop_period: bool = False) -> str:
     if drop_period:
         text = text.rstrip(".")
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def is_file_module(symbol: Symbol) -> bool:
+    """Whether `symbol` is a file's module symbol (codeqa/indexing/graph/modules.py: a file of a language
+    whose files are modules, lines 1 to its end), not a module written in the code (Ruby's `module Shop`
+    on line 1, Rust's `mod x {}`, a TypeScript namespace, a Haskell module header)."""
+    if symbol.kind != "module" or symbol.start_line != 1 or symbol.parent_id is not None:
+        return False
+    try:
+        files_are_modules = bool(language_by_name(symbol.language).file_modules)
+    except KeyError:
+        return False
+    return files_are_modules and symbol.signature in (f"module {symbol.qualified_name}", f"package {symbol.qualified_name}")
 
 
 def split_symbol_id(symbol_id: str) -> tuple[str, str]:

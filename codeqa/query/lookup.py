@@ -12,7 +12,7 @@ from typing import Collection, Iterable, Sequence
 
 from ..roles import ROLE_ORDER, path_role, top_folder
 from ..store import GraphReader
-from ..types import FileSites, Reference, SiteList, Symbol, name_key
+from ..types import FileSites, Reference, SiteList, Symbol, is_file_module, name_key
 
 
 # how telling a kind of use is, most first: what a usage answer shows and lists of a file first
@@ -74,8 +74,10 @@ class GraphQueries:
         return {i: s for i in ids if (s := self._by_id.get(i)) is not None}
 
     def symbols_in_file(self, path: str) -> list[Symbol]:
+        """A file's definitions; not its module symbol (types.is_file_module), which encloses every line of
+        it: a hit's header, what a span defines or sits in are definitions written in the file."""
         if path not in self._by_path:
-            self._by_path[path] = self.store.symbols_in_files([path])
+            self._by_path[path] = [s for s in self.store.symbols_in_files([path]) if not is_file_module(s)]
             self._by_id.update((s.id, s) for s in self._by_path[path])
         return self._by_path[path]
 

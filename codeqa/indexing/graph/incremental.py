@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from ...plain_sqlite import open_plain_sqlite
-from ...types import RETURNS, ParsedFile, Reference, Symbol
+from ...types import RETURNS, ParsedFile, Reference, Symbol, is_file_module
 from .index import FILE_SET, OUTSIDE_MEMBERS, GraphIndex
-from .index import is_module_symbol, language_of
+from .index import language_of
 from .imports import binds_no_name, import_local
 
 STATE_VERSION = 3
@@ -275,7 +275,7 @@ def _read_any(g: FileGraph, files: set[str], names: set[str], file_set: bool, me
 
 
 def _outside_its_type(s: Symbol) -> bool:  # `func (s *T) M()`, `void T::m()`; a file's module `pkg.mod` is none
-    return s.parent_id is None and s.qualified_name != s.name and not is_module_symbol(s)
+    return s.parent_id is None and s.qualified_name != s.name and not is_file_module(s)
 
 
 def _type_name(s: Symbol) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from ...languages import Language, language_by_name
-from ...types import CLASS_LIKE, ParsedFile, Reference, Symbol, split_symbol_id
+from ...types import CLASS_LIKE, ParsedFile, Reference, Symbol, is_file_module, split_symbol_id
 
 _MODULE_SEPARATORS = re.compile(r"::|/|\\|\.")  # PHP namespaces use one backslash
 _STRIP_MODULE_PREFIXES = ("crate.", "self.", "super.", "@.", "~.")
@@ -100,7 +100,7 @@ class GraphIndex:
                 module_files[posixpath.basename(tree)].add(path)
             for sym in pf.symbols:
                 by_id[sym.id] = sym
-                if is_module_symbol(sym):
+                if is_file_module(sym):
                     modules[path] = sym.id
                     continue
                 by_name[sym.name].append(sym)
@@ -371,16 +371,6 @@ def _package_module_keys(path: str, packages: set[str], package_init: str) -> li
         folder = posixpath.dirname(folder)
     top = len(parts) - depth - 1
     return [".".join(parts)] + ([".".join(parts[top:])] if top > 0 else [])
-
-
-def is_module_symbol(symbol: Symbol) -> bool:
-    """Whether `symbol` is a file's module symbol (graph/modules.py), not a module written in the code
-    (Ruby's `module Shop` on line 1, Rust's `mod x {}`, a TypeScript namespace, a Haskell module header)."""
-    if symbol.kind != "module" or symbol.start_line != 1 or symbol.parent_id is not None:
-        return False
-    lang = language_of(symbol.language)
-    return (lang is not None and bool(lang.file_modules)
-            and symbol.signature in (f"module {symbol.qualified_name}", f"package {symbol.qualified_name}"))
 
 
 def file_stem(path: str) -> str:
