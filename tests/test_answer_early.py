@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 
 import pytest
 
@@ -105,7 +106,8 @@ def test_ctrl_c_while_the_model_reads_keeps_what_was_shown_and_exits_130(capsys,
     def press_ctrl_c(body) -> str:  # the moment the model is asked, as a user who has read enough
         if not interrupted:
             interrupted.append(True)
-            os.kill(os.getpid(), signal.SIGINT)
+            # to the main thread, where Ctrl-C lands: os.kill lets the OS pick a thread (the stub's, under load)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
         return "never read"
 
     llm_stub.reply(press_ctrl_c, chunk_delay=5.0)

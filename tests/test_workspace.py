@@ -214,9 +214,10 @@ def test_reading_the_commit_runs_no_filter_the_repository_configures(tmp_path):
         git(repo, "config", f"filter.evil.{setting}", f"touch {marker}; cat")
         os.utime(repo / "app" / "main.py", (1, 1))  # stat differs from git's index: git reads the file again
         assert repository_commit(repo)["dirty"] is False and not marker.exists(), setting
-        subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True)  # plain git would run it
-        assert marker.exists(), setting
-        marker.unlink()
+        if setting == "clean":  # plain git would run it (a `process` filter it may skip: its handshake fails)
+            subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True)
+            assert marker.exists(), setting
+            marker.unlink()
         git(repo, "config", "--unset", f"filter.evil.{setting}")
 
 
