@@ -5,7 +5,6 @@ Ollama keeps the model loaded, and a later question says how long it should take
 from __future__ import annotations
 
 import json
-import os
 import signal
 import threading
 
