@@ -3,6 +3,9 @@
     python bench/llm_answers.py --project streamlink-8.6.3 --project conan-2.34.0 --per-project 20 \
         --out /tmp/llm-0.5b.jsonl                      # the LLM configured by OPENAI_BASE_URL / CODEQA_MODEL
     python bench/llm_answers.py ... --no-llm           # the extractive floor, same questions and metrics
+    python bench/llm_answers.py --project streamlink-8.6.3 --per-project 10 --budget 1500 --budget 6000 \
+        --out /tmp/budget.jsonl                        # the evidence budget curve: each question at each budget
+                                                       # in turn (CODEQA_CONTEXT_TOKENS), so load hits all alike
 
 Questions: SWE-QA-Bench's development set (../shared/data/swe-qa/<project>.jsonl), the first N of each
 project in file order. Projects are unpacked PyPI sdists under $CODEQA_BENCH_DATA (default /tmp/data),
@@ -166,6 +169,8 @@ def main(argv=None) -> int:
     parser.add_argument("--skip", type=int, default=0, help="start at this question of each project")
     parser.add_argument("--no-llm", action="store_true")
     parser.add_argument("--out", type=Path, required=True, help="JSON lines, one per answer (appended)")
+    parser.add_argument("--budget", type=int, action="append",
+                        help="evidence budget in tokens (CODEQA_CONTEXT_TOKENS); repeat for a curve (default: the setting)")
     parser.add_argument("--rescore", action="store_true",
                         help="score the answers already in --out again with today's gold (no model is asked)")
     args = parser.parse_args(argv)
@@ -179,25 +184,28 @@ def main(argv=None) -> int:
 
     rows = []
     for project in args.project:
-        repo, name, questions, settings = open_project(project)
-        with Retriever.open(repo, settings) as retriever:
-            answerer = Answerer(retriever, settings)
+        repo, name, questions, base = open_project(project)
+        budgets = args.budget or [base.context_tokens]
+        with Retriever.open(repo, base) as retriever:
             for number, q in enumerate(questions[args.skip:args.skip + args.per_project], args.skip):
                 gold_files, gold_symbols = gold_for(q["answer"], retriever)
-                started = time.perf_counter()
-                stream = answerer.stream(q["question"], no_llm=args.no_llm)
-                estimate = estimate_tokens(stream.fitted.messages) if stream.fitted is not None else None
-                answer = stream.result()
-                row = {"project": name, "number": number, "question": q["question"],
-                       "model": answer.model, **score(answer, gold_files, gold_symbols), "estimate_tokens": estimate,
-                       "wall_s": round(time.perf_counter() - started, 1), "answer": answer.answer}
-                rows.append(row)
-                with args.out.open("a") as out:
-                    out.write(json.dumps(row) + "\n")
-                print(f"{name}#{number}: cited={row['cited']} grounded={row['grounded']} prompt={row['prompt_tokens']} "
-                      f"ttft={row['first_token_s'] and round(row['first_token_s'], 1)} total={row['wall_s']} cut={row['cut']} "
-                      f"err={bool(row['error'])}", file=sys.stderr, flush=True)
-    print(json.dumps(summarize(rows), indent=2))
+                for budget in budgets:
+                    settings = base.with_(context_tokens=budget)
+                    started = time.perf_counter()
+                    stream = Answerer(retriever, settings).stream(q["question"], no_llm=args.no_llm)
+                    estimate = estimate_tokens(stream.fitted.messages) if stream.fitted is not None else None
+                    answer = stream.result()
+                    row = {"project": name, "number": number, "question": q["question"], "budget": budget,
+                           "model": answer.model, **score(answer, gold_files, gold_symbols), "estimate_tokens": estimate,
+                           "wall_s": round(time.perf_counter() - started, 1), "answer": answer.answer}
+                    rows.append(row)
+                    with args.out.open("a") as out:
+                        out.write(json.dumps(row) + "\n")
+                    print(f"{name}#{number}@{budget}: cited={row['cited']} grounded={row['grounded']} "
+                          f"prompt={row['prompt_tokens']} ttft={row['first_token_s'] and round(row['first_token_s'], 1)} "
+                          f"total={row['wall_s']} cut={row['cut']} err={bool(row['error'])}", file=sys.stderr, flush=True)
+    for budget in sorted({r["budget"] for r in rows}):
+        print(json.dumps({"budget": budget, **summarize([r for r in rows if r["budget"] == budget])}, indent=2))
     return 0
 
 
