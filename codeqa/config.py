@@ -56,7 +56,9 @@ class Settings:
     embeddings_api_key: str | None = field(default=None, repr=False)
     # retrieval / answering
     top_k: int = 10
-    context_tokens: int = 6000
+    # the evidence budget of a model's answer, chosen by measurement (docs/benchmarks.md, "Answers in seconds"): 1,500
+    # tokens answered as well as 6,000 on SWE-QA dev questions with the 1.5B model, its first word ~3x sooner
+    context_tokens: int = 1500
     # reference sites a usage answer lists one line each; past it the most relevant files, and a line
     # saying how many more there are (`codeqa refs NAME --json` lists them all)
     usage_sites_listed: int = 300

@@ -14,7 +14,7 @@ from codeqa.errors import UsageError
 def test_defaults_when_the_environment_is_empty():
     settings = Settings.load(env={})
     assert settings == Settings()
-    assert (settings.top_k, settings.context_tokens, settings.chunk_max_chars, settings.chunk_min_chars) == (10, 6000, 1500, 100)
+    assert (settings.top_k, settings.context_tokens, settings.chunk_max_chars, settings.chunk_min_chars) == (10, 1500, 1500, 100)
     assert settings.embeddings == "local" and settings.embedding_adapter == "default"
     assert settings.index_dir is None and settings.qdrant_url is None and settings.model is None
     assert not settings.llm_configured
