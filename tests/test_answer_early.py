@@ -5,8 +5,12 @@ Ollama keeps the model loaded, and a later question says how long it should take
 from __future__ import annotations
 
 import json
+import os
 import signal
-import threading
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +24,7 @@ from codeqa.query.retrieve import Retriever
 from codeqa.types import ServerUsage
 from llm_stub import Reply
 
+ROOT = Path(__file__).resolve().parent.parent
 USAGE_Q = "Where is EncoderClass used?"
 HOW_Q = "How does EncoderClass encode a text?"
 MODEL_REPLY = "EncoderClass hashes each word into a bucket [1]."
@@ -97,21 +102,25 @@ def test_a_failed_model_leaves_the_answer_found_in_the_code_once(capsys, indexed
     assert out.count("Used 5 times in 2 files") == 1 and "The model could not answer" in out
 
 
-def test_ctrl_c_while_the_model_reads_keeps_what_was_shown_and_exits_130(capsys, indexed_repo, llm_stub, monkeypatch):
-    monkeypatch.setenv("OPENAI_BASE_URL", llm_stub.base_url)
-    monkeypatch.setenv("CODEQA_MODEL", "stub-model")
-    interrupted = []
-
-    def press_ctrl_c(body) -> str:  # the moment the model is asked, as a user who has read enough
-        if not interrupted:
-            interrupted.append(True)
-            # to the main thread, where Ctrl-C lands: os.kill lets the OS pick a thread (the stub's, under load)
-            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-        return "never read"
-
-    llm_stub.reply(press_ctrl_c, chunk_delay=5.0)
-    code, out, err = run(capsys, "ask", USAGE_Q, "--repo", str(indexed_repo))
-    assert interrupted and code == 130
+def test_ctrl_c_while_the_model_reads_keeps_what_was_shown_and_exits_130(indexed_repo, llm_stub):
+    """A real Ctrl-C (SIGINT to a `codeqa ask` process) once the model has been asked and has not said a word."""
+    llm_stub.reply("never read", stall_after=0)  # the model reads for ever
+    env = {**os.environ, "OPENAI_BASE_URL": llm_stub.base_url, "OPENAI_API_KEY": "test-key", "CODEQA_MODEL": "stub-model",
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    proc = subprocess.Popen([sys.executable, "-m", "codeqa", "ask", USAGE_Q, "--repo", str(indexed_repo)], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not llm_stub.chat_requests and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)  # the answer found in the code is printed before the model is asked
+        assert llm_stub.chat_requests, "the model was never asked"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
     assert out.startswith("Found in the code") and "✓ app/cli.py:L9" in out
     assert err.strip().splitlines()[-1] == ("Stopped: the model's answer was not finished; the answer found in the "
                                             "code is above.")

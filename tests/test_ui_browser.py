@@ -163,7 +163,9 @@ def test_a_chip_lands_on_its_lines_and_no_suggestion_waits_in_the_question(tmp_p
     shots.mkdir(parents=True, exist_ok=True)
     print(f"\nscreenshots: {shots}")
     llm_stub.script(Reply(f"It adds up sixty steps, then builds the encoder at `app/long_runner.py:L{use_line}`."))
-    llm = {"OPENAI_BASE_URL": llm_stub.base_url, "OPENAI_API_KEY": "test-key", "CODEQA_MODEL": "stub-model"}
+    # evidence enough for the whole long function, so that its code view must scroll down to the cited line
+    llm = {"OPENAI_BASE_URL": llm_stub.base_url, "OPENAI_API_KEY": "test-key", "CODEQA_MODEL": "stub-model",
+           "CODEQA_CONTEXT_TOKENS": "6000"}
     with serving(repo, tmp_path, embedder, monkeypatch, **llm) as (url, log), sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
