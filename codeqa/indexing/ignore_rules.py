@@ -20,7 +20,7 @@ from pathlib import Path
 import pathspec
 
 from ..source_text import NotRegularFile, read_regular
-from .prune import _git
+from .prune import run_git
 
 Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]  # (prefix of the paths a spec applies to, spec), lowest rank first
 RULES_MAX_BYTES = 1_000_000
@@ -85,7 +85,7 @@ def _read_spec(path: str) -> pathspec.GitIgnoreSpec | None:
 
 def _global_excludes_file(root: Path) -> Path | None:
     """core.excludesFile as git reads it (`~` expanded, relative to the work tree), else git's default place."""
-    configured = _git(root, "config", "--path", "--get", "core.excludesFile")
+    configured = run_git(root, "config", "--path", "--get", "core.excludesFile")
     if configured and configured.strip():
         return root / os.path.expanduser(os.fsdecode(configured.rstrip(b"\r\n")))
     xdg = os.environ.get("XDG_CONFIG_HOME")
@@ -98,7 +98,7 @@ def _global_excludes_file(root: Path) -> Path | None:
 def _info_exclude_file(root: Path) -> Path | None:
     """$GIT_DIR/info/exclude: git says where it is (a worktree's or a submodule's .git is a file naming the
     real one); without git, .git/info/exclude when .git is a folder."""
-    located = _git(root, "rev-parse", "--git-path", "info/exclude")
+    located = run_git(root, "rev-parse", "--git-path", "info/exclude")
     if located and located.strip():
         return root / os.fsdecode(located.rstrip(b"\r\n"))
     return root / ".git" / "info" / "exclude" if (root / ".git").is_dir() else None

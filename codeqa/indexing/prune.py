@@ -73,10 +73,10 @@ def git_listing(root: Path) -> GitListing | None:
     same folder gives the same files wherever it lies. None too when git is missing or fails."""
     if not os.path.exists(os.path.join(root, ".git")):
         return None
-    prefix = _git(root, "rev-parse", "--show-prefix")
+    prefix = run_git(root, "rev-parse", "--show-prefix")
     if prefix is None or prefix.strip():
         return None
-    listed = _git(root, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
+    listed = run_git(root, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
     if not listed:
         return None
     entries = [e.decode("utf-8", "surrogateescape") for e in listed.split(b"\0") if e]
@@ -92,7 +92,7 @@ def git_listing(root: Path) -> GitListing | None:
     return GitListing(files, frozenset(dirs | {e.rstrip("/") for e in entries if e.endswith("/")}))
 
 
-def _git(root: Path, *args: str) -> bytes | None:
+def run_git(root: Path, *args: str) -> bytes | None:
     """git's output, run in `root` as the repository there sees it (no GIT_DIR or index file inherited
     from a hook), or None when it cannot run or fails."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}

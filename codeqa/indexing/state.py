@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
@@ -23,6 +22,7 @@ from ..fingerprint import FINGERPRINT_KEYS, VECTOR_META_KEYS
 from ..store import INDEX_FORMAT, semantic_coverage
 from ..store.index_folder import previous_engine_index, read_marker
 from ..types import SourceFile
+from .prune import run_git
 
 
 # ---- the previous engine's index ----------------------------------------------------------------
@@ -133,7 +133,6 @@ def indexed_commit(index_dir: Path) -> dict | None:
 
 # ---- the commit a run indexes ----------------------------------------------------------------------
 
-GIT_TIMEOUT_SECONDS = 30
 
 
 def repository_commit(repo: Path) -> dict | None:
@@ -142,31 +141,18 @@ def repository_commit(repo: Path) -> dict | None:
 
     git runs as the repository sees it, but runs nothing the repository's own config names: no fsmonitor
     hook, and no filter driver (`git status` pipes a changed file through its clean filter to compare it)."""
-    head = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD")
+    head = run_git(repo, "rev-parse", "--verify", "--quiet", "HEAD")
     if head is None or not head.strip():
         return None
-    drivers = _git(repo, "config", "--get-regexp", r"^filter\.") or b""
+    drivers = run_git(repo, "config", "--get-regexp", r"^filter\.") or b""
     neutral = []
     for line in drivers.decode("utf-8", "surrogateescape").splitlines():
         key = line.split(" ", 1)[0]
         name, _, setting = key[len("filter."):].rpartition(".")
         if name and setting in ("clean", "smudge", "process", "required"):
             neutral += ["-c", f"filter.{name}.{setting}=" if setting != "required" else f"filter.{name}.required=false"]
-    status = _git(repo, *neutral, "status", "--porcelain", "--ignore-submodules=all", "--", ".")
+    status = run_git(repo, *neutral, "status", "--porcelain", "--ignore-submodules=all", "--", ".")
     return {"commit": head.decode("ascii", "replace").strip(), "dirty": None if status is None else bool(status.strip())}
-
-
-def _git(repo: Path, *args: str) -> bytes | None:
-    """git's output in `repo` (no GIT_* variable inherited from a hook, no optional lock taken, no fsmonitor),
-    or None when git is missing or fails."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    try:
-        done = subprocess.run(["git", "-c", "core.fsmonitor=false", *args], cwd=repo, capture_output=True,
-                              timeout=GIT_TIMEOUT_SECONDS, env={**env, "GIT_OPTIONAL_LOCKS": "0"},
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
 
 
 def report_from_state(report, state: dict) -> None:
