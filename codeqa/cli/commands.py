@@ -210,6 +210,13 @@ def cmd_search(args, settings: Settings) -> int:
     if args.json:
         print(json.dumps([_hit_json(h) for h in hits], indent=2))
         return 0
+    print_hits(hits)
+    return 0
+
+
+def print_hits(hits, repositories=None) -> None:
+    """`codeqa search`'s text: each hit's place, title, score and reasons, then its code; with `repositories`
+    (a workspace's search), each place is prefixed by its repository's name."""
     from rich.console import Console
     from rich.syntax import Syntax
 
@@ -217,11 +224,11 @@ def cmd_search(args, settings: Settings) -> int:
     if not hits:
         console.print("No results.")
     for rank, h in enumerate(hits, 1):
+        where = f"\\[{safe_markup(repositories[rank - 1])}] " if repositories else ""
         stale = "  [yellow](changed since indexed: run `codeqa index`)[/]" if h.stale else ""
-        console.print(f"[bold]{rank}. {safe_markup(h.path)}:L{h.start_line}-L{h.end_line}[/]  {safe_markup(h.title)}  "
+        console.print(f"[bold]{rank}. {where}{safe_markup(h.path)}:L{h.start_line}-L{h.end_line}[/]  {safe_markup(h.title)}  "
                       f"[dim]score {h.score:.3f} ({safe_markup(', '.join(h.reasons))})[/]{stale}")
         console.print(Syntax(terminal_safe(h.text.rstrip("\n")[:1200]), h.language or "text", line_numbers=True, start_line=h.start_line))
-    return 0
 
 
 def _read_queries(path: Path) -> list[str]:

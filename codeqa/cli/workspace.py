@@ -13,7 +13,7 @@ from ..config import Settings
 from ..errors import CodeQAError, UsageError
 from ..workspace import (add_repositories, empty_workspace, load_workspace, remove_repository, save_workspace,
                          settings_for, workspace_file, workspace_names)
-from .commands import _hit_json as _hit_json_of_one, _print_index_summary, _read_queries
+from .commands import _hit_json as _hit_json_of_one, _print_index_summary, _read_queries, print_hits
 from .progress import index_progress
 from .terminal import safe_markup, terminal_safe
 
@@ -190,20 +190,7 @@ def workspace_search(args, settings: Settings) -> int:
     if args.json:
         print(json.dumps([_hit_json(h) for h in hits], indent=2))
         return 0
-    from rich.console import Console
-    from rich.syntax import Syntax
-
-    console = Console()
-    if not hits:
-        console.print("No results.")
-    for rank, found in enumerate(hits, 1):
-        h = found.hit
-        stale = "  [yellow](changed since indexed: run `codeqa index`)[/]" if h.stale else ""
-        console.print(f"[bold]{rank}. \\[{safe_markup(found.repository)}] {safe_markup(h.path)}:L{h.start_line}-L{h.end_line}[/]"
-                      f"  {safe_markup(h.title)}  [dim]score {h.score:.3f} ({safe_markup(', '.join(h.reasons))})[/]"
-                      f"{stale}")
-        console.print(Syntax(terminal_safe(h.text.rstrip("\n")[:1200]), h.language or "text", line_numbers=True,
-                             start_line=h.start_line))
+    print_hits([found.hit for found in hits], [found.repository for found in hits])
     return 0
 
 
